@@ -1,0 +1,22 @@
+"""An emulated multi-node Slurm cluster on one machine.
+
+Network namespaces play the nodes ``n1..nN``; each has two interfaces,
+``fab0`` and ``fab1``, on two host bridges (two fabrics on private /24
+subnets). Every link is rate-limited with TBF on both ends of its veth so
+that the link, not the CPU, is the bottleneck. A real Slurm (munged,
+slurmctld in the host namespace as ``head``, one slurmd per namespace)
+runs jobs across the nodes. ``clustergate cluster up|down|status|degrade|
+restore|env`` drives it (see :mod:`clustergate.cluster.cli`).
+
+Modules:
+
+- :mod:`~clustergate.cluster.layout`: names and addresses (pure).
+- :mod:`~clustergate.cluster.shaping`: rates, ``tc`` commands and parsing.
+- :mod:`~clustergate.cluster.netns`: namespaces, bridges, veths, /etc/hosts.
+- :mod:`~clustergate.cluster.slurm`: slurm.conf, daemons, waiting for idle.
+- :mod:`~clustergate.cluster.state`: the state directory and its JSON file.
+- :mod:`~clustergate.cluster.procs`: running commands, starting and
+  stopping the daemons by PID.
+- :mod:`~clustergate.cluster.lifecycle`: up, down, degrade, restore, status.
+- :mod:`~clustergate.cluster.cli`: the ``cluster`` subcommand.
+"""
