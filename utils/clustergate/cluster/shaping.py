@@ -100,7 +100,7 @@ def reject_netem(delay=None, loss=None):
     wanted = [name for name, v in (('--delay', delay), ('--loss', loss)) if v]
     if wanted:
         raise ValueError(
-            f'{" and ".join(wanted)} not supported: they need the netem '
-            f'qdisc, which this kernel lacks (only tbf/htb are available); '
+            f'{" and ".join(wanted)}: not supported: delay and loss need the '
+            f'netem qdisc, which this kernel lacks (only tbf/htb are available); '
             f'degrade the link rate with --rate instead'
         )
