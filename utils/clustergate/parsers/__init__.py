@@ -1,0 +1,89 @@
+"""Parsers for the stdout of third-party HPC benchmarks.
+
+Pure Python on purpose (no ReFrame import): the ReFrame checks call these
+from their sanity and performance functions, and the unit tests exercise
+them on real outputs without a ReFrame installation in the loop.
+
+Every parser takes the *complete* stdout text of one run and returns plain
+data (dataclasses holding ints, floats, strings, lists and dicts).  On
+output that is truncated, empty or not from the expected program they
+raise :class:`ParseError` whose message names what is missing, so a failed
+check tells the operator *why* without opening the output file.
+
+Modules:
+
+* :mod:`clustergate.parsers.npb` -- NAS Parallel Benchmarks 3.4.x (MPI)
+* :mod:`clustergate.parsers.imb` -- Intel MPI Benchmarks 2021.x
+* :mod:`clustergate.parsers.osu` -- OSU Micro-Benchmarks 7.x
+* :mod:`clustergate.parsers.stream` -- STREAM 5.10 and stream_mpi.c
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Union
+
+__all__ = [
+    'ParseError',
+    'last_line',
+    'to_number',
+    'parse_npb',
+    'parse_imb',
+    'parse_osu',
+    'parse_stream',
+]
+
+
+class ParseError(ValueError):
+    """Raised when a benchmark output cannot be parsed.
+
+    The message says which expected line or section is missing and, where
+    it helps, what the output ended with (a crash or an MPI abort usually
+    shows there).
+    """
+
+
+def last_line(text: str, width: int = 100) -> str:
+    """Return the last non-blank line of *text*, shortened to *width* chars.
+
+    Used in error messages: when a run dies, its final line is the most
+    useful clue (an MPI_Abort, a segfault notice, a half-written row).
+    """
+    for line in reversed(text.splitlines()):
+        line = line.strip()
+        if line:
+            return line if len(line) <= width else line[:width - 3] + '...'
+    return ''
+
+
+def ending_hint(text: str) -> str:
+    """Return ``" (run cut short? output ends with: '...')"`` for *text*."""
+    tail = last_line(text)
+    if not tail:
+        return ' (output is empty)'
+    return f" (run cut short? output ends with: {tail!r})"
+
+
+_INT_RE = re.compile(r'^[+-]?\d+$')
+
+
+def to_number(token: str) -> Union[int, float, str]:
+    """Convert a table cell to ``int`` or ``float``; leave other text as is.
+
+    Fortran's ``D`` exponent is accepted because NPB prints some values
+    that way.
+    """
+    token = token.strip()
+    if _INT_RE.match(token):
+        return int(token)
+    try:
+        return float(token.replace('D', 'E').replace('d', 'e'))
+    except ValueError:
+        return token
+
+
+# Imported last: the submodules use ParseError and the helpers above.
+from .npb import parse_npb  # noqa: E402
+from .imb import parse_imb  # noqa: E402
+from .osu import parse_osu  # noqa: E402
+from .stream import parse_stream  # noqa: E402
