@@ -1,0 +1,148 @@
+"""The emulated cluster: network namespaces n1..nN as nodes under a real
+Slurm, started with ``clustergate cluster up`` (see docs/emulated-cluster.md).
+
+Active (put before ``localhost`` and matching any host) when ``SLURM_CONF``
+points at the emulated cluster's slurm.conf (``ClusterName=cgemu``);
+otherwise it matches no host but can still be chosen with ``--system
+emucluster``. Two network fabrics, ``fab0`` and ``fab1`` (every link TBF
+shaped to a known rate, by default 1 Gbit/s), plus ``shm`` within a node.
+Jobs run through the ``squeue`` backend (there is no accounting, so the
+``slurm`` backend, which polls sacct, does not work).
+"""
+
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import _mpi  # noqa: E402
+
+_NAME = 'emucluster'
+_STATE_DIR = os.environ.get('CG_EMU_STATE_DIR', '/run/clustergate-emu')
+
+
+def _slurm_conf():
+    return os.environ.get('SLURM_CONF', '')
+
+
+def active():
+    """True when SLURM_CONF is the emulated cluster's slurm.conf."""
+    try:
+        with open(_slurm_conf()) as fp:
+            return any(line.strip() == 'ClusterName=cgemu' for line in fp)
+    except OSError:
+        return False
+
+
+def _node_facts():
+    """(nodes, cores per node, memory per node in MiB) from slurm.conf when
+    active, otherwise what ``clustergate cluster up`` would configure."""
+    cores = os.cpu_count() or 1
+    mem_mib = (os.sysconf('SC_PAGE_SIZE') *
+               os.sysconf('SC_PHYS_PAGES')) // 2**20
+    nodes, real_mem = 4, int(mem_mib * 0.8) // 4
+    if active():
+        with open(_slurm_conf()) as fp:
+            for line in fp:
+                kv = dict(w.split('=', 1) for w in line.split() if '=' in w)
+                if kv.get('NodeName') == 'DEFAULT':
+                    cores = int(kv.get('CPUs', cores))
+                    real_mem = int(kv.get('RealMemory', real_mem))
+                elif kv.get('PartitionName') == 'emu':
+                    nodelist = kv.get('Nodes', '')
+                    if nodelist.startswith('n[1-'):
+                        nodes = int(nodelist[4:-1])
+                    elif nodelist == 'n1':
+                        nodes = 1
+
+    return nodes, cores, real_mem
+
+
+def _nominal_rate_mbit():
+    try:
+        with open(os.path.join(_STATE_DIR, 'state.json')) as fp:
+            return int(json.load(fp)['rate']) // 10**6
+    except (OSError, ValueError, KeyError, TypeError):
+        return 1000
+
+
+_nodes, _cores, _mem_mib = _node_facts()
+_environments = _mpi.debian_environments([_NAME])
+for _env in _environments:
+    # The base tests add these to the srun launcher. Debian's OpenMPI has
+    # no built-in PMI1/2: it needs Slurm's PMIx plugin.
+    if _env['name'] == 'openmpi':
+        _env['extras'] = {**_env['extras'], 'srun_options': ['--mpi=pmix']}
+    elif _env['name'] == 'mpich':
+        _env['extras'] = {**_env['extras'], 'srun_options': ['--mpi=pmi2']}
+
+# Debian's MPICH is ch4:ucx: between namespaces of one machine UCX takes
+# shared memory (or fails with UCX_TLS=tcp), so its "network" figures
+# would be meaningless here. Only OpenMPI measures the emulated fabrics.
+_partition_environs = [e['name'] for e in _environments
+                       if e['name'] != 'mpich']
+
+
+def _fabric(iface):
+    return {
+        'scope': 'network',
+        'env': {
+            'openmpi': _mpi.openmpi_tcp(iface),
+            'mpich': _mpi.mpich_tcp(iface),
+            'intelmpi': _mpi.intelmpi_tcp(iface),
+        },
+    }
+
+
+site_configuration = {
+    'systems': [
+        {
+            'name': _NAME,
+            'descr': 'Emulated Slurm cluster (network namespaces, '
+                     'clustergate cluster up)',
+            'hostnames': ['.*'] if active() else ['^cgemu-never$'],
+            'modules_system': 'nomod',
+            'partitions': [
+                {
+                    'name': 'emu',
+                    'descr': f'{_nodes} emulated nodes, fabrics fab0/fab1',
+                    'scheduler': 'squeue',
+                    'launcher': 'srun',
+                    # whole nodes: link tests must not share a node's link
+                    'access': ['--partition=emu', '--exclusive'],
+                    'sched_options': {
+                        'use_nodes_option': True,
+                        'job_submit_timeout': 30,
+                    },
+                    'environs': _partition_environs,
+                    'features': ['mpi', 'slurm'],
+                    'max_jobs': 1,
+                    'processor': {'num_cpus': _cores},
+                    'extras': {
+                        'sweep': {
+                            'nodes': [n for n in (1, 2, 4) if n <= _nodes],
+                            'ppn': [p for p in (1, 2) if p <= _cores],
+                        },
+                        'interconnects': {
+                            'fab0': _fabric('fab0'),
+                            'fab1': _fabric('fab1'),
+                            'shm': {
+                                'scope': 'node',
+                                'env': {
+                                    'openmpi': _mpi.openmpi_shm(),
+                                    'mpich': _mpi.mpich_shm(),
+                                    'intelmpi': _mpi.intelmpi_shm(),
+                                },
+                            },
+                        },
+                        'cores_per_node': _cores,
+                        'memory_per_node_gib': _mem_mib // 1024,
+                        'link_rate_mbit': _nominal_rate_mbit(),
+                    },
+                },
+            ],
+        },
+    ],
+    'environments': _environments,
+}
