@@ -1,0 +1,115 @@
+"""The MPI contention patterns of the classic cluster studies, one small
+test per pattern; the sweep (message size x nodes x ppn x interconnect)
+comes from the base class and the partition's configuration."""
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+
+from clustergate import sweep
+from clustergate.rfm.contention import ContentionTest
+
+
+@rfm.simple_test
+class Barrier(ContentionTest):
+    """MPI_Barrier over all ranks (no payload; size-independent)."""
+
+    pattern = 'barrier'
+    msg_bytes = parameter([0], loggable=True)
+    has_bandwidth = False
+    sweep_requirements = sweep.Requirements(min_ranks=2)
+
+
+@rfm.simple_test
+class PingPongDistance(ContentionTest):
+    """Ping-pong from rank 0 to every rank j in turn ("distance"); one-way
+    time and bandwidth per peer, and the worst peer."""
+
+    pattern = 'pingpong'
+    per_peer = True
+    sweep_requirements = sweep.Requirements(min_ranks=2)
+
+
+@rfm.simple_test
+class BiPingPong(ContentionTest):
+    """Rank 0 and rank j send to each other at the same time, per j."""
+
+    pattern = 'bipingpong'
+    per_peer = True
+    sweep_requirements = sweep.Requirements(min_ranks=2)
+
+
+@rfm.simple_test
+class RightShift(ContentionTest):
+    """Every rank sends to its right neighbour and receives from its left
+    (MPI_Sendrecv), all at once."""
+
+    pattern = 'shift'
+    sweep_requirements = sweep.Requirements(min_ranks=2)
+
+
+@rfm.simple_test
+class NaiveBroadcast(ContentionTest):
+    """Rank 0 sends the message to every other rank in turn."""
+
+    pattern = 'naive_bcast'
+    sweep_requirements = sweep.Requirements(min_ranks=2)
+
+
+@rfm.simple_test
+class TreeBroadcast(ContentionTest):
+    """Binary-tree broadcast written with point-to-point sends."""
+
+    pattern = 'tree_bcast'
+    sweep_requirements = sweep.Requirements(min_ranks=2)
+
+
+@rfm.simple_test
+class AllToAll(ContentionTest):
+    """Every rank sends a message to every other rank, point-to-point."""
+
+    pattern = 'alltoall'
+    sweep_requirements = sweep.Requirements(min_ranks=2)
+
+
+@rfm.simple_test
+class Hotspot(ContentionTest):
+    """All ranks send to rank 0 at once (many to one)."""
+
+    pattern = 'hotspot'
+    sweep_requirements = sweep.Requirements(min_ranks=2)
+
+
+@rfm.simple_test
+class Complement(ContentionTest):
+    """Rank i exchanges with rank N-1-i, all pairs at once."""
+
+    pattern = 'complement'
+    sweep_requirements = sweep.Requirements(min_ranks=2)
+
+
+@rfm.simple_test
+class ConcurrentSends(ContentionTest):
+    """Two ranks of one node send to ranks on two other nodes at once,
+    versus one send alone; ``ratio`` = time(two at once)/time(one)."""
+
+    pattern = 'concurrent'
+    sweep_requirements = sweep.Requirements(min_ranks=4, min_ppn=2)
+
+    def reported_pattern(self):
+        return 'concurrent_pair'
+
+    @performance_function('x')
+    def ratio(self):
+        return sn.defer(self._value('ratio', None))
+
+    @run_before('performance')
+    def add_ratio(self):
+        self.perf_variables['concurrent_ratio'] = self.ratio()
+
+
+@rfm.simple_test
+class Allreduce(ContentionTest):
+    """MPI_Allreduce (sum of doubles), result verified on every rank."""
+
+    pattern = 'allreduce'
+    sweep_requirements = sweep.Requirements(min_ranks=2)

@@ -1,0 +1,300 @@
+#include "cg_harness.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+cg_context cg;
+
+static unsigned char *flush_buf;
+static size_t flush_len;
+
+void cg_die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "CG_ERROR kind=fatal program=%s rank=%d: ",
+            cg.program ? cg.program : "?", cg.rank);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+    exit(2);
+}
+
+static size_t parse_size(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || v < 0)
+        cg_die("bad size '%s'", s);
+
+    switch (*end) {
+    case 'k': case 'K': v *= 1e3; break;     /* 1 KB = 1000 B, as the studies */
+    case 'm': case 'M': v *= 1e6; break;
+    case 'g': case 'G': v *= 1e9; break;
+    case '\0': break;
+    default: cg_die("bad size suffix in '%s'", s);
+    }
+
+    return (size_t)v;
+}
+
+size_t cg_llc_bytes(void)
+{
+    long best = 0;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    best = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (best <= 0)
+        best = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+    /* sysfs is the authority where glibc does not know the CPU */
+    for (int idx = 0; idx < 8; ++idx) {
+        char path[128];
+        snprintf(path, sizeof path,
+                 "/sys/devices/system/cpu/cpu0/cache/index%d/size", idx);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            break;
+
+        long kb = 0;
+        char unit = 'K';
+        if (fscanf(f, "%ld%c", &kb, &unit) >= 1) {
+            long b = kb * (unit == 'M' ? 1024L * 1024 : 1024L);
+            if (b > best)
+                best = b;
+        }
+
+        fclose(f);
+    }
+
+    return best > 0 ? (size_t)best : (size_t)32 << 20;
+}
+
+void cg_flush_cache(void)
+{
+    if (!flush_buf) {
+        flush_len = cg.opt.flush_bytes ? cg.opt.flush_bytes
+                                       : 2 * cg_llc_bytes();
+        flush_buf = malloc(flush_len);
+        if (!flush_buf)
+            cg_die("cannot allocate %zu bytes for the cache flush", flush_len);
+    }
+
+    /* Write then read every cache line so no earlier data stays cached */
+    static volatile unsigned long sink;
+    unsigned long s = sink;
+    for (size_t i = 0; i < flush_len; i += 64)
+        flush_buf[i] = (unsigned char)i;
+
+    for (size_t i = 0; i < flush_len; i += 64)
+        s += flush_buf[i];
+
+    sink = s;
+}
+
+static void usage_options(void)
+{
+    if (cg.rank == 0)
+        fprintf(stderr,
+                "harness options: --trials N (default 51, first dropped)\n"
+                "  --reps N (operations per trial; default by size)\n"
+                "  --flush-bytes SIZE (default 2x last-level cache)\n"
+                "  --corrupt-payload (test switch: damage one message)\n");
+}
+
+void cg_init(int *argc, char ***argv, const char *program)
+{
+    MPI_Init(argc, argv);
+    memset(&cg, 0, sizeof cg);
+    cg.program = program;
+    MPI_Comm_rank(MPI_COMM_WORLD, &cg.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &cg.size);
+    cg.opt.ntrials = 51;
+
+    /* Consume the harness options, leave the program's own */
+    int out = 1;
+    for (int i = 1; i < *argc; ++i) {
+        char *a = (*argv)[i];
+        if (!strcmp(a, "--trials") && i + 1 < *argc)
+            cg.opt.ntrials = atoi((*argv)[++i]);
+        else if (!strcmp(a, "--reps") && i + 1 < *argc)
+            cg.opt.reps = atoi((*argv)[++i]);
+        else if (!strcmp(a, "--flush-bytes") && i + 1 < *argc)
+            cg.opt.flush_bytes = parse_size((*argv)[++i]);
+        else if (!strcmp(a, "--corrupt-payload"))
+            cg.opt.corrupt = 1;
+        else if (!strcmp(a, "--help-harness")) {
+            usage_options();
+            MPI_Finalize();
+            exit(0);
+        }
+        else
+            (*argv)[out++] = a;
+    }
+
+    *argc = out;
+    if (cg.opt.ntrials < 2)
+        cg_die("--trials must be at least 2 (the first one is dropped)");
+
+    /* Node layout from the processor names */
+    char me[CG_NODE_NAME_LEN] = {0};
+    int len;
+    char full[MPI_MAX_PROCESSOR_NAME];
+    MPI_Get_processor_name(full, &len);
+    snprintf(me, sizeof me, "%.*s", CG_NODE_NAME_LEN - 1, full);
+    cg.node_names = calloc(cg.size, CG_NODE_NAME_LEN);
+    MPI_Allgather(me, CG_NODE_NAME_LEN, MPI_CHAR, cg.node_names,
+                  CG_NODE_NAME_LEN, MPI_CHAR, MPI_COMM_WORLD);
+
+    int *ids = malloc(sizeof(int) * cg.size);
+    int *count = calloc(cg.size, sizeof(int));
+    cg.nodes = 0;
+    for (int r = 0; r < cg.size; ++r) {
+        ids[r] = -1;
+        for (int q = 0; q < r; ++q) {
+            if (!strcmp(cg.node_names[q], cg.node_names[r])) {
+                ids[r] = ids[q];
+                break;
+            }
+        }
+
+        if (ids[r] < 0)
+            ids[r] = cg.nodes++;
+
+        if (++count[ids[r]] > cg.ppn)
+            cg.ppn = count[ids[r]];
+    }
+
+    cg.node_id = ids[cg.rank];
+    free(ids);
+    free(count);
+}
+
+int cg_finish(void)
+{
+    long errors = 0;
+    MPI_Reduce(&cg.errors, &errors, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (cg.rank == 0) {
+        printf("CG_DONE program=%s measurements=%ld errors=%ld\n",
+               cg.program, cg.measurements, errors);
+        fflush(stdout);
+    }
+
+    MPI_Bcast(&errors, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return errors ? 3 : 0;
+}
+
+unsigned char cg_payload_byte(int src, int trial, size_t i)
+{
+    return (unsigned char)(src * 131u + trial * 17u + i * 7u + (i >> 8));
+}
+
+void cg_fill(unsigned char *buf, size_t n, int src, int trial)
+{
+    for (size_t i = 0; i < n; ++i)
+        buf[i] = cg_payload_byte(src, trial, i);
+
+    /* Test switch: damage the last byte of one message of trial 1 */
+    if (cg.opt.corrupt && trial == 1 && n > 0)
+        buf[n - 1] ^= 0x5a;
+}
+
+int cg_check(const unsigned char *buf, size_t n, int src, int trial,
+             const char *pattern)
+{
+    for (size_t i = 0; i < n; ++i) {
+        unsigned char want = cg_payload_byte(src, trial, i);
+        if (buf[i] != want) {
+            printf("CG_ERROR kind=payload pattern=%s rank=%d node=%s "
+                   "from=%d offset=%zu expected=%u got=%u trial=%d\n",
+                   pattern, cg.rank, cg.node_names[cg.rank], src, i,
+                   want, buf[i], trial);
+            fflush(stdout);
+            ++cg.errors;
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+void cg_time_trials(const cg_measurement *m, double *times)
+{
+    int reps = m->reps > 0 ? m->reps : 1;
+    double per = reps * (m->msgs_per_op > 0 ? m->msgs_per_op : 1.0);
+    for (int t = 0; t < cg.opt.ntrials; ++t) {
+        if (m->active && m->prepare)
+            m->prepare(m->ctx, t);
+
+        cg_flush_cache();
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        if (m->active)
+            for (int r = 0; r < reps; ++r)
+                m->run(m->ctx);
+
+        double t1 = MPI_Wtime();
+        MPI_Barrier(MPI_COMM_WORLD);
+        times[t] = m->active ? (t1 - t0) / per : 0.0;
+        if (m->active && m->verify)
+            m->verify(m->ctx, t);
+    }
+}
+
+static void node_of(int rank, char *out, size_t n)
+{
+    snprintf(out, n, "%s", rank >= 0 ? cg.node_names[rank] : "-");
+}
+
+void cg_report(const cg_measurement *m, const cg_stats *st)
+{
+    char src[CG_NODE_NAME_LEN], dst[CG_NODE_NAME_LEN], peer[16], bw[32];
+    node_of(m->src, src, sizeof src);
+    node_of(m->dst, dst, sizeof dst);
+    if (m->peer >= 0)
+        snprintf(peer, sizeof peer, "%d", m->peer);
+    else
+        strcpy(peer, "-");
+
+    if (m->bw_bytes > 0)
+        snprintf(bw, sizeof bw, "%.4f", m->bw_bytes / st->mean / 1e6);
+    else
+        strcpy(bw, "-");
+
+    printf("CG pattern=%s bytes=%zu ranks=%d ppn=%d nodes=%d peer=%s src=%s "
+           "dst=%s t_us=%.4f med_us=%.4f min_us=%.4f max_us=%.4f bw_MBps=%s "
+           "trials=%d kept=%d filtered=%.4f%s%s\n",
+           m->pattern, m->bytes, cg.size, cg.ppn, cg.nodes, peer, src, dst,
+           st->mean * 1e6, st->median * 1e6, st->min * 1e6, st->max * 1e6,
+           bw, st->n, st->kept, st->filtered, m->extra ? " " : "",
+           m->extra ? m->extra : "");
+    fflush(stdout);
+}
+
+cg_stats cg_measure(const cg_measurement *m)
+{
+    int n = cg.opt.ntrials;
+    double *local = malloc(sizeof(double) * n);
+    double *worst = malloc(sizeof(double) * n);
+    cg_time_trials(m, local);
+    MPI_Reduce(local, worst, n, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+
+    cg_stats st;
+    memset(&st, 0, sizeof st);
+    if (cg.rank == 0) {
+        /* worst[0] is the warm-up trial: dropped */
+        cg_stats_compute(worst + 1, n - 1, CG_SPIKE_FACTOR, CG_MAX_FILTERED,
+                         &st);
+        cg_report(m, &st);
+    }
+
+    ++cg.measurements;
+    free(local);
+    free(worst);
+    return st;
+}

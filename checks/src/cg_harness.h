@@ -1,0 +1,101 @@
+/* The clustergate timing harness, shared by every program of ours.
+ *
+ * One measurement = ntrials trials. Per trial: prepare (untimed), cache
+ * flush (untimed), barrier, time the operation on every rank, barrier,
+ * verify (untimed). The first trial is dropped (warm-up). Per trial the
+ * maximum over the ranks is taken (the slowest rank decides how long a
+ * parallel step takes), then the spike filter of cg_stats.h is applied.
+ *
+ * Output: one line per measurement on rank 0,
+ *   CG pattern=<p> bytes=<b> ranks=<N> ppn=<k> nodes=<n> peer=<j|-> src=<node>
+ *      dst=<node|-> t_us=<mean> med_us=.. min_us=.. max_us=.. bw_MBps=<|->
+ *      trials=<n> kept=<n> filtered=<fraction> [extra key=value ...]
+ * Times are per message (one way) where msgs_per_op says so.
+ * errors as  CG_ERROR kind=<k> ...  and, at the end,
+ *   CG_DONE program=<name> measurements=<n> errors=<n>
+ * MB is 10^6 bytes, as in the studies; times are per operation.
+ */
+#ifndef CG_HARNESS_H
+#define CG_HARNESS_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+#include "cg_stats.h"
+
+#define CG_NODE_NAME_LEN 64
+
+typedef struct {
+    int ntrials;          /* trials incl. the dropped first one (--trials) */
+    int reps;             /* operations per trial (default 1, as the
+                           * studies: one operation between barriers) */
+    size_t flush_bytes;   /* cache flush buffer; 0 = 2x last-level cache */
+    int corrupt;          /* --corrupt-payload: test switch, see cg_fill */
+    int quiet;
+} cg_options;
+
+/* What every program knows about the job once cg_init() returned */
+typedef struct {
+    int rank, size;
+    int nodes;            /* distinct node names */
+    int ppn;              /* most ranks on any one node */
+    int node_id;          /* index of this rank's node, 0..nodes-1 */
+    char (*node_names)[CG_NODE_NAME_LEN];   /* per rank */
+    cg_options opt;
+    long measurements;
+    long errors;          /* local count of payload/verification errors */
+    const char *program;
+} cg_context;
+
+extern cg_context cg;
+
+/* One measurement. Callbacks get ctx and the trial index (0-based). */
+typedef struct {
+    const char *pattern;
+    size_t bytes;             /* message size (0: none) */
+    int active;               /* does this rank take part? */
+    int reps;                 /* operations per trial (>=1) */
+    double msgs_per_op;       /* reported time = op time / this (0: 1);
+                               * 2 for a ping-pong round trip -> one-way */
+    int peer;                 /* rank reported as peer, -1 for none */
+    int src;                  /* rank whose node is reported as src */
+    int dst;                  /* rank whose node is reported as dst, -1 */
+    double bw_bytes;          /* bytes per operation for bandwidth; 0: none */
+    void (*prepare)(void *ctx, int trial);
+    void (*run)(void *ctx);   /* one operation */
+    void (*verify)(void *ctx, int trial);
+    void *ctx;
+    const char *extra;        /* extra "key=value ..." fields, or NULL */
+} cg_measurement;
+
+/* MPI_Init, options (removes the ones it knows from argv), node layout */
+void cg_init(int *argc, char ***argv, const char *program);
+/* Prints CG_DONE, finalizes MPI and returns the exit status (3 on errors) */
+int cg_finish(void);
+
+/* Times every trial on this rank: times[t] = seconds per operation. */
+void cg_time_trials(const cg_measurement *m, double *times);
+
+/* Collective: runs the measurement, max over ranks per trial, statistics;
+ * rank 0 prints the CG line. Returns the statistics (valid on rank 0). */
+cg_stats cg_measure(const cg_measurement *m);
+
+/* Prints the CG line for given statistics (rank 0 only) */
+void cg_report(const cg_measurement *m, const cg_stats *st);
+
+/* Payload: byte i of a message from rank src in trial t. */
+unsigned char cg_payload_byte(int src, int trial, size_t i);
+/* Fills buf as sender src; applies the --corrupt-payload test switch. */
+void cg_fill(unsigned char *buf, size_t n, int src, int trial);
+/* Checks buf as received from src; prints CG_ERROR and counts a mismatch. */
+int cg_check(const unsigned char *buf, size_t n, int src, int trial,
+             const char *pattern);
+
+/* Touches a buffer larger than the last-level cache */
+void cg_flush_cache(void);
+size_t cg_llc_bytes(void);
+
+/* Fatal usage or setup error: message on rank 0 / stderr and abort */
+void cg_die(const char *fmt, ...);
+
+#endif

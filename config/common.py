@@ -1,0 +1,107 @@
+"""Site-independent part of the configuration: logging, perflogs, modes and
+results storage. Paths can be moved with environment variables so that CI
+and sites keep perflogs and the results database where they want them.
+"""
+
+import os
+
+_project = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+#: Where perflogs and the results database go (override for CI, sites)
+PERFLOG_DIR = os.environ.get('CG_PERFLOG_DIR',
+                             os.path.join(_project, 'perflogs'))
+RESULTS_DB = os.environ.get('CG_RESULTS_DB',
+                            os.path.join(_project, 'output', 'results.db'))
+
+# Benchmarks must not share the machine with each other: run serially.
+for _d in (PERFLOG_DIR, os.path.dirname(RESULTS_DB)):
+    os.makedirs(_d, exist_ok=True)
+
+_common_opts = ['--exec-policy=serial', '--performance-report']
+
+site_configuration = {
+    'general': [
+        {
+            'check_search_path': [os.path.join(_project, 'checks')],
+            'check_search_recursive': True,
+            'report_junit': os.environ.get('CG_JUNIT_REPORT') or None,
+        }
+    ],
+    'modes': [
+        {
+            # minutes: smallest sizes and scales, for merge requests and CI
+            'name': 'ci',
+            'options': _common_opts + ['--tag=ci'],
+        },
+        {
+            # what a site runs every night
+            'name': 'nightly',
+            'options': _common_opts + ['--tag=nightly'],
+        },
+        {
+            # the full sweep, for site acceptance
+            'name': 'acceptance',
+            'options': _common_opts + ['--tag=acceptance'],
+        },
+    ],
+    'storage': [
+        {
+            'enable': True,
+            'sqlite_db_file': RESULTS_DB,
+        }
+    ],
+    'logging': [
+        {
+            'level': 'debug',
+            'handlers': [
+                {
+                    'type': 'stream',
+                    'name': 'stdout',
+                    'level': 'info',
+                    'format': '%(message)s',
+                },
+                {
+                    'type': 'file',
+                    'name': os.environ.get(
+                        'CG_DEBUG_LOG',
+                        os.path.join(_project, 'output', 'reframe.log')
+                    ),
+                    'level': 'debug',
+                    'format': '[%(asctime)s] %(levelname)s: '
+                              '%(check_info)s: %(message)s',
+                    'append': False,
+                },
+            ],
+            'handlers_perflog': [
+                {
+                    # One CSV line per performance variable; every loggable
+                    # parameter (nodes, ppn, interconnect, size...) is in
+                    # check_#ALL, so the perflog carries the sweep axes.
+                    'type': 'filelog',
+                    'prefix': '%(check_system)s/%(check_partition)s',
+                    'basedir': PERFLOG_DIR,
+                    'level': 'info',
+                    'format': (
+                        '%(check_job_completion_time)s|'
+                        'reframe %(version)s|'
+                        '%(check_name)s|'
+                        '%(check_environ)s|'
+                        '%(check_job_nodelist)s|'
+                        '%(check_jobid)s|'
+                        '%(check_result)s|'
+                        '%(check_#ALL)s|'
+                        '%(check_perfvalues)s'
+                    ),
+                    'format_perfvars': (
+                        '%(check_perf_var)s=%(check_perf_value)s|'
+                        'ref=%(check_perf_ref)s|'
+                        'lower=%(check_perf_lower_thres)s|'
+                        'upper=%(check_perf_upper_thres)s|'
+                        'unit=%(check_perf_unit)s|'
+                    ),
+                    'append': True,
+                },
+            ],
+        }
+    ],
+}

@@ -1,0 +1,68 @@
+"""ReFrame configuration of clustergate.
+
+Assembled from the common part (``config/common.py``: logging, perflogs,
+modes, results storage) and one module per system under
+``config/systems/``. Each system module defines ``site_configuration`` with
+``systems`` and ``environments`` lists, and may define ``active()``: a
+system whose ``active()`` is true is put first, so that, for instance, the
+emulated cluster wins over the catch-all ``localhost`` when ``SLURM_CONF``
+points at it. ``localhost`` is always last: it matches any host.
+"""
+
+import importlib.util
+import os
+import sys
+
+_here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, _here)
+
+import common  # noqa: E402
+
+# Registers the launchers our partitions use
+import clustergate.rfm.launchers  # noqa: E402,F401
+
+
+def _load_system_modules():
+    sysdir = os.path.join(_here, 'systems')
+    mods = []
+    for fname in sorted(os.listdir(sysdir)):
+        if not fname.endswith('.py') or fname.startswith('_'):
+            continue
+
+        path = os.path.join(sysdir, fname)
+        spec = importlib.util.spec_from_file_location(
+            f'clustergate_system_{fname[:-3]}', path
+        )
+        mod = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(mod)
+            mod.site_configuration['systems']
+        except Exception as err:
+            raise RuntimeError(
+                f'clustergate: cannot load system configuration {path}: '
+                f'{type(err).__name__}: {err}'
+            ) from err
+
+        mods.append(mod)
+
+    def rank(mod):
+        names = [s['name'] for s in mod.site_configuration['systems']]
+        if 'localhost' in names:
+            return 2
+
+        active = getattr(mod, 'active', lambda: False)()
+        return 0 if active else 1
+
+    return sorted(mods, key=rank)
+
+
+_systems, _environs = [], []
+for _mod in _load_system_modules():
+    _systems += _mod.site_configuration['systems']
+    _environs += _mod.site_configuration.get('environments', [])
+
+site_configuration = {
+    'systems': _systems,
+    'environments': _environs,
+    **common.site_configuration,
+}

@@ -1,0 +1,66 @@
+"""The embedded default system: this machine as a one-node cluster.
+
+Matches any host. Local scheduler, mpirun launcher, 1 node, ppn from 1 up
+to the cores of the machine, interconnects ``shm`` and ``tcp`` (loopback).
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import _mpi  # noqa: E402
+
+_cores = os.cpu_count() or 1
+_environments = _mpi.debian_environments(['localhost'])
+_mem_gib = (os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES')) // 2**30
+
+site_configuration = {
+    'systems': [
+        {
+            'name': 'localhost',
+            'descr': 'This machine as a one-node cluster',
+            'hostnames': ['.*'],
+            'modules_system': 'nomod',
+            'partitions': [
+                {
+                    'name': 'local',
+                    'descr': 'All cores of this machine',
+                    'scheduler': 'local',
+                    'launcher': 'cg-mpirun',
+                    'environs': [e['name'] for e in _environments],
+                    'features': ['mpi'],
+                    'max_jobs': 1,
+                    'processor': {'num_cpus': _cores},
+                    'extras': {
+                        'sweep': {
+                            'nodes': [1],
+                            'ppn': list(range(1, _cores + 1)),
+                        },
+                        'interconnects': {
+                            'shm': {
+                                'scope': 'node',
+                                'env': {
+                                    'openmpi': _mpi.openmpi_shm(),
+                                    'mpich': _mpi.mpich_shm(),
+                                    'intelmpi': _mpi.intelmpi_shm(),
+                                },
+                            },
+                            'tcp': {
+                                'scope': 'network',
+                                'env': {
+                                    'openmpi': _mpi.openmpi_tcp('lo'),
+                                    'mpich': _mpi.mpich_tcp('lo'),
+                                    'intelmpi': _mpi.intelmpi_tcp('lo'),
+                                },
+                            },
+                        },
+                        'cores_per_node': _cores,
+                        'memory_per_node_gib': _mem_gib,
+                    },
+                },
+            ],
+        },
+    ],
+    'environments': _environments,
+}

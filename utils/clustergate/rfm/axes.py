@@ -1,0 +1,132 @@
+"""The sweep axes as ReFrame parameters, shared by every clustergate check.
+
+The values of the axes come from the partitions of the system ReFrame runs
+on (their ``extras``, see :mod:`clustergate.sweep`), never from the checks.
+Each test instance is one point (nodes, ppn, interconnect); a point that a
+partition cannot run is skipped with the reason, visibly.
+"""
+
+import reframe as rfm
+from reframe.core.builtins import parameter, run_after, variable
+
+from clustergate import sweep
+
+#: Axes used when no ReFrame runtime is available (e.g. plain imports)
+_FALLBACK = ([1], [1], ['shm'])
+
+
+def _current_partitions():
+    try:
+        from reframe.core.runtime import runtime
+        return [(p.name, p.extras) for p in runtime().system.partitions]
+    except Exception:
+        return []
+
+
+def current_axes():
+    """``(nodes, ppn, interconnects)`` of the current system (union of its
+    partitions)."""
+    nodes, ppn, ics = sweep.axes_union(_current_partitions())
+    if not nodes:
+        return _FALLBACK
+
+    return nodes, ppn, ics
+
+
+_NODES, _PPN, _ICS = current_axes()
+
+
+class SweepAxes(rfm.RegressionMixin):
+    """Mixin: node count, processes per node and interconnect.
+
+    Subclasses describe what they need with :attr:`sweep_requirements`
+    (min ranks, power-of-two counts, ...). After setup the test has
+    ``num_tasks``, ``num_tasks_per_node``, the interconnect's environment
+    variables and the launcher's placement flags.
+    """
+
+    #: Number of nodes of this point
+    num_nodes = parameter(_NODES, loggable=True)
+
+    #: Processes (MPI ranks) per node
+    ppn = parameter(_PPN, loggable=True)
+
+    #: Interconnect name, as declared by the partition
+    interconnect = parameter(_ICS, loggable=True)
+
+    #: What this check needs from a point of the sweep
+    sweep_requirements = variable(sweep.Requirements,
+                                  value=sweep.Requirements())
+
+    #: Partitions (fullname) of the current system able to run this point,
+    #: filled at init; used to choose the tags and valid systems.
+    def sweep_point(self):
+        return sweep.SweepPoint(self.num_nodes, self.ppn, self.interconnect)
+
+    def mpi_family(self):
+        env = getattr(self, 'current_environ', None)
+        return env.extras.get('mpi_family') if env else None
+
+    @run_after('init')
+    def restrict_to_capable_partitions(self):
+        # Run a point only on partitions that offer it; if none does, keep
+        # it everywhere so that setup skips it with the reason (visible in
+        # the run, instead of silently vanishing from the listing).
+        names, capable = [], []
+        try:
+            from reframe.core.runtime import runtime
+            system = runtime().system
+        except Exception:
+            return
+
+        for part in system.partitions:
+            if 'sweep' not in part.extras:
+                continue
+
+            names.append(part.fullname)
+            if sweep.why_not(part.extras, self.sweep_point(),
+                             self.sweep_requirements,
+                             partition=part.fullname) is None:
+                capable.append(part.fullname)
+
+        self.capable_partitions = capable
+        if capable and len(capable) < len(names):
+            self.valid_systems = capable
+
+    @run_after('setup')
+    def apply_sweep_point(self):
+        part = self.current_partition
+        family = self.mpi_family()
+        reason = sweep.why_not(part.extras, self.sweep_point(),
+                               self.sweep_requirements, mpi_family=family,
+                               partition=part.fullname)
+        self.skip_if(reason is not None, reason)
+        self.num_tasks = self.num_nodes * self.ppn
+        self.num_tasks_per_node = self.ppn
+        self.env_vars.update(sweep.interconnect_env(
+            part.extras, self.interconnect, family, part.fullname
+        ))
+        self.job.launcher.options += self.placement_options(family)
+
+    def placement_options(self, family):
+        """Launcher flags that put ``ppn`` ranks on each node, block-wise
+        (ranks 0..ppn-1 on the first node), so that "rank 0 to rank j" is
+        predictable."""
+        launcher = self.current_partition.launcher_type.registered_name
+        env_extras = self.current_environ.extras
+        if launcher == 'srun':
+            return list(env_extras.get('srun_options', [])) + [
+                '--distribution=block'
+            ]
+
+        if launcher in ('cg-mpirun', 'mpirun', 'mpiexec'):
+            if family == 'openmpi':
+                # --bind-to none: ranks of different emulated nodes must not
+                # be pinned to the same core
+                return ['--map-by', f'ppr:{self.ppn}:node', '--bind-to',
+                        'none']
+
+            if family in ('mpich', 'intelmpi'):
+                return ['-ppn', str(self.ppn)]
+
+        return []

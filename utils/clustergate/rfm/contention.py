@@ -1,0 +1,202 @@
+"""Generic base test of the MPI contention patterns (cg_contention).
+
+One test = one pattern x one message size x one sweep point. Subclasses
+only name the pattern and what it needs (see checks/contention/).
+"""
+
+import statistics
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+from reframe.core.builtins import (fixture, parameter, performance_function,
+                                   run_after, run_before, sanity_function,
+                                   variable)
+from reframe.core.exceptions import SanityError
+
+from clustergate import cgoutput
+from clustergate.rfm import modes
+from clustergate.rfm.axes import SweepAxes, _current_partitions
+from clustergate.rfm.build import CgProgramsBuild
+
+#: Message sizes of the studies: 8 B, 10 KB, 1 MB (1 KB = 1000 B)
+DEFAULT_SIZES = [8, 10000, 1000000]
+CI_SIZES = {8, 1000000}
+
+
+class ContentionTest(SweepAxes, rfm.RunOnlyRegressionTest):
+    """Runs one pattern of cg_contention and reports its time and bandwidth.
+
+    Performance variables: ``latency`` (us, mean of the kept trials, max
+    over ranks), ``bandwidth`` (MB/s, 10^6 B/s) where the pattern moves data,
+    and for patterns measured per peer (rank 0 with every rank j) one pair
+    ``latency_r<j>``/``bandwidth_r<j>`` per peer plus the worst of them.
+    """
+
+    #: Pattern name as cg_contention knows it (set by subclasses)
+    pattern = variable(str)
+
+    #: Message size in bytes
+    msg_bytes = parameter(DEFAULT_SIZES, loggable=True)
+
+    #: Trials per measurement (the first is dropped)
+    trials = variable(int, value=51, loggable=True)
+
+    #: Patterns measured once per peer of rank 0
+    per_peer = variable(bool, value=False)
+
+    #: A peer node slower than this fraction of the median of the other
+    #: nodes' peers is named as suspect (self-referencing, no reference
+    #: needed); 0 disables
+    peer_outlier_fraction = variable(float, value=0.7)
+
+    #: Does the pattern move data (bandwidth is meaningful)?
+    has_bandwidth = variable(bool, value=True)
+
+    programs = fixture(CgProgramsBuild, scope='environment')
+
+    valid_systems = ['+mpi']
+    valid_prog_environs = ['+mpi']
+    time_limit = '10m'
+    maintainers = ['clustergate']
+
+    @run_after('init')
+    def set_tags(self):
+        self.descr = (f'{self.pattern} {self.msg_bytes} B on '
+                      f'{self.num_nodes} node(s) x {self.ppn} ppn over '
+                      f'{self.interconnect}')
+        partitions = [e for _, e in _current_partitions()]
+        ci = (self.msg_bytes in CI_SIZES and
+              modes.in_ci_subset(self.sweep_point(), partitions))
+        self.tags = modes.tags_for(ci=ci, nightly=True) | {
+            'contention', self.pattern
+        }
+
+    @run_before('run')
+    def set_command(self):
+        self.executable = self.programs.path('cg_contention')
+        self.executable_opts = ['--patterns', self.pattern,
+                                '--trials', str(self.trials)]
+        if self.msg_bytes:
+            self.executable_opts += ['--sizes', str(self.msg_bytes)]
+
+    # -- output -----------------------------------------------------------
+
+    def _run(self):
+        return cgoutput.parse(self._stdout_text())
+
+    def _stdout_text(self):
+        with open(self.stagedir + '/' + str(self.stdout)) as fp:
+            return fp.read()
+
+    def measured_lines(self, run):
+        """The CG lines of this test's pattern and size."""
+        name = self.reported_pattern()
+        return [m for m in run.select(name)
+                if name == 'barrier' or m['bytes'] == self.msg_bytes
+                or self.pattern == 'allreduce']
+
+    def reported_pattern(self):
+        return self.pattern
+
+    @sanity_function
+    def validate(self):
+        return sn.defer(self.check_output(self._stdout_text()))
+
+    def check_output(self, text):
+        """Sanity of one output text; raises SanityError with the cause."""
+        try:
+            run = cgoutput.parse(text)
+            cgoutput.verify(run, program='cg_contention',
+                            pattern=self.reported_pattern())
+        except cgoutput.OutputError as err:
+            raise SanityError(str(err)) from None
+
+        lines = self.measured_lines(run)
+        if not lines:
+            raise SanityError(f'no {self.reported_pattern()} measurement of '
+                              f'{self.msg_bytes} B in the output')
+
+        expected = self.num_tasks or 0
+        if expected and lines[0]['ranks'] != expected:
+            raise SanityError(f'ran with {lines[0]["ranks"]} ranks, '
+                              f'expected {expected}')
+
+        if self.num_nodes > 1 and lines[0]['nodes'] != self.num_nodes:
+            raise SanityError(
+                f'ranks landed on {lines[0]["nodes"]} node(s), expected '
+                f'{self.num_nodes}: placement is wrong'
+            )
+
+        if self.per_peer:
+            self.check_peer_outliers(lines)
+
+        return True
+
+    def check_peer_outliers(self, lines):
+        """Name the peer node(s) whose bandwidth (or latency) is far off
+        the other nodes': the "which node or link" of a nightly failure."""
+        if not self.peer_outlier_fraction:
+            return
+
+        by_node = {}
+        src = lines[0]['src']
+        for m in lines:
+            if m['dst'] == src:
+                continue
+
+            if self.has_bandwidth and m.get('bw_MBps'):
+                by_node.setdefault(m['dst'], []).append(m['bw_MBps'])
+
+        if len(by_node) < 3:
+            return      # two nodes cannot outvote a third
+
+        node_bw = {n: statistics.median(v) for n, v in by_node.items()}
+        suspects = []
+        for node, bw in sorted(node_bw.items()):
+            others = [v for n, v in node_bw.items() if n != node]
+            ref = statistics.median(others)
+            if bw < self.peer_outlier_fraction * ref:
+                suspects.append(f'{src}->{node} over {self.interconnect}: '
+                                f'{bw:.1f} MB/s = {bw / ref:.2f}x the other '
+                                f'nodes\' median {ref:.1f} MB/s')
+
+        if suspects:
+            raise SanityError(f'suspect link/node for {self.pattern} '
+                              f'{self.msg_bytes} B: ' + '; '.join(suspects))
+
+    # -- performance ------------------------------------------------------
+
+    @performance_function('us')
+    def latency_of(self, peer=None):
+        return sn.defer(self._value('t_us', peer))
+
+    @performance_function('MB/s')
+    def bandwidth_of(self, peer=None):
+        return sn.defer(self._value('bw_MBps', peer))
+
+    def _value(self, key, peer):
+        lines = self.measured_lines(self._run())
+        if peer is not None:
+            lines = [m for m in lines if m['peer'] == peer]
+
+        values = [m[key] for m in lines if m.get(key) is not None]
+        if not values:
+            raise SanityError(f'no {key} value for {self.pattern} '
+                              f'(peer {peer}) in the output')
+
+        # the worst over peers: max time, min bandwidth
+        return max(values) if key == 't_us' else min(values)
+
+    @run_before('performance')
+    def set_perf_variables(self):
+        pv = {'latency': self.latency_of()}
+        if self.has_bandwidth:
+            pv['bandwidth'] = self.bandwidth_of()
+
+        if self.per_peer and self.num_tasks:
+            for j in range(1, self.num_tasks):
+                pv[f'latency_r{j}'] = self.latency_of(j)
+                if self.has_bandwidth:
+                    pv[f'bandwidth_r{j}'] = self.bandwidth_of(j)
+
+        self.perf_variables = pv
