@@ -300,3 +300,17 @@ def test_clustergate_cli_knows_cluster():
     from clustergate.cli import build_parser
     args = build_parser().parse_args(['cluster', 'env'])
     assert args.func is cli._env
+
+
+def test_slurm_conf_topology_from_slurmd_c(tmp_path):
+    hw = slurm.parse_slurmd_c(
+        'NodeName=vm CPUs=2 Boards=1 SocketsPerBoard=1 CoresPerSocket=2 '
+        'ThreadsPerCore=1 RealMemory=24105\nUpTime=0-00:14:48\n')
+    assert hw['RealMemory'] == '24105'
+    topo = {k: hw[k] for k in slurm.TOPOLOGY_KEYS}
+    conf = slurm.render_conf(Layout(2), st.Paths(str(tmp_path)), 2, 4800,
+                             topo)
+    assert ('NodeName=DEFAULT CPUs=2 Boards=1 SocketsPerBoard=1 '
+            'CoresPerSocket=2 ThreadsPerCore=1 RealMemory=4800 '
+            'State=UNKNOWN') in conf.splitlines()
+    assert slurm.parse_slurmd_c('garbage') == {}

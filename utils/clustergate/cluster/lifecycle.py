@@ -133,7 +133,9 @@ def _checker(state):
 
 
 def _start(state, paths, name, cmd, logfile):
-    state['procs'][name] = procs.spawn(cmd, logfile,
+    # The daemons write their own log file; in the foreground they repeat
+    # it on stderr, which goes to <log>.console (kept for early errors)
+    state['procs'][name] = procs.spawn(cmd, logfile + '.console',
                                        env=slurm.slurm_env(paths))
     st.save(state, paths)
 
@@ -176,11 +178,7 @@ def up(nodes=4, rate='1gbit', timeout=30.0, paths=None):
         _bring_up(state, layout, paths, timeout)
     except BaseException as err:
         if isinstance(err, ClusterError):
-            for name in err.daemons:
-                logfile = paths.daemon_log(name)
-                if logfile:
-                    log(f'--- last lines of {logfile} ---\n'
-                        f'{procs.tail(logfile).rstrip()}')
+            _show_logs(paths, err.daemons[:3])
 
         log('up failed: removing what was started')
         teardown(paths, quiet=True)
@@ -189,6 +187,21 @@ def up(nodes=4, rate='1gbit', timeout=30.0, paths=None):
     log(f'emulated cluster up: {nodes} nodes in '
         f'{time.monotonic() - t0:.2f} s; SLURM_CONF={paths.slurm_conf}')
     return state
+
+
+def _show_logs(paths, daemons):
+    """Print the tails of the daemons' logs (their console output when the
+    log file is missing or empty: errors before logging started)."""
+    for name in daemons:
+        logfile = paths.daemon_log(name)
+        if not logfile:
+            continue
+
+        if not os.path.exists(logfile) or not os.path.getsize(logfile):
+            logfile += '.console'
+
+        log(f'--- last lines of {logfile} ---\n'
+            f'{procs.tail(logfile, 12).rstrip()}')
 
 
 def _bring_up(state, layout, paths, timeout):
@@ -208,7 +221,7 @@ def _bring_up(state, layout, paths, timeout):
     with open(paths.slurm_conf, 'w') as fp:
         fp.write(slurm.render_conf(
             layout, paths, m['cpus'],
-            slurm.node_memory_mib(m['mem_mib'], layout.nodes)
+            slurm.node_memory_mib(m['mem_mib'], layout.nodes), m['topology']
         ))
 
     _start(state, paths, 'slurmctld', slurm.slurmctld_cmd(paths),
@@ -387,24 +400,25 @@ def status(paths=None, out=sys.stdout):
                         env=slurm.slurm_env(paths))
     text = (cp.stdout if cp.returncode == 0 else cp.stderr).rstrip()
     print('\n'.join('  ' + line for line in text.splitlines()), file=out)
-    print('links (TBF rate, host end / node end):', file=out)
+    print('links (TBF rate, host end / node end; * = not nominal):',
+          file=out)
     nominal = state['rate']
     for n in layout.node_names:
         cells = []
         for f in FABRICS:
-            if os.geteuid() == 0:
-                h = netns.read_rate(n, f, layout, 'host')
-                i = netns.read_rate(n, f, layout, 'node')
-            else:
-                h = netns.read_rate(n, f, layout, 'host')
-                i = None
+            h = netns.read_rate(n, f, layout, 'host')
+            # entering a namespace (tc -n) needs root
+            i = (netns.read_rate(n, f, layout, 'node')
+                 if os.geteuid() == 0 else None)
 
             def fmt(b):
                 return shaping.format_rate(b) if b else 'none'
 
-            mark = '' if h == i == nominal else ' *'
+            inner = fmt(i) if os.geteuid() == 0 else '?'
+            same = h == nominal and (i == nominal or os.geteuid() != 0)
+            mark = '' if same else ' *'
             cells.append(f'{f} {layout.node_addr(n, f):12} '
-                         f'{fmt(h)}/{fmt(i)}{mark}')
+                         f'{fmt(h)}/{inner}{mark}')
 
         print(f'  {n:4} ' + '   '.join(cells), file=out)
 

@@ -25,11 +25,37 @@ SLURMCTLD_PORT = 6817
 SLURMD_PORT = 6818
 
 
+TOPOLOGY_KEYS = ('Boards', 'SocketsPerBoard', 'CoresPerSocket',
+                 'ThreadsPerCore')
+
+
+def parse_slurmd_c(text):
+    """``{key: value}`` of the NodeName line printed by ``slurmd -C``."""
+    for line in text.splitlines():
+        if line.startswith('NodeName='):
+            return dict(w.split('=', 1) for w in line.split() if '=' in w)
+
+    return {}
+
+
 def machine():
-    """CPU topology and memory of this machine, as slurmd will see it."""
+    """CPUs, topology and memory of this machine as slurmd sees them
+    (``slurmd -C``; falls back to os.cpu_count() and sysconf)."""
     cpus = os.cpu_count() or 1
-    mem_mib = os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES')
-    return {'cpus': cpus, 'mem_mib': mem_mib // 2**20}
+    mem_mib = (os.sysconf('SC_PAGE_SIZE') *
+               os.sysconf('SC_PHYS_PAGES')) // 2**20
+    try:
+        cp = subprocess.run(['slurmd', '-C'], capture_output=True,
+                            text=True, timeout=10)
+        hw = parse_slurmd_c(cp.stdout)
+    except (OSError, subprocess.TimeoutExpired):
+        hw = {}
+
+    return {
+        'cpus': int(hw.get('CPUs', cpus)),
+        'mem_mib': int(hw.get('RealMemory', mem_mib)),
+        'topology': {k: hw[k] for k in TOPOLOGY_KEYS if k in hw},
+    }
 
 
 def node_memory_mib(total_mib, nodes):
@@ -39,8 +65,11 @@ def node_memory_mib(total_mib, nodes):
     return max(256, share // 64 * 64)
 
 
-def render_conf(layout, paths, cpus, mem_mib):
-    """Text of slurm.conf for ``layout`` with state under ``paths``."""
+def render_conf(layout, paths, cpus, mem_mib, topology=None):
+    """Text of slurm.conf for ``layout`` with state under ``paths``; every
+    node gets ``cpus`` CPUs (with the machine's ``topology`` from ``slurmd
+    -C``, if given) and ``mem_mib`` of RealMemory."""
+    topo = ''.join(f' {k}={v}' for k, v in (topology or {}).items())
     head_addr = layout.host_addr(FABRICS[0])
     node_dir = os.path.join(paths.nodes_dir, '%n')
     lines = [
@@ -83,7 +112,8 @@ def render_conf(layout, paths, cpus, mem_mib):
         'InactiveLimit=0',
         'MinJobAge=60',
         'MailProg=/bin/true',
-        f'NodeName=DEFAULT CPUs={cpus} RealMemory={mem_mib} State=UNKNOWN',
+        f'NodeName=DEFAULT CPUs={cpus}{topo} RealMemory={mem_mib} '
+        f'State=UNKNOWN',
     ]
     for n in layout.node_names:
         lines.append(f'NodeName={n} NodeHostname={n} '
@@ -229,5 +259,5 @@ def wait_idle(paths, nodes, timeout, check_alive):
     raise ClusterError(
         f'nodes not idle after {timeout:g} s: ' +
         ', '.join(f'{n}={s}' for n, s in pending.items()),
-        [f'slurmd@{n}' for n in pending] + ['slurmctld']
+        ['slurmctld'] + [f'slurmd@{n}' for n in list(pending)[:2]]
     )
