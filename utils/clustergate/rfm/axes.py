@@ -36,7 +36,7 @@ def current_axes():
 _NODES, _PPN, _ICS = current_axes()
 
 
-class SweepAxes(rfm.RegressionMixin):
+class SweepAxes(rfm.RegressionTestPlugin):
     """Mixin: node count, processes per node and interconnect.
 
     Subclasses describe what they need with :attr:`sweep_requirements`
@@ -107,6 +107,16 @@ class SweepAxes(rfm.RegressionMixin):
             part.extras, self.interconnect, family, part.fullname
         ))
         self.job.launcher.options += self.placement_options(family)
+
+    #: Where this point's reference came from, or 'no reference' (logged)
+    reference_status = variable(str, value='', loggable=True)
+
+    @run_after('setup')
+    def load_reference(self):
+        # config/references/<system>.yaml -> self.reference (see
+        # clustergate.references); after apply_sweep_point, which may skip
+        from clustergate import references
+        references.apply(self)
 
     def placement_options(self, family):
         """Launcher flags that put ``ppn`` ranks on each node, block-wise

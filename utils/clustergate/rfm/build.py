@@ -36,7 +36,7 @@ class CgProgramsBuild(rfm.CompileOnlyRegressionTest):
         ])
 
     def programs(self):
-        return ['cg_contention', 'cg_stats_cli']
+        return ['cg_contention', 'cg_stats_cli', 'cg_linkmatrix']
 
     def path(self, program):
         """Absolute path of a built program."""

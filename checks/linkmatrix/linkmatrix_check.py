@@ -1,0 +1,145 @@
+"""Link-fault localisation: the node-to-node bandwidth matrix of all nodes of
+a partition, per interconnect (mpiGraph-like, see checks/src/cg_linkmatrix.c
+and :mod:`clustergate.linkmatrix`).
+
+Self-referencing: the check fails in sanity when a pair is below
+``fraction`` x the matrix median, naming the suspect node/NIC or link, e.g.
+``suspect node n4 on fabric fab0: ...`` or ``suspect link n1<->n3 on fabric
+fab0: 0.26x median``. The matrix is kept as ``linkmatrix_<fabric>.csv`` and
+drawn as ``linkmatrix_<fabric>.png`` in the test's output directory. The
+median and the slowest pair are performance variables, so a file reference
+also catches a fabric that is uniformly slow.
+"""
+
+import os
+import statistics
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+from reframe.core.builtins import (fixture, parameter, performance_function,
+                                   run_after, run_before, sanity_function,
+                                   variable)
+from reframe.core.exceptions import SanityError
+
+from clustergate import cgoutput, linkmatrix, sweep
+from clustergate.rfm.axes import SweepAxes, _current_partitions
+from clustergate.rfm.build import CgProgramsBuild
+
+
+def _largest_node_count():
+    counts = [max(e['sweep']['nodes']) for _, e in _current_partitions()
+              if 'sweep' in e and e['sweep'].get('nodes')]
+    return max(counts) if counts else None
+
+
+@rfm.simple_test
+class LinkMatrix(SweepAxes, rfm.RunOnlyRegressionTest):
+    """N x N bandwidth matrix of all nodes, one rank per node, in N-1 shift
+    rounds; names slow nodes and links."""
+
+    #: Message size of every pair (large: bandwidth, not latency)
+    msg_bytes = parameter([4000000], loggable=True)
+
+    #: Trials per round (the first is dropped)
+    trials = variable(int, value=6, loggable=True)
+
+    #: A pair below this fraction of the matrix median is slow
+    fraction = variable(float, value=linkmatrix.DEFAULT_FRACTION,
+                        loggable=True)
+
+    sweep_requirements = sweep.Requirements(min_nodes=2, max_ppn=1)
+    programs = fixture(CgProgramsBuild, scope='environment')
+    valid_systems = ['+mpi']
+    valid_prog_environs = ['+mpi']
+    time_limit = '10m'
+    maintainers = ['clustergate']
+
+    @run_after('init')
+    def only_all_nodes(self):
+        # The matrix is of the whole partition: one point per interconnect
+        largest = _largest_node_count()
+        self.skip_if(largest is not None and self.num_nodes != largest,
+                     f'the link matrix runs on all {largest} nodes')
+        self.skip_if(self.ppn != 1, 'the link matrix runs one rank per node')
+        self.descr = (f'link matrix of {self.num_nodes} nodes over '
+                      f'{self.interconnect}, {self.msg_bytes} B')
+        self.tags = {'ci', 'nightly', 'acceptance', 'linkmatrix'}
+        self.keep_files = [self.csv_name(), self.png_name()]
+
+    def csv_name(self):
+        return f'linkmatrix_{self.interconnect}.csv'
+
+    def png_name(self):
+        return f'linkmatrix_{self.interconnect}.png'
+
+    @run_before('run')
+    def set_command(self):
+        self.executable = self.programs.path('cg_linkmatrix')
+        self.executable_opts = ['--bytes', str(self.msg_bytes),
+                                '--trials', str(self.trials)]
+
+    def _stdout_text(self):
+        with open(os.path.join(self.stagedir, str(self.stdout))) as fp:
+            return fp.read()
+
+    def matrix(self):
+        return linkmatrix.from_measurements(
+            cgoutput.parse(self._stdout_text()).measurements
+        )
+
+    @sanity_function
+    def validate(self):
+        return sn.defer(self.check_output(self._stdout_text()))
+
+    def check_output(self, text):
+        try:
+            run = cgoutput.parse(text)
+            cgoutput.verify(run, program='cg_linkmatrix',
+                            pattern='linkmatrix')
+        except cgoutput.OutputError as err:
+            raise SanityError(str(err)) from None
+
+        n = self.num_nodes
+        if len(run.measurements) != n * (n - 1):
+            raise SanityError(f'{len(run.measurements)} pairs measured, '
+                              f'expected {n * (n - 1)} ({n} nodes)')
+
+        if run.measurements[0]['nodes'] != n:
+            raise SanityError(f'ranks landed on '
+                              f'{run.measurements[0]["nodes"]} node(s), '
+                              f'expected {n}: placement is wrong')
+
+        mat = linkmatrix.from_measurements(run.measurements)
+        an = linkmatrix.analyse(mat, self.fraction, self.interconnect)
+        linkmatrix.write_csv(mat, os.path.join(self.stagedir,
+                                               self.csv_name()))
+        try:
+            linkmatrix.heatmap(mat, os.path.join(self.stagedir,
+                                                 self.png_name()),
+                               analysis=an,
+                               title=f'{self.current_system.name}:'
+                                     f'{self.current_partition.name} '
+                                     f'{self.interconnect} link matrix '
+                                     f'(MB/s)')
+        except ImportError:
+            self.logger.info('matplotlib missing: no heat map '
+                             '(pip install clustergate[report])')
+
+        self.logger.info(an.summary())
+        if not an.healthy:
+            raise SanityError('; '.join(an.messages()))
+
+        return True
+
+    @performance_function('MB/s')
+    def bw_median(self):
+        return sn.defer(statistics.median(self.matrix().bw.values()))
+
+    @performance_function('MB/s')
+    def bw_min(self):
+        return sn.defer(min(self.matrix().bw.values()))
+
+    @run_before('performance')
+    def set_perf_variables(self):
+        self.perf_variables = {'bw_median': self.bw_median(),
+                               'bw_min': self.bw_min()}
