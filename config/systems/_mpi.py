@@ -89,3 +89,89 @@ def debian_environments(target_systems):
         })
 
     return envs
+
+
+def impi_prefix():
+    """Prefix of Intel MPI from PyPI's impi-rt (+ impi-devel), or None.
+
+    ``CG_IMPI_ROOT`` wins; otherwise the Python prefix running ReFrame (the
+    project venv, ``pip install -e .[intelmpi]``). Recognised by
+    ``bin/mpirun`` and ``lib/libmpi.so.12`` being there.
+    """
+    import sys
+    for prefix in (os.environ.get('CG_IMPI_ROOT'), sys.prefix):
+        if (prefix and os.path.isfile(os.path.join(prefix, 'bin', 'mpirun'))
+                and os.path.exists(os.path.join(prefix, 'lib',
+                                                'libmpi.so.12'))):
+            return os.path.abspath(prefix)
+
+    return None
+
+
+#: Slurm's PMI2 library (Debian's libpmi2-0 package): Intel MPI's ranks
+#: started by ``srun --mpi=pmi2`` find each other through it
+SLURM_PMI2_LIBRARY = '/usr/lib/x86_64-linux-gnu/libpmi2.so.0'
+
+
+def intelmpi_environments(target_systems, slurm=False):
+    """The ``intelmpi`` programming environment (Intel MPI from PyPI's
+    impi-rt/impi-devel), as a list: empty when it is not installed.
+
+    impi-rt's binaries (IMB-MPI1, mpirun) have no RPATH: LD_LIBRARY_PATH
+    must name <prefix>/lib, and FI_PROVIDER_PATH the libfabric providers
+    that impi-rt ships in the same directory. ``mpigcc`` (impi-devel)
+    compiles our C programs against this MPI with the system gcc.
+    """
+    prefix = impi_prefix()
+    if prefix is None:
+        return []
+
+    lib = os.path.join(prefix, 'lib')
+    env_vars = [
+        ['I_MPI_ROOT', prefix],
+        ['PATH', f'{prefix}/bin:$PATH'],
+        ['LD_LIBRARY_PATH', f'{lib}:$LD_LIBRARY_PATH'],
+        ['FI_PROVIDER_PATH', lib],
+        ['CG_MPIRUN', os.path.join(prefix, 'bin', 'mpirun')],
+    ]
+    extras = {'mpi_family': 'intelmpi', 'mpi_prefix': prefix}
+    if slurm:
+        env_vars.append(['I_MPI_PMI_LIBRARY', SLURM_PMI2_LIBRARY])
+        extras['srun_options'] = ['--mpi=pmi2']
+
+    return [{
+        'name': 'intelmpi',
+        'target_systems': target_systems,
+        'features': ['mpi', 'intelmpi'],
+        'cc': 'mpigcc',
+        'cxx': 'mpigxx',
+        'ftn': 'mpif90',
+        'cflags': ['-O2'],
+        'env_vars': env_vars,
+        'extras': extras,
+    }]
+
+
+_PROJECT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+
+def benchmark_sources(system):
+    """Where a system built on these MPI packages gets the third-party
+    benchmarks (partition ``extras['benchmarks']``, see
+    clustergate.benchmarks and docs/benchmarks.md): NPB, OSU, STREAM and
+    IMB from the system's Spack environment, built against Debian's
+    OpenMPI; IMB also prebuilt from impi-rt for the ``intelmpi``
+    environment, when that is installed.
+    """
+    spack = {'source': 'spack',
+             'spack_env': os.path.join(_PROJECT, 'spack-env', system),
+             'environs': ['openmpi']}
+    imb = [dict(spack)]
+    prefix = impi_prefix()
+    if prefix:
+        imb.insert(0, {'source': 'prebuilt', 'prefix': prefix,
+                       'environs': ['intelmpi']})
+
+    return {'npb': dict(spack), 'osu': dict(spack),
+            'stream': dict(spack), 'imb': imb}

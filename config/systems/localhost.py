@@ -12,7 +12,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _mpi  # noqa: E402
 
 _cores = os.cpu_count() or 1
-_environments = _mpi.debian_environments(['localhost'])
+_environments = (_mpi.debian_environments(['localhost']) +
+                 _mpi.intelmpi_environments(['localhost']))
 _mem_gib = (os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES')) // 2**30
 
 site_configuration = {
@@ -57,6 +58,7 @@ site_configuration = {
                         },
                         'cores_per_node': _cores,
                         'memory_per_node_gib': _mem_gib,
+                        'benchmarks': _mpi.benchmark_sources('localhost'),
                     },
                 },
             ],

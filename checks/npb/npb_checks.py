@@ -1,0 +1,73 @@
+"""NAS Parallel Benchmarks (MPI): one small test per kernel; classes A/B/C
+and the sweep (nodes x ppn x interconnect) come from the base class and the
+partition's configuration, the binaries from the partition's ``benchmarks``
+source (see docs/benchmarks.md)."""
+
+import reframe as rfm
+
+from clustergate import sweep
+from clustergate.rfm.npb import NpbTest
+
+
+@rfm.simple_test
+class NpbCG(NpbTest):
+    """Conjugate gradient: irregular memory access and communication."""
+
+    kernel = 'cg'
+    sweep_requirements = sweep.Requirements(ranks_shape='pow2')
+
+
+@rfm.simple_test
+class NpbEP(NpbTest):
+    """Embarrassingly parallel: compute only, the baseline of the others."""
+
+    kernel = 'ep'
+    sweep_requirements = sweep.Requirements(ranks_shape='pow2')
+
+
+@rfm.simple_test
+class NpbMG(NpbTest):
+    """Multigrid: long- and short-distance communication, memory bound."""
+
+    kernel = 'mg'
+    sweep_requirements = sweep.Requirements(ranks_shape='pow2')
+
+
+@rfm.simple_test
+class NpbFT(NpbTest):
+    """3-D FFT: all-to-all communication."""
+
+    kernel = 'ft'
+    sweep_requirements = sweep.Requirements(ranks_shape='pow2')
+
+
+@rfm.simple_test
+class NpbIS(NpbTest):
+    """Integer sort: random memory access, all-to-all-v."""
+
+    kernel = 'is'
+    sweep_requirements = sweep.Requirements(ranks_shape='pow2')
+
+
+@rfm.simple_test
+class NpbLU(NpbTest):
+    """Lower-upper Gauss-Seidel: many small messages (latency bound)."""
+
+    kernel = 'lu'
+    sweep_requirements = sweep.Requirements(ranks_shape='pow2')
+
+
+@rfm.simple_test
+class NpbBT(NpbTest):
+    """Block tri-diagonal solver: square process counts only."""
+
+    kernel = 'bt'
+    sweep_requirements = sweep.Requirements(ranks_shape='square')
+
+
+@rfm.simple_test
+class NpbSP(NpbTest):
+    """Scalar penta-diagonal solver: square process counts only."""
+
+    kernel = 'sp'
+    sweep_requirements = sweep.Requirements(ranks_shape='square')

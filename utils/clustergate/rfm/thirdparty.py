@@ -1,0 +1,230 @@
+"""What every third-party benchmark check (NPB, IMB, OSU, STREAM) shares:
+a build fixture that provides the binaries from the source the partition
+configures (see :mod:`clustergate.benchmarks`), and a base test that runs
+one of them over the sweep axes.
+
+Source override for one run, without editing the configuration (``-S``
+on the fixture of one family; a prefix or modules alone mean
+``prebuilt``)::
+
+    reframe ... -S NpbBinaries.use_prefix=/apps/npb/3.4.1
+    reframe ... -S OsuBinaries.use_modules=osu-micro-benchmarks/7.5
+    reframe ... -S ImbBinaries.use_source=spack -S ImbBinaries.use_spack_env=/site/env
+"""
+
+import os
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+import reframe.utility.typecheck as typ
+from reframe.core.builtins import (run_after, run_before, sanity_function,
+                                   variable)
+from reframe.core.exceptions import SanityError
+
+from clustergate import benchmarks
+from clustergate.parsers import ParseError
+from clustergate.rfm import modes
+from clustergate.rfm.axes import SweepAxes, _current_partitions
+
+
+class BenchmarkBinaries(rfm.CompileOnlyRegressionTest):
+    """Provides one family's binaries for one partition and environment.
+
+    ``spack`` source: ``spack -e <env> install`` through ReFrame's Spack
+    build system. The environment directory is used in place (not copied
+    into the stage) so that its view and lock file, and the install tree
+    its ``config.yaml`` names, persist between runs: the nightly run finds
+    everything installed and ``spack install`` returns at once.
+    ``prebuilt`` source: nothing to build; the prefix is checked.
+
+    Skipped with the reason when the source is unavailable (no ``spack``
+    on PATH, missing prefix), except under ``--dry-run``, which must still
+    write the build script.
+    """
+
+    #: Benchmark family (npb, imb, osu, stream); set by the subclasses
+    family = variable(str)
+
+    #: Command-line overrides of the configured source (-S)
+    use_source = variable(str, value='')
+    use_prefix = variable(str, value='')
+    use_spack_env = variable(str, value='')
+    use_modules = variable(typ.List[str], value=[])
+
+    sourcesdir = None
+    build_locally = True
+    maintainers = ['clustergate']
+
+    @run_after('setup')
+    def choose_source(self):
+        part, env = self.current_partition, self.current_environ
+        self.bench_source = benchmarks.resolve(
+            part.extras, self.family, env.name, part.fullname,
+            override_source=self.use_source, override_prefix=self.use_prefix,
+            override_spack_env=self.use_spack_env,
+            override_modules=self.use_modules
+        )
+        self.descr = (f'{self.family.upper()} binaries: '
+                      f'{self.bench_source.describe()}')
+        reason = benchmarks.why_unavailable(self.bench_source, env.name)
+        if reason and not self.is_dry_run():
+            self.skip(reason)
+
+        src = self.bench_source
+        if src.kind == 'spack':
+            self.build_system = 'Spack'
+            self.build_system.environment = src.spack_env
+            self.build_system.specs = list(src.specs)
+            self.build_system.install_opts = list(src.install_opts)
+            # the runs find the binaries by path in the view
+            self.build_system.emit_load_cmds = False
+        else:
+            self.build_system = 'CustomBuild'
+            self.build_system.commands = [
+                f'echo "{self.family}: {src.describe()}"'
+            ]
+            self.modules = list(src.modules)
+
+    @sanity_function
+    def binaries_available(self):
+        src = self.bench_source
+        root = src.root
+        if root is None:
+            return True     # modules only: the run finds them on PATH
+
+        return sn.assert_true(
+            os.path.isdir(root),
+            msg=f'{root} does not exist after the build of '
+                f'{src.describe()} (does the environment have "view: true"?)'
+        )
+
+
+class NpbBinaries(BenchmarkBinaries):
+    family = 'npb'
+
+
+class ImbBinaries(BenchmarkBinaries):
+    family = 'imb'
+
+
+class OsuBinaries(BenchmarkBinaries):
+    family = 'osu'
+
+
+class StreamBinaries(BenchmarkBinaries):
+    family = 'stream'
+
+
+def environs_for(family):
+    """Environments that may run ``family`` on the current system: the
+    union of the environments its sources are limited to (``['+mpi']``
+    when a source accepts any)."""
+    names = []
+    for pname, extras in _current_partitions():
+        envs = benchmarks.configured_environs(extras, family, pname)
+        if envs is None:
+            if benchmarks._entries(extras, family, pname):
+                return None
+
+            continue
+
+        names += [n for n in envs if n not in names]
+
+    return names or None
+
+
+class BinaryRun(rfm.RegressionTestPlugin):
+    """Mixin: run a benchmark binary provided by the ``binaries`` fixture
+    of the subclass (a :class:`BenchmarkBinaries`)."""
+
+    #: Benchmark family (npb, imb, osu, stream)
+    family = variable(str)
+
+    @run_after('init')
+    def restrict_environs(self):
+        envs = environs_for(self.family)
+        if envs:
+            self.valid_prog_environs = envs
+
+    def binary_name(self):
+        raise NotImplementedError
+
+    @run_before('run')
+    def set_binary(self):
+        src = self.binaries.bench_source
+        name = self.binary_name()
+        reason = benchmarks.why_binary_missing(src, name)
+        if reason and not self.is_dry_run():
+            self.skip(reason)
+
+        self.executable = benchmarks.expected_binary(src, name)
+        self.modules = list(src.modules)
+
+    # -- output -----------------------------------------------------------
+
+    def stdout_text(self):
+        path = os.path.join(self.stagedir, str(self.stdout))
+        try:
+            with open(path) as fp:
+                return fp.read()
+        except OSError as err:
+            raise SanityError(f'cannot read the output {path}: '
+                              f'{err.strerror}') from None
+
+    def parse(self, text):
+        """Parse one output text (subclasses); raise ParseError."""
+        raise NotImplementedError
+
+    def parsed(self):
+        """The parsed stdout; a SanityError with the parser's message on
+        truncated or foreign output."""
+        try:
+            return self.parse(self.stdout_text())
+        except ParseError as err:
+            raise SanityError(str(err)) from None
+
+    @sanity_function
+    def validate(self):
+        return sn.defer(self.check_output(self.stdout_text()))
+
+    def check_output(self, text):
+        """Sanity of one output text; raises SanityError with the cause.
+        Kept separate from ReFrame's deferred machinery so the unit tests
+        call it on fixture files."""
+        try:
+            result = self.parse(text)
+        except ParseError as err:
+            raise SanityError(str(err)) from None
+
+        self.check_result(result)
+        return True
+
+    def check_result(self, result):
+        pass
+
+
+class ThirdPartyTest(BinaryRun, SweepAxes, rfm.RunOnlyRegressionTest):
+    """A third-party MPI benchmark at one point of the sweep."""
+
+    #: Also part of the ci subset (where the partition's ci subset has the
+    #: point); otherwise nightly and acceptance only
+    in_ci = variable(bool, value=False)
+
+    #: Acceptance only (e.g. NPB class C)
+    acceptance_only = variable(bool, value=False)
+
+    valid_systems = ['+mpi']
+    valid_prog_environs = ['+mpi']
+    maintainers = ['clustergate']
+    time_limit = '20m'
+
+    def tag_names(self):
+        return {self.family}
+
+    @run_after('init')
+    def set_tags(self):
+        partitions = [e for _, e in _current_partitions()]
+        ci = (self.in_ci and not self.acceptance_only and
+              modes.in_ci_subset(self.sweep_point(), partitions))
+        self.tags = (modes.tags_for(ci=ci, nightly=not self.acceptance_only)
+                     | {'thirdparty'} | self.tag_names())
