@@ -1,0 +1,534 @@
+"""Baselines: N healthy runs -> a reference file.
+
+Samples come from ReFrame's perflogs (our format, config/common.py), its
+results database (SQLite, ``storage`` in the config) or JSON run reports
+(``--report-file``). They are grouped per system, partition, check, point of
+the sweep (the test's parameters) and performance variable; per group:
+
+* reference = median of the runs (robust centre);
+* tolerance = max(floor, k * 1.4826 * MAD / median): the MAD scaled to a
+  standard deviation of normal noise, ``k`` of them (default 3), never
+  below the floor (default 5%);
+* direction: lower is better for times and latencies (us, s, ratio of
+  times), higher for bandwidths and rates (MB/s, Mop/s, ...). The worse
+  side gets the tolerance; the better side gets ``better_factor`` times
+  it (a result far *better* than usual is suspicious as well: a network
+  test that went through shared memory), or no bound with factor 0.
+
+A group with fewer runs than ``min_runs`` is refused (or skipped on
+request): a reference from two runs is a guess.
+"""
+
+import datetime as dt
+import difflib
+import glob
+import json
+import math
+import os
+import re
+import sqlite3
+import statistics
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+from clustergate import references
+
+#: MAD -> standard deviation for normally distributed noise
+MAD_TO_SIGMA = 1.4826
+
+
+# -- samples ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Key:
+    system: str
+    partition: str
+    check: str
+    point: str          # canonical axis key (references.format_axes)
+    metric: str
+
+    def label(self):
+        return (f'{self.check} {self.system}:{self.partition} '
+                f'[{self.point}] {self.metric}')
+
+
+@dataclass
+class Sample:
+    key: Key
+    value: float
+    unit: Optional[str]
+    time: float         # unix seconds of the job's completion
+    run: str            # id of the run (job id or session uuid)
+    result: str         # 'pass' / 'fail' (performance only, see loaders)
+    ref: Optional[float] = None
+    lower: Optional[float] = None
+    upper: Optional[float] = None
+    status: Optional[str] = None    # reference_status of the test
+
+
+_PARAM = re.compile(r'%(\w+)=(\S+)')
+
+
+def split_display_name(name: str) -> Tuple[str, Dict[str, str]]:
+    """``'Check %a=1 %b=x'`` -> ``('Check', {'a': '1', 'b': 'x'})``."""
+    check = name.split()[0] if name.split() else name
+    return check, dict(_PARAM.findall(name))
+
+
+def _num(text):
+    if text is None:
+        return None
+
+    if isinstance(text, (int, float)):
+        return float(text)
+
+    text = str(text).strip()
+    if text in ('', 'None', 'null', 'nan'):
+        return None
+
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _time(text) -> float:
+    if isinstance(text, (int, float)):
+        return float(text)
+
+    try:
+        t = dt.datetime.fromisoformat(str(text).strip())
+    except ValueError:
+        return 0.0
+
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=dt.timezone.utc)
+
+    return t.timestamp()
+
+
+_PERFVAR = re.compile(r'(?:(?<=\|)|^)(\w+)=([^|]*)\|ref=([^|]*)\|lower=([^|]*)\|'
+                      r'upper=([^|]*)\|unit=([^|]*)\|')
+
+
+def parse_perflog_line(line: str, system: str, partition: str,
+                       header: Optional[List[str]] = None
+                       ) -> List[Sample]:
+    """Samples of one perflog line of our format (config/common.py)."""
+    fields = line.rstrip('\n').split('|')
+    if len(fields) < 8 or fields[0].startswith('job_completion_time'):
+        return []
+
+    when, name, jobid, result = fields[0], fields[2], fields[5], fields[6]
+    check, axes = split_display_name(name)
+    point = references.format_axes(axes)
+    status = None
+    if header and 'reference_status' in header:
+        i = header.index('reference_status')
+        # columns shift where values contain '|' (perf values): only trust
+        # the column if the line has as many fields as the header
+        if len(fields) == len(header):
+            status = fields[i] or None
+
+    out = {}
+    for m in _PERFVAR.finditer(line):
+        metric, value, ref, lower, upper, unit = m.groups()
+        if metric in ('var', 'perf_var') or metric.endswith('_var'):
+            continue
+
+        val = _num(value)
+        if val is None:
+            continue
+
+        out[metric] = Sample(Key(system, partition, check, point, metric),
+                             val, unit or None, _time(when),
+                             f'{jobid}@{when}', result, _num(ref),
+                             _num(lower), _num(upper), status)
+
+    return list(out.values())
+
+
+def read_perflogs(paths: Iterable[str]) -> List[Sample]:
+    """Samples of perflog files or directories (``<system>/<partition>/
+    <Check>.log`` below a directory, as our config writes them)."""
+    files = []
+    for path in paths:
+        if os.path.isdir(path):
+            files += sorted(
+                f for pat in ('*.log', '*.log.h[0-9]*')
+                for f in glob.glob(os.path.join(path, '**', pat),
+                                   recursive=True)
+            )
+        else:
+            files.append(path)
+
+    samples = []
+    for f in files:
+        parts = os.path.normpath(f).split(os.sep)
+        system, partition = (parts[-3], parts[-2]) if len(parts) >= 3 \
+            else ('?', '?')
+        header = None
+        with open(f, errors='replace') as fp:
+            for line in fp:
+                if line.startswith('job_completion_time'):
+                    header = line.rstrip('\n').split('|')
+                    continue
+
+                samples += parse_perflog_line(line, system, partition,
+                                              header)
+
+    return samples
+
+
+def _testcase_samples(tc, run_id) -> List[Sample]:
+    if tc.get('fixture'):
+        return []
+
+    # sanity, run or setup failures are not measurements
+    if tc.get('result') == 'fail' and tc.get('fail_phase') != 'performance':
+        return []
+
+    system, partition = tc.get('system'), tc.get('partition')
+    check, axes = split_display_name(tc.get('display_name') or
+                                     tc.get('name', ''))
+    point = references.format_axes(axes)
+    out = []
+    for pkey, tup in (tc.get('perfvalues') or {}).items():
+        metric = pkey.split(':')[-1]
+        value, ref, lower, upper, unit = (list(tup) + [None] * 5)[:5]
+        if value is None:
+            continue
+
+        out.append(Sample(Key(system, partition, check, point, metric),
+                          float(value), unit,
+                          _time(tc.get('job_completion_time_unix') or 0),
+                          run_id, tc.get('result') or '?', _num(ref),
+                          _num(lower), _num(upper),
+                          tc.get('reference_status')))
+
+    return out
+
+
+def _report_samples(report) -> List[Sample]:
+    uuid = report.get('session_info', {}).get('uuid', '?')
+    out = []
+    for run in report.get('runs', []):
+        rid = f'{uuid}:{run.get("run_index", 0)}'
+        for tc in run.get('testcases', []):
+            out += _testcase_samples(tc, rid)
+
+    return out
+
+
+def read_results_db(path: str) -> List[Sample]:
+    """Samples of every session stored in ReFrame's SQLite results DB."""
+    if not os.path.exists(path):
+        raise FileNotFoundError(f'no results database {path}')
+
+    conn = sqlite3.connect(f'file:{path}?mode=ro', uri=True)
+    try:
+        rows = conn.execute('SELECT json_blob FROM sessions').fetchall()
+    finally:
+        conn.close()
+
+    out = []
+    for (blob,) in rows:
+        out += _report_samples(json.loads(blob))
+
+    return out
+
+
+def read_json_reports(paths: Iterable[str]) -> List[Sample]:
+    out = []
+    for p in paths:
+        with open(p) as fp:
+            out += _report_samples(json.load(fp))
+
+    return out
+
+
+def select(samples: Sequence[Sample], system=None, check=None,
+           since: Optional[float] = None, last: Optional[int] = None,
+           include_perf_failures=False) -> List[Sample]:
+    """Filter samples; ``last``: the most recent runs per group."""
+    rx = re.compile(check) if check else None
+    out = [s for s in samples
+           if (system is None or s.key.system == system) and
+           (rx is None or rx.search(s.key.check)) and
+           (since is None or s.time >= since) and
+           (s.result == 'pass' or include_perf_failures)]
+    if last:
+        groups = group(out)
+        out = [s for g in groups.values()
+               for s in sorted(g, key=lambda s: s.time)[-last:]]
+
+    return out
+
+
+def group(samples: Iterable[Sample]) -> Dict[Key, List[Sample]]:
+    """Samples per key, one per run (the last if a run has several)."""
+    by = {}
+    for s in samples:
+        by.setdefault(s.key, {})[s.run] = s
+
+    return {k: sorted(v.values(), key=lambda s: s.time)
+            for k, v in by.items()}
+
+
+# -- maths -----------------------------------------------------------------
+
+_LOWER_UNITS = {'s', 'ms', 'us', 'ns', 'sec', 'seconds', 'usec', 'msec'}
+
+
+def direction(metric: str, unit: Optional[str]) -> str:
+    """'lower' (time, latency), 'higher' (bandwidth, rate) or 'both'."""
+    u = (unit or '').strip()
+    name = metric.lower()
+    if u in _LOWER_UNITS or 'latency' in name or 'time' in name:
+        return 'lower'
+
+    if '/s' in u or u.lower().endswith('flops') or 'bandwidth' in name \
+            or name.startswith('bw'):
+        return 'higher'
+
+    if 'ratio' in name:        # ratios of times (concurrent_ratio)
+        return 'lower'
+
+    return 'both'
+
+
+def mad(values: Sequence[float]) -> float:
+    med = statistics.median(values)
+    return statistics.median(abs(v - med) for v in values)
+
+
+@dataclass
+class Stats:
+    runs: int
+    median: float
+    mad: float
+    min: float
+    max: float
+    spread: float       # 1.4826 * MAD / |median| (relative sigma)
+    tolerance: float    # worse-side relative tolerance
+    direction: str
+    lower: Optional[float]
+    upper: Optional[float]
+
+
+def _ceil(x, digits=3):
+    f = 10 ** digits
+    return math.ceil(x * f - 1e-9) / f
+
+
+def _sig(x, digits=4):
+    if x == 0 or not math.isfinite(x):
+        return x
+
+    return round(x, digits - 1 - int(math.floor(math.log10(abs(x)))))
+
+
+def compute(values: Sequence[float], metric='', unit=None, k=3.0,
+            floor=0.05, better_factor=3.0, direction_=None) -> Stats:
+    """Reference statistics of one group of runs (see module doc)."""
+    if not values:
+        raise ValueError('no values')
+
+    med = statistics.median(values)
+    m = mad(values)
+    spread = MAD_TO_SIGMA * m / abs(med) if med else 0.0
+    tol = _ceil(max(floor, k * spread))
+    d = direction_ or direction(metric, unit)
+    better = None if not better_factor else _ceil(tol * better_factor)
+    if d == 'lower':
+        lower = None if better is None else -min(1.0, better)
+        upper = tol
+    elif d == 'higher':
+        lower = -min(1.0, tol)
+        upper = better
+    else:
+        lower, upper = -min(1.0, tol), tol
+
+    return Stats(len(values), med, m, min(values), max(values), spread, tol,
+                 d, lower, upper)
+
+
+@dataclass
+class Baseline:
+    stats: Dict[Key, Stats] = field(default_factory=dict)
+    units: Dict[Key, Optional[str]] = field(default_factory=dict)
+    short: Dict[Key, int] = field(default_factory=dict)
+    runs: List[str] = field(default_factory=list)
+    span: Tuple[float, float] = (0.0, 0.0)
+
+
+class TooFewRuns(ValueError):
+    pass
+
+
+def make(samples: Sequence[Sample], min_runs=3, k=3.0, floor=0.05,
+         better_factor=3.0, skip_short=False,
+         directions: Optional[Dict[str, str]] = None) -> Baseline:
+    """Statistics of every group; raises :class:`TooFewRuns` (listing the
+    groups) if one has fewer than ``min_runs`` runs, unless
+    ``skip_short``."""
+    if min_runs < 1:
+        raise ValueError('min_runs must be at least 1')
+
+    groups = group(samples)
+    if not groups:
+        raise TooFewRuns('no performance samples selected: nothing to '
+                         'baseline (wrong --system, --check or --since? '
+                         'perf failures need --include-perf-failures)')
+
+    bl = Baseline()
+    for key, ss in sorted(groups.items(), key=lambda kv: kv[0].label()):
+        if len(ss) < min_runs:
+            bl.short[key] = len(ss)
+            continue
+
+        unit = ss[-1].unit
+        d = (directions or {}).get(key.metric)
+        bl.stats[key] = compute([s.value for s in ss], key.metric, unit, k,
+                                floor, better_factor, d)
+        bl.units[key] = unit
+
+    if bl.short and not skip_short:
+        lines = [f'  {k.label()}: {n} run(s)'
+                 for k, n in sorted(bl.short.items(),
+                                    key=lambda kv: kv[0].label())]
+        raise TooFewRuns(
+            f'refusing to baseline: {len(bl.short)} metric(s) have fewer '
+            f'than {min_runs} healthy runs (run more, or --skip-short):\n'
+            + '\n'.join(lines)
+        )
+
+    if not bl.stats:
+        raise TooFewRuns(f'no metric has {min_runs} healthy runs')
+
+    used = [s for s in samples if s.key in bl.stats]
+    bl.runs = sorted({s.run for s in used})
+    bl.span = (min(s.time for s in used), max(s.time for s in used))
+    return bl
+
+
+# -- reference file --------------------------------------------------------
+
+def _q(text):
+    return json.dumps(str(text))
+
+
+def _num_text(x):
+    if x is None:
+        return 'null'
+
+    if isinstance(x, float) and x.is_integer() and abs(x) < 1e15:
+        return str(int(x))
+
+    return repr(x)
+
+
+def entries(bl: Baseline) -> Dict[Tuple[str, str, str], Dict[str, Dict]]:
+    """``{(check, partition, point): {metric: entry}}`` of a baseline."""
+    out = {}
+    for key, st in bl.stats.items():
+        out.setdefault((key.check, key.partition, key.point), {})[
+            key.metric] = {
+            'value': _sig(st.median), 'lower': st.lower, 'upper': st.upper,
+            'unit': bl.units.get(key), 'direction': st.direction,
+            'runs': st.runs, 'mad': _sig(st.mad, 3),
+            'min': _sig(st.min), 'max': _sig(st.max),
+        }
+
+    return out
+
+
+_ORDER = ['value', 'lower', 'upper', 'unit', 'direction', 'runs', 'mad',
+          'min', 'max', 'median']
+
+
+def render(system: str, table: Dict[Tuple[str, str, str], Dict[str, Dict]],
+           comment: Sequence[str] = ()) -> str:
+    """The YAML text of a reference file, one metric per line, sorted, so
+    that a re-baseline is a readable diff."""
+    lines = [f'# {c}' for c in comment]
+    lines += [f'system: {_q(system)}', 'references:']
+    by_check = {}
+    for (check, part, point), metrics in table.items():
+        by_check.setdefault(check, {}).setdefault(part, {})[point] = metrics
+
+    for check in sorted(by_check):
+        lines.append(f'  {_q(check)}:')
+        for part in sorted(by_check[check]):
+            lines.append(f'    {_q(part)}:')
+            for point in sorted(by_check[check][part]):
+                lines.append(f'      {_q(point)}:')
+                metrics = by_check[check][part][point]
+                for metric in sorted(metrics):
+                    spec = metrics[metric]
+                    keys = [k for k in _ORDER if k in spec] + \
+                        sorted(k for k in spec if k not in _ORDER)
+                    body = ', '.join(
+                        f'{k}: ' + (_q(spec[k]) if isinstance(spec[k], str)
+                                    else _num_text(spec[k]))
+                        for k in keys
+                    )
+                    lines.append(f'        {_q(metric)}: {{{body}}}')
+
+    return '\n'.join(lines) + '\n'
+
+
+def existing_table(refs: Optional[references.ReferenceSet]):
+    """The table of an existing reference file (for merging)."""
+    table = {}
+    if refs is None:
+        return table
+
+    raw = refs.raw.get('references') or {}
+    for check, parts in raw.items():
+        for part, points in parts.items():
+            for point, metrics in points.items():
+                canon = references.format_axes(
+                    references.parse_axes(point, refs.path))
+                table[(str(check), str(part), canon)] = {
+                    str(m): dict(spec) for m, spec in metrics.items()
+                }
+
+    return table
+
+
+def merge(old: Dict, new: Dict, replace=False) -> Dict:
+    """New entries replace old ones of the same point; other old points are
+    kept unless ``replace``."""
+    out = {} if replace else dict(old)
+    out.update(new)
+    return out
+
+
+def diff(old_text: str, new_text: str, path: str) -> str:
+    return ''.join(difflib.unified_diff(
+        old_text.splitlines(True), new_text.splitlines(True),
+        fromfile=path if os.path.isabs(path) else f'a/{path}',
+        tofile=path if os.path.isabs(path) else f'b/{path}'
+    ))
+
+
+def spread_table(bl: Baseline) -> str:
+    """What the runs showed, per metric: the spread behind each
+    tolerance."""
+    head = (f'{"check [point] metric":<72} {"runs":>4} {"median":>11} '
+            f'{"MAD":>9} {"spread":>7} {"min":>11} {"max":>11} {"tol":>6} '
+            f'dir')
+    rows = [head, '-' * len(head)]
+    for key in sorted(bl.stats, key=lambda k: k.label()):
+        st = bl.stats[key]
+        label = f'{key.check} [{key.point}] {key.metric}'
+        if len(label) > 72:
+            label = label[:69] + '...'
+
+        rows.append(f'{label:<72} {st.runs:>4} {st.median:>11.4g} '
+                    f'{st.mad:>9.3g} {100 * st.spread:>6.1f}% '
+                    f'{st.min:>11.4g} {st.max:>11.4g} '
+                    f'{100 * st.tolerance:>5.1f}% {st.direction}')
+
+    return '\n'.join(rows)

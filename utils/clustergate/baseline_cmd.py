@@ -1,0 +1,235 @@
+"""``clustergate baseline``: healthy runs -> config/references/<system>.yaml.
+
+::
+
+    clustergate baseline --system emucluster              # from perflogs/
+    clustergate baseline --db output/results.db --last 5
+    clustergate baseline --json run-report.json --dry-run  # show the diff
+    clustergate baseline --validate config/references/emucluster.yaml
+
+Prints the spread of every metric and the tolerance it produced, then the
+diff against the current file, and writes it (unless ``--dry-run``).
+Re-baselining after an intentional change (new MPI, firmware) is this same
+command on runs made after the change (``--since``; their performance
+failures against the old reference count with ``--include-perf-failures``).
+See docs/references.md.
+"""
+
+import datetime as dt
+import os
+import sys
+
+from clustergate import PROJECT_ROOT
+from clustergate import baseline as bl
+from clustergate import references
+
+
+def _default_perflogs():
+    return os.environ.get('CG_PERFLOG_DIR',
+                          os.path.join(PROJECT_ROOT, 'perflogs'))
+
+
+def _since(text):
+    if text is None:
+        return None
+
+    try:
+        t = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise SystemExit(f'clustergate baseline: --since: not an ISO date '
+                         f'or time: {text!r}')
+
+    if t.tzinfo is None:
+        t = t.astimezone()
+
+    return t.timestamp()
+
+
+def _directions(items):
+    out = {}
+    for item in items or []:
+        metric, sep, d = item.partition('=')
+        if not sep or d not in references.DIRECTIONS:
+            raise SystemExit(f'clustergate baseline: --direction takes '
+                             f'METRIC=lower|higher|both, got {item!r}')
+        out[metric] = d
+
+    return out
+
+
+def _fmt_time(t):
+    return dt.datetime.fromtimestamp(t).isoformat(timespec='seconds')
+
+
+def run(args, out=sys.stdout, err=sys.stderr):
+    if args.validate:
+        status = 0
+        for path in args.validate:
+            try:
+                refs = references.load(path)
+            except references.ReferenceFileError as e:
+                print(f'error: {e}', file=err)
+                status = 1
+                continue
+
+            if refs is None:
+                print(f'error: {path}: no such file', file=err)
+                status = 1
+            else:
+                print(f'{path}: ok, {len(refs)} point(s), '
+                      f'{len(references.metric_entries(refs))} metric(s)',
+                      file=out)
+
+        return status
+
+    samples = []
+    try:
+        if args.db:
+            samples += bl.read_results_db(args.db)
+
+        if args.json:
+            samples += bl.read_json_reports(args.json)
+
+        if args.perflogs or not (args.db or args.json):
+            samples += bl.read_perflogs(args.perflogs or
+                                        [_default_perflogs()])
+    except (OSError, ValueError) as e:
+        print(f'clustergate baseline: error: {e}', file=err)
+        return 2
+
+    systems = sorted({s.key.system for s in samples})
+    system = args.system
+    if system is None:
+        if len(systems) != 1:
+            print(f'clustergate baseline: error: the samples are from '
+                  f'{len(systems)} systems ({", ".join(systems) or "none"}):'
+                  f' choose one with --system', file=err)
+            return 2
+
+        system = systems[0]
+
+    chosen = bl.select(samples, system=system, check=args.check,
+                       since=_since(args.since), last=args.last,
+                       include_perf_failures=args.include_perf_failures)
+    try:
+        base = bl.make(chosen, min_runs=args.min_runs, k=args.mad_k,
+                       floor=args.floor, better_factor=args.better_factor,
+                       skip_short=args.skip_short,
+                       directions=_directions(args.direction))
+    except bl.TooFewRuns as e:
+        print(f'clustergate baseline: {e}', file=err)
+        return 3
+
+    print(f'baseline of {system}: {len(base.stats)} metric(s) from '
+          f'{len(base.runs)} run(s), {_fmt_time(base.span[0])} .. '
+          f'{_fmt_time(base.span[1])}; tolerance = max({args.floor:g}, '
+          f'{args.mad_k:g} x 1.4826 x MAD / median)', file=out)
+    print(bl.spread_table(base), file=out)
+    for key, n in sorted(base.short.items(), key=lambda kv: kv[0].label()):
+        print(f'skipped (only {n} run(s)): {key.label()}', file=out)
+
+    path = args.output or references.reference_file(system)
+    try:
+        old = references.load(path, system)
+    except references.ReferenceFileError as e:
+        if not args.replace:
+            print(f'clustergate baseline: error: {e} (fix it, or '
+                  f'--replace it)', file=err)
+            return 2
+        old = None
+
+    table = bl.merge(bl.existing_table(old), bl.entries(base),
+                     replace=args.replace)
+    comment = [
+        f'Performance references of system {system} (docs/references.md).',
+        f'Written by: clustergate baseline ({len(base.runs)} runs, '
+        f'{_fmt_time(base.span[0])} .. {_fmt_time(base.span[1])},',
+        f'  min-runs {args.min_runs}, tolerance max({args.floor:g}, '
+        f'{args.mad_k:g} sigma-from-MAD), better side x'
+        f'{args.better_factor:g}).',
+        'Review the diff before committing; edit by hand where needed.',
+    ]
+    text = bl.render(system, table, comment)
+    # what we write must load: never leave a broken file behind
+    references.parse(__import__('yaml').safe_load(text), path, system)
+
+    try:
+        with open(path) as fp:
+            old_text = fp.read()
+    except FileNotFoundError:
+        old_text = ''
+
+    shown = os.path.relpath(path, PROJECT_ROOT) \
+        if path.startswith(PROJECT_ROOT) else path
+    d = bl.diff(old_text, text, shown)
+    print(d if d else f'{shown}: unchanged', file=out)
+    if args.dry_run:
+        print('(dry run: nothing written)', file=out)
+        return 0
+
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = path + '.tmp'
+    with open(tmp, 'w') as fp:
+        fp.write(text)
+
+    os.replace(tmp, path)
+    print(f'wrote {path}', file=out)
+    return 0
+
+
+def add_parser(subparsers):
+    p = subparsers.add_parser(
+        'baseline', help='healthy runs -> reference file of a system',
+        description=__doc__.split('::')[0].strip()
+    )
+    src = p.add_argument_group('where the runs come from (default: perflogs)')
+    src.add_argument('--perflogs', nargs='+', metavar='PATH',
+                     help='perflog files or directories (default: '
+                          '$CG_PERFLOG_DIR or perflogs/)')
+    src.add_argument('--db', metavar='FILE',
+                     help="ReFrame's SQLite results database")
+    src.add_argument('--json', nargs='+', metavar='FILE',
+                     help='ReFrame JSON run reports (--report-file)')
+    sel = p.add_argument_group('which runs')
+    sel.add_argument('--system', help='system to baseline (default: the '
+                                      'only one in the samples)')
+    sel.add_argument('--check', metavar='REGEX',
+                     help='only checks whose name matches')
+    sel.add_argument('--since', metavar='ISO',
+                     help='only runs completed at or after this time')
+    sel.add_argument('--last', type=int, metavar='N',
+                     help='only the N most recent runs of each metric')
+    sel.add_argument('--include-perf-failures', action='store_true',
+                     help='also runs that failed only their performance '
+                          'check (re-baselining after an intentional '
+                          'change)')
+    mth = p.add_argument_group('maths')
+    mth.add_argument('--min-runs', type=int, default=3,
+                     help='refuse metrics with fewer runs (default: 3)')
+    mth.add_argument('--mad-k', type=float, default=3.0,
+                     help='tolerance = k x 1.4826 x MAD / median '
+                          '(default: 3)')
+    mth.add_argument('--floor', type=float, default=0.05,
+                     help='smallest relative tolerance (default: 0.05)')
+    mth.add_argument('--better-factor', type=float, default=3.0,
+                     help='better-side tolerance = this x tolerance; 0: '
+                          'unbounded (default: 3)')
+    mth.add_argument('--direction', action='append', metavar='METRIC=DIR',
+                     help='override the direction of a metric (lower, '
+                          'higher, both)')
+    mth.add_argument('--skip-short', action='store_true',
+                     help='skip metrics with too few runs instead of '
+                          'refusing')
+    o = p.add_argument_group('output')
+    o.add_argument('-o', '--output', metavar='FILE',
+                   help='reference file (default: config/references/'
+                        '<system>.yaml, or $CG_REFERENCES_DIR)')
+    o.add_argument('--replace', action='store_true',
+                   help='drop points of the current file that these runs '
+                        'do not cover (default: keep them)')
+    o.add_argument('--dry-run', action='store_true',
+                   help='show spread and diff, write nothing')
+    o.add_argument('--validate', nargs='+', metavar='FILE',
+                   help='only check reference files and exit')
+    p.set_defaults(func=run)
+    return p
