@@ -68,7 +68,8 @@ def _nominal_rate_mbit():
 
 
 _nodes, _cores, _mem_mib = _node_facts()
-_environments = _mpi.debian_environments([_NAME])
+_environments = (_mpi.debian_environments([_NAME]) +
+                 _mpi.intelmpi_environments([_NAME], slurm=True))
 for _env in _environments:
     # The base tests add these to the srun launcher. Debian's OpenMPI has
     # no built-in PMI1/2: it needs Slurm's PMIx plugin.
@@ -139,6 +140,7 @@ site_configuration = {
                         'cores_per_node': _cores,
                         'memory_per_node_gib': _mem_mib // 1024,
                         'link_rate_mbit': _nominal_rate_mbit(),
+                        'benchmarks': _mpi.benchmark_sources(_NAME),
                     },
                 },
             ],
