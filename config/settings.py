@@ -22,6 +22,35 @@ import common  # noqa: E402
 import clustergate.rfm.launchers  # noqa: E402,F401
 
 
+def _check_systems(systems):
+    """The parts of a system description our checks rely on, checked here
+    so that the error names the file (ReFrame's schema errors do not)."""
+    from clustergate import sweep
+
+    if not isinstance(systems, list) or not systems:
+        raise ValueError("'systems' must be a non-empty list")
+
+    for sys_ in systems:
+        name = sys_.get('name', '?')
+        for key, typ in (('name', str), ('hostnames', list),
+                         ('partitions', list)):
+            if not isinstance(sys_.get(key), typ):
+                raise ValueError(f'system {name!r}: {key!r} must be a '
+                                 f'{typ.__name__}')
+
+        if not sys_['partitions']:
+            raise ValueError(f"system {name!r}: 'partitions' is empty")
+
+        for part in sys_['partitions']:
+            pname = f'{name}:{part.get("name", "?")}'
+            for key in ('name', 'scheduler', 'launcher', 'environs'):
+                if key not in part:
+                    raise ValueError(f'partition {pname!r}: {key!r} missing')
+
+            if 'sweep' in part.get('extras', {}):
+                sweep.describe(part['extras'], pname)
+
+
 def _load_system_modules():
     sysdir = os.path.join(_here, 'systems')
     mods = []
@@ -36,7 +65,7 @@ def _load_system_modules():
         mod = importlib.util.module_from_spec(spec)
         try:
             spec.loader.exec_module(mod)
-            mod.site_configuration['systems']
+            _check_systems(mod.site_configuration['systems'])
         except Exception as err:
             raise RuntimeError(
                 f'clustergate: cannot load system configuration {path}: '

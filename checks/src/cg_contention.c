@@ -18,6 +18,8 @@ typedef struct {
     unsigned char *sbuf;    /* send buffer, N*bytes for many-peer patterns */
     unsigned char *rbuf;    /* receive buffer, N*bytes */
     MPI_Request *req;
+    MPI_Status *st;         /* real array: some MPIs' headers warn on
+                             * MPI_STATUSES_IGNORE for Waitall */
     double *dsend, *drecv;  /* allreduce */
 } pctx;
 
@@ -72,7 +74,7 @@ static void op_bipingpong(void *v)
               &x->req[0]);
     MPI_Isend(x->sbuf, (int)x->bytes, MPI_BYTE, other, 0, MPI_COMM_WORLD,
               &x->req[1]);
-    MPI_Waitall(2, x->req, MPI_STATUSES_IGNORE);
+    MPI_Waitall(2, x->req, x->st);
 }
 
 /* everybody sends right and receives from the left */
@@ -135,7 +137,7 @@ static void op_alltoall(void *v)
                   &x->req[k++]);
     }
 
-    MPI_Waitall(k, x->req, MPI_STATUSES_IGNORE);
+    MPI_Waitall(k, x->req, x->st);
 }
 
 /* all ranks send to rank 0 at once */
@@ -146,7 +148,7 @@ static void op_hotspot(void *v)
         for (int r = 1; r < cg.size; ++r)
             MPI_Irecv(x->rbuf + (size_t)r * x->bytes, (int)x->bytes, MPI_BYTE,
                       r, 0, MPI_COMM_WORLD, &x->req[r - 1]);
-        MPI_Waitall(cg.size - 1, x->req, MPI_STATUSES_IGNORE);
+        MPI_Waitall(cg.size - 1, x->req, x->st);
     } else {
         send_to(x, 0, x->sbuf);
     }
@@ -526,9 +528,10 @@ int main(int argc, char **argv)
     x.sbuf = calloc(maxb + 8, 1);
     x.rbuf = calloc((size_t)cg.size * (maxb + 8), 1);
     x.req = malloc(sizeof(MPI_Request) * 2 * cg.size);
+    x.st = malloc(sizeof(MPI_Status) * 2 * cg.size);
     x.dsend = malloc(maxb + 8);
     x.drecv = malloc(maxb + 8);
-    if (!x.sbuf || !x.rbuf || !x.req || !x.dsend || !x.drecv)
+    if (!x.sbuf || !x.rbuf || !x.req || !x.st || !x.dsend || !x.drecv)
         cg_die("out of memory for %zu-byte messages on %d ranks", maxb,
                cg.size);
 

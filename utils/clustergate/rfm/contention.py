@@ -92,8 +92,7 @@ class ContentionTest(SweepAxes, rfm.RunOnlyRegressionTest):
         """The CG lines of this test's pattern and size."""
         name = self.reported_pattern()
         return [m for m in run.select(name)
-                if name == 'barrier' or m['bytes'] == self.msg_bytes
-                or self.pattern == 'allreduce']
+                if name == 'barrier' or m['bytes'] == self.msg_bytes]
 
     def reported_pattern(self):
         return self.pattern

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs everything clustergate needs on a fresh Debian 12 machine:
+# compilers, OpenMPI and MPICH, Slurm and munge (for the emulated cluster),
+# hwloc/libnuma, and the project venv (.venv) with `pip install -e .`.
+# Idempotent: a second run only checks.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+    SUDO=sudo
+fi
+
+PKGS=(build-essential gfortran openmpi-bin libopenmpi-dev mpich
+      slurm-wlm munge hwloc libhwloc-dev libnuma-dev iproute2 procps
+      python3 python3-venv python3-pip git)
+
+missing=()
+for p in "${PKGS[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" \
+        || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing Debian packages: ${missing[*]}"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
+        --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Debian's Python, not a user-local one: the venv must be usable by the
+# unprivileged user that runs jobs on the emulated cluster.
+if [ ! -x .venv/bin/python ]; then
+    echo "setup: creating .venv with /usr/bin/python3"
+    /usr/bin/python3 -m venv .venv
+fi
+
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+.venv/bin/python -m pip install -q -e '.[test,report,intelmpi]'
+echo "setup: done ($(.venv/bin/reframe --version | head -1) in .venv)"

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The test command of the README: sets up the machine (ci/setup-debian.sh)
+# and runs the whole test suite: unit tests, the end-to-end ReFrame run on
+# localhost, and, as root, the emulated Slurm cluster with its fault drills.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash ci/setup-debian.sh
+
+export SLURM_CONF="${SLURM_CONF:-/nonexistent}"   # localhost unless a test says otherwise
+exec .venv/bin/python -m pytest -ra "$@" tests

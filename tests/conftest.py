@@ -1,0 +1,47 @@
+"""Shared helpers of the test suite."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SRC = os.path.join(ROOT, 'checks', 'src')
+FIXTURES = os.path.join(ROOT, 'tests', 'fixtures')
+BINDIR = os.path.dirname(sys.executable)
+
+
+def reframe_cmd():
+    """The reframe of the venv running the tests."""
+    exe = os.path.join(BINDIR, 'reframe')
+    return [exe] if os.path.exists(exe) else [sys.executable, '-m',
+                                              'reframe']
+
+
+@pytest.fixture(scope='session')
+def built_programs(tmp_path_factory):
+    """checks/src built with OpenMPI's wrapper into a temporary directory."""
+    cc = shutil.which('mpicc.openmpi') or shutil.which('mpicc')
+    if cc is None:
+        pytest.skip('no MPI compiler wrapper (apt-get install libopenmpi-dev)')
+
+    out = tmp_path_factory.mktemp('cgbuild')
+    shutil.copytree(SRC, out, dirs_exist_ok=True)
+    subprocess.run(['make', '-s', f'CC={cc}', 'clean', 'all'], cwd=out,
+                   check=True, capture_output=True, text=True)
+    return out
+
+
+def mpirun_env():
+    env = dict(os.environ)
+    env.update({'OMPI_ALLOW_RUN_AS_ROOT': '1',
+                'OMPI_ALLOW_RUN_AS_ROOT_CONFIRM': '1',
+                'OMPI_MCA_btl': 'self,vader', 'OMPI_MCA_pml': 'ob1'})
+    return env
+
+
+def fixture_text(*parts):
+    with open(os.path.join(FIXTURES, *parts)) as fp:
+        return fp.read()

@@ -1,0 +1,112 @@
+"""The configuration loads, validates, orders its systems and names the
+file of a broken system description."""
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import ROOT, reframe_cmd
+
+
+def run_reframe(*args, config=None, env=None):
+    cfg = config or os.path.join(ROOT, 'config', 'settings.py')
+    full_env = dict(os.environ, **(env or {}))
+    return subprocess.run(reframe_cmd() + ['-C', cfg, *args],
+                          capture_output=True, text=True, env=full_env,
+                          timeout=300)
+
+
+def load_settings(env=None):
+    """site_configuration of config/settings.py, imported afresh."""
+    code = ('import runpy, json; c = runpy.run_path("config/settings.py")'
+            '["site_configuration"]; print(json.dumps([s["name"] for s in '
+            'c["systems"]])); print(json.dumps(sorted(m["name"] for m in '
+            'c["modes"])))')
+    out = subprocess.run([os.path.join(os.path.dirname(reframe_cmd()[0]),
+                                       'python'), '-c', code],
+                         cwd=ROOT, capture_output=True, text=True,
+                         env=dict(os.environ, **(env or {})), check=True)
+    return [__import__('json').loads(x) for x in out.stdout.splitlines()]
+
+
+def test_validates_and_shows_localhost():
+    res = run_reframe('--show-config=systems/0/name',
+                      env={'SLURM_CONF': '/nonexistent'})
+    assert res.returncode == 0, res.stderr
+    assert '"localhost"' in res.stdout
+
+
+def test_modes_and_localhost_last():
+    systems, modes = load_settings({'SLURM_CONF': '/nonexistent'})
+    assert systems[-1] == 'localhost'
+    assert modes == ['acceptance', 'ci', 'nightly']
+
+
+def test_emulated_cluster_selected_when_slurm_conf_points_at_it(tmp_path):
+    conf = tmp_path / 'slurm.conf'
+    conf.write_text('ClusterName=cgemu\nNodeName=DEFAULT CPUs=2\n')
+    systems, _ = load_settings({'SLURM_CONF': str(conf)})
+    if 'emucluster' not in systems:
+        pytest.skip('no emulated cluster system configured')
+
+    assert systems[0] == 'emucluster'
+    res = run_reframe('--show-config=systems/0/name',
+                      env={'SLURM_CONF': str(conf)})
+    assert '"emucluster"' in res.stdout, res.stdout + res.stderr
+
+
+def test_broken_system_file_is_named(tmp_path):
+    cfg = tmp_path / 'config'
+    shutil.copytree(os.path.join(ROOT, 'config'), cfg)
+    (cfg / 'systems' / 'zz_broken.py').write_text(
+        'site_configuration = {"systems": [{"name": "x"}]\n')
+    res = run_reframe('--show-config=systems/0/name',
+                      config=str(cfg / 'settings.py'))
+    assert res.returncode != 0
+    assert 'zz_broken.py' in res.stdout + res.stderr
+    assert 'SyntaxError' in res.stdout + res.stderr
+
+
+def test_invalid_system_entry_fails_validation(tmp_path):
+    cfg = tmp_path / 'config'
+    shutil.copytree(os.path.join(ROOT, 'config'), cfg)
+    (cfg / 'systems' / 'zz_invalid.py').write_text(
+        'site_configuration = {"systems": [{"name": "bad", '
+        '"hostnames": "not-a-list", "partitions": []}]}\n')
+    res = run_reframe('--show-config=systems/0/name',
+                      config=str(cfg / 'settings.py'))
+    assert res.returncode != 0
+    assert 'zz_invalid.py' in res.stdout + res.stderr
+    assert "'hostnames' must be a list" in res.stdout + res.stderr
+
+
+def test_broken_sweep_description_is_named(tmp_path):
+    cfg = tmp_path / 'config'
+    shutil.copytree(os.path.join(ROOT, 'config'), cfg)
+    local = cfg / 'systems' / 'localhost.py'
+    local.write_text(local.read_text().replace("'scope': 'node'",
+                                               "'scope': 'nodes'"))
+    res = run_reframe('--show-config=systems/0/name',
+                      config=str(cfg / 'settings.py'))
+    assert res.returncode != 0
+    out = res.stdout + res.stderr
+    assert 'localhost.py' in out and "has scope 'nodes'" in out
+
+
+def test_listing_shows_the_three_axes():
+    res = run_reframe('-l', '-n', 'RightShift',
+                      env={'SLURM_CONF': '/nonexistent'})
+    assert res.returncode == 0, res.stderr
+    names = [ln for ln in res.stdout.splitlines()
+             if ln.startswith('- RightShift')]
+    assert names, res.stdout
+    for ln in names:
+        for axis in ('%num_nodes=', '%ppn=', '%interconnect=',
+                     '%msg_bytes='):
+            assert axis in ln
+
+    cores = os.cpu_count()
+    # localhost: 1 node, ppn 1..cores, shm and tcp, 3 sizes
+    assert len(names) == cores * 2 * 3

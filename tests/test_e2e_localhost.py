@@ -1,0 +1,67 @@
+"""End to end: ``reframe --mode ci -r`` on the embedded ``localhost``
+system; every selected test must pass (or be skipped with a reason) and
+every passed test must have its performance values in the perflog."""
+
+import glob
+import json
+import os
+import subprocess
+
+import pytest
+
+from conftest import ROOT, reframe_cmd
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope='module')
+def ci_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp('e2e')
+    env = dict(os.environ,
+               SLURM_CONF='/nonexistent',      # force localhost
+               CG_PERFLOG_DIR=str(out / 'perflogs'),
+               CG_RESULTS_DB=str(out / 'results.db'),
+               CG_DEBUG_LOG=str(out / 'reframe.log'))
+    report = out / 'report.json'
+    res = subprocess.run(
+        reframe_cmd() + ['-C', os.path.join(ROOT, 'config', 'settings.py'),
+                         '--mode', 'ci', '--prefix', str(out),
+                         '--report-file', str(report), '-r'],
+        capture_output=True, text=True, env=env, timeout=2400
+    )
+    with open(out / 'stdout.txt', 'w') as fp:
+        fp.write(res.stdout + res.stderr)
+
+    return res, json.loads(report.read_text()), out
+
+
+def test_ci_mode_passes(ci_run):
+    res, report, out = ci_run
+    assert res.returncode == 0, res.stdout[-4000:]
+    cases = [tc for run in report['runs'] for tc in run['testcases']]
+    failed = [tc['display_name'] for tc in cases
+              if tc['result'] not in ('pass', 'skip')]
+    assert not failed
+    passed = [tc for tc in cases if tc['result'] == 'pass'
+              and 'CgProgramsBuild' not in tc['name']]
+    assert len(passed) >= 20
+
+
+def test_skips_carry_a_reason(ci_run):
+    _, report, _ = ci_run
+    for run in report['runs']:
+        for tc in run['testcases']:
+            if tc['result'] == 'skip':
+                assert tc.get('fail_reason'), tc['display_name']
+
+
+def test_perflog_has_values_and_axes(ci_run):
+    res, report, out = ci_run
+    logs = glob.glob(str(out / 'perflogs' / '**' / '*.log'), recursive=True)
+    assert logs, 'no perflog written'
+    lines = [ln for f in logs for ln in open(f) if 'RightShift' in ln]
+    assert lines
+    for ln in lines:
+        for axis in ('num_nodes', 'ppn', 'interconnect', 'msg_bytes'):
+            assert axis in ln, ln
+        assert 'latency=' in ln and 'bandwidth=' in ln

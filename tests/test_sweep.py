@@ -1,0 +1,103 @@
+"""The sweep logic: a partition description yields exactly the expected
+points and skip reasons."""
+
+import pytest
+
+from clustergate import sweep
+from clustergate.sweep import Requirements, SweepConfigError, SweepPoint
+
+
+def cluster_extras():
+    return {
+        'sweep': {'nodes': [1, 2, 4], 'ppn': [1, 2]},
+        'interconnects': {
+            'shm': {'scope': 'node', 'env': {'openmpi': {'OMPI_MCA_btl':
+                                                         'self,vader'}}},
+            'fab0': {'scope': 'network',
+                     'env': {'openmpi': {'OMPI_MCA_btl': 'self,tcp',
+                                         'OMPI_MCA_btl_tcp_if_include':
+                                         'fab0'}}},
+        },
+    }
+
+
+def test_points_and_reasons_exact():
+    rows = sweep.points(cluster_extras(), 'emu:emu',
+                        Requirements(min_ranks=2))
+    verdicts = {(p.nodes, p.ppn, p.interconnect): r for p, r in rows}
+    assert len(rows) == 12
+    runnable = sorted(k for k, r in verdicts.items() if r is None)
+    assert runnable == sorted([
+        (1, 2, 'shm'), (1, 2, 'fab0'), (2, 1, 'fab0'), (2, 2, 'fab0'),
+        (4, 1, 'fab0'), (4, 2, 'fab0')])
+    assert verdicts[(1, 1, 'shm')] == 'needs at least 2 ranks, point has 1'
+    assert verdicts[(2, 1, 'shm')] == ("interconnect 'shm' is node-local "
+                                       "and cannot join 2 nodes")
+    assert verdicts[(1, 1, 'fab0')] == 'needs at least 2 ranks, point has 1'
+
+
+def test_rank_shapes():
+    ex = cluster_extras()
+    sq = Requirements(ranks_shape='square')
+    p2 = Requirements(ranks_shape='pow2')
+    assert sweep.why_not(ex, SweepPoint(2, 2, 'fab0'), sq) is None
+    assert sweep.why_not(ex, SweepPoint(2, 1, 'fab0'), sq) == \
+        '2 ranks is not a square number'
+    assert sweep.why_not(ex, SweepPoint(4, 2, 'fab0'), p2) is None
+    ex['sweep']['ppn'] = [3]
+    assert sweep.why_not(ex, SweepPoint(2, 3, 'fab0'), p2) == \
+        '6 ranks is not a power of two'
+
+
+def test_points_outside_partition_and_family():
+    ex = cluster_extras()
+    assert 'not offered' in sweep.why_not(ex, SweepPoint(8, 1, 'fab0'))
+    assert 'ppn=4 not offered' in sweep.why_not(ex, SweepPoint(1, 4, 'fab0'))
+    assert "interconnect 'ib0' not available" in sweep.why_not(
+        ex, SweepPoint(2, 1, 'ib0'))
+    assert "no settings for MPI family 'mpich'" in sweep.why_not(
+        ex, SweepPoint(2, 1, 'fab0'), mpi_family='mpich')
+    assert 'at least 3 nodes' in sweep.why_not(
+        ex, SweepPoint(2, 2, 'fab0'), Requirements(min_nodes=3))
+
+
+def test_axes_union_over_partitions():
+    login = ('login', {})
+    emu = ('emu', cluster_extras())
+    local = ('local', {'sweep': {'nodes': [1], 'ppn': [1, 2, 3]},
+                       'interconnects': {'tcp': {'scope': 'network',
+                                                 'env': {'openmpi': {}}}}})
+    # an empty env map is a config error, so give one variable
+    local[1]['interconnects']['tcp']['env']['openmpi'] = {'X': '1'}
+    nodes, ppn, ics = sweep.axes_union([login, emu, local])
+    assert nodes == [1, 2, 4]
+    assert ppn == [1, 2, 3]
+    assert ics == ['shm', 'fab0', 'tcp']
+
+
+def test_interconnect_env():
+    env = sweep.interconnect_env(cluster_extras(), 'fab0', 'openmpi')
+    assert env['OMPI_MCA_btl_tcp_if_include'] == 'fab0'
+    with pytest.raises(SweepConfigError, match="unknown interconnect 'ib0'"):
+        sweep.interconnect_env(cluster_extras(), 'ib0', 'openmpi')
+    with pytest.raises(SweepConfigError, match="MPI family 'intelmpi'"):
+        sweep.interconnect_env(cluster_extras(), 'fab0', 'intelmpi')
+
+
+@pytest.mark.parametrize('mutate, message', [
+    (lambda e: e.pop('sweep'), 'extras.sweep is missing'),
+    (lambda e: e['sweep'].update(nodes=[]), 'extras.sweep.nodes must be'),
+    (lambda e: e['sweep'].update(ppn=[0, 1]), 'extras.sweep.ppn must be'),
+    (lambda e: e['sweep'].update(ppn='2'), 'extras.sweep.ppn must be'),
+    (lambda e: e.update(interconnects={}), 'at least one interconnect'),
+    (lambda e: e['interconnects']['fab0'].update(scope='fabric'),
+     "has scope 'fabric'"),
+    (lambda e: e['interconnects']['fab0'].pop('env'), 'needs "env"'),
+    (lambda e: e['interconnects']['fab0']['env'].update(openmpi={'A': 1}),
+     'str->str'),
+])
+def test_broken_descriptions_name_the_problem(mutate, message):
+    ex = cluster_extras()
+    mutate(ex)
+    with pytest.raises(SweepConfigError, match=message):
+        sweep.describe(ex, 'emu')

@@ -1,0 +1,1 @@
+"""Small command line tools of the ``clustergate`` command."""
