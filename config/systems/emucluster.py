@@ -124,6 +124,10 @@ site_configuration = {
                         'sweep': {
                             'nodes': [n for n in (1, 2, 4) if n <= _nodes],
                             'ppn': [p for p in (1, 2) if p <= _cores],
+                            # ci mode: the whole cluster, one rank per node,
+                            # both fabrics (the link is the bottleneck)
+                            'ci': {'nodes': [min(4, _nodes)], 'ppn': [1],
+                                   'interconnects': ['fab0', 'fab1']},
                         },
                         'interconnects': {
                             'fab0': _fabric('fab0'),
