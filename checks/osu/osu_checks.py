@@ -1,0 +1,85 @@
+"""OSU Micro-Benchmarks (OMB 7.x): point-to-point (latency, bandwidth,
+bidirectional bandwidth, multi-pair bandwidth/message rate) and collectives
+(barrier, bcast, allreduce, alltoall), one small test per program over the
+sweep. osu_latency, osu_bw and osu_bibw need exactly 2 ranks: other points
+are skipped with that reason."""
+
+import reframe as rfm
+
+from clustergate import sweep
+from clustergate.rfm.osu import OsuTest
+
+_PAIR = sweep.Requirements(min_ranks=2, max_ranks=2)
+_MANY = sweep.Requirements(min_ranks=2)
+
+
+@rfm.simple_test
+class OsuLatency(OsuTest):
+    """One-way latency of a ping-pong between 2 ranks."""
+
+    program = 'osu_latency'
+    kind = 'latency'
+    sweep_requirements = _PAIR
+
+
+@rfm.simple_test
+class OsuBw(OsuTest):
+    """Unidirectional bandwidth, a window of messages in flight."""
+
+    program = 'osu_bw'
+    kind = 'bandwidth'
+    sweep_requirements = _PAIR
+
+
+@rfm.simple_test
+class OsuBibw(OsuTest):
+    """Bidirectional bandwidth between 2 ranks."""
+
+    program = 'osu_bibw'
+    kind = 'bandwidth'
+    sweep_requirements = _PAIR
+
+
+@rfm.simple_test
+class OsuMbwMr(OsuTest):
+    """Aggregate bandwidth and message rate of N/2 pairs at once."""
+
+    program = 'osu_mbw_mr'
+    kind = 'mbw_mr'
+    sweep_requirements = _MANY
+
+
+@rfm.simple_test
+class OsuBarrier(OsuTest):
+    """MPI_Barrier latency over all ranks."""
+
+    program = 'osu_barrier'
+    kind = 'barrier'
+    sweep_requirements = _MANY
+
+
+@rfm.simple_test
+class OsuBcast(OsuTest):
+    """MPI_Bcast latency over all ranks."""
+
+    program = 'osu_bcast'
+    kind = 'collective'
+    sweep_requirements = _MANY
+
+
+@rfm.simple_test
+class OsuAllreduce(OsuTest):
+    """MPI_Allreduce latency over all ranks."""
+
+    program = 'osu_allreduce'
+    kind = 'collective'
+    sweep_requirements = _MANY
+
+
+@rfm.simple_test
+class OsuAlltoall(OsuTest):
+    """MPI_Alltoall latency over all ranks."""
+
+    program = 'osu_alltoall'
+    kind = 'collective'
+    sweep_requirements = _MANY

@@ -1,0 +1,244 @@
+"""Fidelity of our own ping-pong against IMB PingPong.
+
+Our cg_contention (built by the CgProgramsBuild fixture with ``mpigcc``,
+i.e. against the very Intel MPI that ships IMB-MPI1) and IMB PingPong run
+in one job: same environment, transport variables and placement. The check
+fails when our 8 B latency or 1 MB (10^6 B) bandwidth is more than
+``tolerance`` away from IMB's.
+
+Like for like: by default our harness times *one* round trip per trial,
+between barriers, after flushing the caches, and keeps the mean of 50
+trials: a cold, single-shot figure, which is what the contention patterns
+need. IMB loops many repetitions back to back on a warm buffer (1000 at
+8 B, ~40 at 1 MB) and divides. So this check runs ours with ``--reps``
+equal to IMB's repetition count at each size (one back-to-back loop per
+trial, divided by the count, as IMB does) and ``--flush-bytes 64`` (no
+cache flush to speak of: IMB does not flush by default). IMB is run on
+exactly the same two sizes (``-msglen``), 8 and 1000000 bytes, the
+studies' "1 MB" (1 KB = 1000 B), rather than IMB's 1 MiB row.
+
+On a shared machine a trial now and then loses the CPU for milliseconds:
+our figure is the *median* of the trials (``med_us``; bandwidth = bytes /
+median time), and IMB is run ``imb_runs`` times (3) and its median run is
+taken, so one descheduled loop on either side does not decide the verdict.
+On a quiet machine mean and median agree.
+"""
+
+import os
+import statistics
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+from reframe.core.builtins import (fixture, performance_function, run_after,
+                                   run_before, sanity_function, variable)
+from reframe.core.exceptions import SanityError
+
+from clustergate import benchmarks, cgoutput, sweep
+from clustergate.parsers import ParseError, parse_imb
+from clustergate.rfm import modes
+from clustergate.rfm.axes import SweepAxes, _current_partitions
+from clustergate.rfm.build import CgProgramsBuild
+from clustergate.rfm.thirdparty import ImbBinaries
+
+LAT_BYTES = 8
+BW_BYTES = 1000000
+
+
+def compare(ours, imb, tolerance):
+    """Relative differences and the list of violations.
+
+    ``ours``/``imb``: dicts with ``latency_8B`` (us) and ``bandwidth_1MB``
+    (MB/s). Returns ``(diffs, problems)``; ``diffs[k] = ours/imb - 1``.
+    """
+    diffs, problems = {}, []
+    for key, unit in (('latency_8B', 'us'), ('bandwidth_1MB', 'MB/s')):
+        if not imb[key]:
+            problems.append(f'IMB {key} is 0: cannot compare')
+            continue
+
+        diffs[key] = ours[key] / imb[key] - 1
+        if abs(diffs[key]) > tolerance:
+            problems.append(f'{key}: ours {ours[key]:.3f} {unit} vs IMB '
+                            f'{imb[key]:.3f} {unit} ({diffs[key]:+.1%}, '
+                            f'limit +-{tolerance:.0%})')
+
+    return diffs, problems
+
+
+class PingPongFidelity(SweepAxes, rfm.RunOnlyRegressionTest):
+    """Our ping-pong vs IMB PingPong, 2 ranks, same MPI and transport.
+
+    Performance variables: ``ours_latency_8B``, ``imb_latency_8B`` (us),
+    ``ours_bandwidth_1MB``, ``imb_bandwidth_1MB`` (MB/s) and the ratios
+    ``latency_ratio``/``bandwidth_ratio`` (ours/IMB).
+    """
+
+    #: Largest accepted relative difference
+    tolerance = variable(float, value=0.15, loggable=True)
+
+    #: Trials of our harness per size (the first is dropped)
+    trials = variable(int, value=21, loggable=True)
+
+    #: Our repetitions per trial at 8 B and at 1 MB: IMB's counts
+    reps_8B = variable(int, value=1000, loggable=True)
+    reps_1MB = variable(int, value=40, loggable=True)
+
+    #: IMB PingPong runs (the median run counts)
+    imb_runs = variable(int, value=3, loggable=True)
+
+    programs = fixture(CgProgramsBuild, scope='environment')
+    binaries = fixture(ImbBinaries, scope='environment')
+
+    valid_systems = ['+mpi']
+    valid_prog_environs = ['+intelmpi']
+    sweep_requirements = sweep.Requirements(
+        min_ranks=2, max_ranks=2, mpi_families=('intelmpi',))
+    time_limit = '10m'
+    maintainers = ['clustergate']
+
+    @run_after('init')
+    def set_tags(self):
+        partitions = [e for _, e in _current_partitions()]
+        ci = modes.in_ci_subset(self.sweep_point(), partitions)
+        self.tags = modes.tags_for(ci=ci, nightly=True) | {'fidelity', 'imb'}
+        self.descr = (f'ping-pong fidelity vs IMB on {self.num_nodes} '
+                      f'node(s) x {self.ppn} ppn over {self.interconnect}')
+
+    @run_before('run')
+    def set_commands(self):
+        src = self.binaries.bench_source
+        reason = benchmarks.why_binary_missing(src, 'IMB-MPI1')
+        if reason and not self.is_dry_run():
+            self.skip(reason)
+
+        # the launcher line is needed for the extra commands: fill the job
+        # the way run() will
+        self.job.num_tasks = self.num_tasks
+        self.job.num_tasks_per_node = self.num_tasks_per_node
+        launch = self.job.launcher.run_command(self.job)
+        ours = self.programs.path('cg_contention')
+        common = (f'--patterns pingpong --trials {self.trials} '
+                  f'--flush-bytes 64')
+        self.prerun_cmds = [
+            f'printf "{LAT_BYTES}\\n{BW_BYTES}\\n" > imb_msglen.txt',
+            f'{launch} {ours} {common} --sizes {LAT_BYTES} '
+            f'--reps {self.reps_8B} > ours_8B.out',
+            f'{launch} {ours} {common} --sizes {BW_BYTES} '
+            f'--reps {self.reps_1MB} > ours_1MB.out',
+        ]
+        imb = benchmarks.expected_binary(src, 'IMB-MPI1')
+        for i in range(1, self.imb_runs):
+            self.prerun_cmds.append(f'{launch} {imb} PingPong -msglen '
+                                    f'imb_msglen.txt > imb_{i}.out')
+
+        self.executable = benchmarks.expected_binary(src, 'IMB-MPI1')
+        self.executable_opts = ['PingPong', '-msglen', 'imb_msglen.txt']
+        self.keep_files = ['ours_8B.out', 'ours_1MB.out'] + [
+            f'imb_{i}.out' for i in range(1, self.imb_runs)]
+
+    # -- output -----------------------------------------------------------
+
+    def _read(self, name):
+        path = os.path.join(self.stagedir, name)
+        try:
+            with open(path) as fp:
+                return fp.read()
+        except OSError as err:
+            raise SanityError(f'cannot read {name}: {err.strerror}') from None
+
+    def figures(self, imb_texts, ours_8B_text, ours_1MB_text):
+        """``(ours, imb)`` dicts from the outputs (``imb_texts``: one or
+        more IMB runs); SanityError with the cause if one is incomplete."""
+        if isinstance(imb_texts, str):
+            imb_texts = [imb_texts]
+
+        lat, bw = [], []
+        for n, text in enumerate(imb_texts, 1):
+            try:
+                block = parse_imb(text).block('PingPong', 2)
+            except ParseError as err:
+                raise SanityError(f'IMB (run {n}): {err}') from None
+            except KeyError as err:
+                raise SanityError(f'IMB (run {n}): {err.args[0]}') from None
+
+            rows = {r['bytes']: r for r in block.rows}
+            for size in (LAT_BYTES, BW_BYTES):
+                if size not in rows:
+                    raise SanityError(f'IMB PingPong (run {n}) has no '
+                                      f'{size} B row')
+
+            lat.append(rows[LAT_BYTES]['t_usec'])
+            bw.append(rows[BW_BYTES]['mbytes_per_sec'])
+
+        imb = {'latency_8B': statistics.median(lat),
+               'bandwidth_1MB': statistics.median(bw)}
+
+        ours = {}
+        for text, size, key in (
+                (ours_8B_text, LAT_BYTES, 'latency_8B'),
+                (ours_1MB_text, BW_BYTES, 'bandwidth_1MB')):
+            try:
+                run = cgoutput.parse(text)
+                cgoutput.verify(run, program='cg_contention',
+                                pattern='pingpong')
+            except cgoutput.OutputError as err:
+                raise SanityError(f'our ping-pong ({size} B): {err}') \
+                    from None
+
+            lines = [m for m in run.select('pingpong') if m['bytes'] == size]
+            if not lines or not lines[0].get('med_us'):
+                raise SanityError(f'our ping-pong has no med_us at {size} B')
+
+            med = lines[0]['med_us']
+            # one-way time; bandwidth in MB/s = bytes / us
+            ours[key] = med if key == 'latency_8B' else size / med
+
+        return ours, imb
+
+    def _figures(self):
+        imb = [self._read(str(self.stdout))] + [
+            self._read(f'imb_{i}.out') for i in range(1, self.imb_runs)]
+        return self.figures(imb,
+                            self._read('ours_8B.out'),
+                            self._read('ours_1MB.out'))
+
+    def check_figures(self, ours, imb):
+        _, problems = compare(ours, imb, self.tolerance)
+        if problems:
+            raise SanityError(
+                f'our ping-pong disagrees with IMB over {self.interconnect}: '
+                + '; '.join(problems))
+
+        return True
+
+    @sanity_function
+    def validate(self):
+        return sn.defer(self.check_figures(*self._figures()))
+
+    # -- performance ------------------------------------------------------
+
+    @performance_function('us')
+    def latency(self, which='ours'):
+        ours, imb = self._figures()
+        return sn.defer((ours if which == 'ours' else imb)['latency_8B'])
+
+    @performance_function('MB/s')
+    def bandwidth(self, which='ours'):
+        ours, imb = self._figures()
+        return sn.defer((ours if which == 'ours' else imb)['bandwidth_1MB'])
+
+    @performance_function('x')
+    def ratio(self, key='latency_8B'):
+        ours, imb = self._figures()
+        return sn.defer(ours[key] / imb[key])
+
+    @run_before('performance')
+    def set_perf_variables(self):
+        self.perf_variables = {
+            'ours_latency_8B': self.latency('ours'),
+            'imb_latency_8B': self.latency('imb'),
+            'ours_bandwidth_1MB': self.bandwidth('ours'),
+            'imb_bandwidth_1MB': self.bandwidth('imb'),
+            'latency_ratio': self.ratio('latency_8B'),
+            'bandwidth_ratio': self.ratio('bandwidth_1MB'),
+        }

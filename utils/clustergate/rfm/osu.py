@@ -1,0 +1,135 @@
+"""Generic base of the OSU Micro-Benchmarks checks (OMB 7.x, MPI).
+
+One test = one OSU program x one sweep point. Each program is run with an
+explicit size range (``-m 1:<max>``), so that the parser can tell a
+complete table from one cut short (OSU prints no end marker).
+"""
+
+import reframe.utility.sanity as sn
+import reframe.utility.typecheck as typ
+from reframe.core.builtins import (fixture, performance_function, run_after,
+                                   run_before, variable)
+from reframe.core.exceptions import SanityError
+
+from clustergate.parsers import parse_osu
+from clustergate.rfm.thirdparty import OsuBinaries, ThirdPartyTest
+
+
+class OsuTest(ThirdPartyTest):
+    """Runs one OSU program.
+
+    Performance variables, by kind:
+
+    * ``latency`` (osu_latency): ``latency_8B`` (us) and ``latency_max``
+      (us at the largest size);
+    * ``bandwidth`` (osu_bw, osu_bibw): ``bandwidth`` (MB/s at the largest
+      size; OSU's MB/s is 10^6 B/s);
+    * ``mbw_mr`` (osu_mbw_mr): ``bandwidth`` (MB/s) and ``message_rate``
+      (messages/s), both at the largest size;
+    * ``barrier``: ``latency`` (us);
+    * ``collective`` (osu_bcast, osu_allreduce, osu_alltoall):
+      ``latency_8B`` and ``latency_max`` (us).
+    """
+
+    family = 'osu'
+
+    #: Program name (osu_latency, ...): subclasses
+    program = variable(str, loggable=True)
+
+    #: latency, bandwidth, mbw_mr, barrier or collective: subclasses
+    kind = variable(str)
+
+    #: Largest message size (bytes), passed as ``-m 1:<max>``; OSU's
+    #: defaults: 4 MiB for point-to-point, 1 MiB for collectives
+    max_size = variable(int, type(None), value=None)
+
+    #: Extra options (e.g. ['-i', '1000'])
+    osu_opts = variable(typ.List[str], value=[])
+
+    binaries = fixture(OsuBinaries, scope='environment')
+
+    time_limit = '15m'
+
+    def tag_names(self):
+        return {'osu', self.program}
+
+    @run_after('init')
+    def set_descr(self):
+        if self.max_size is None and self.kind != 'barrier':
+            self.max_size = (1 << 20 if self.kind == 'collective'
+                             else 1 << 22)
+
+        self.descr = (f'OSU {self.program} on {self.num_nodes} node(s) x '
+                      f'{self.ppn} ppn over {self.interconnect}')
+
+    @run_after('setup')
+    def even_ranks_for_pairs(self):
+        if self.kind == 'mbw_mr':
+            self.skip_if(self.num_tasks % 2 != 0,
+                         f'{self.program} pairs ranks: {self.num_tasks} '
+                         f'ranks is odd')
+
+    def binary_name(self):
+        return self.program
+
+    @run_before('run')
+    def set_options(self):
+        opts = []
+        if self.max_size:
+            opts += ['-m', f'1:{self.max_size}']
+
+        self.executable_opts = opts + list(self.osu_opts)
+
+    def parse(self, text):
+        return parse_osu(text, max_size=self.max_size or None)
+
+    def check_result(self, result):
+        if result.validated is False:
+            raise SanityError(f'OSU {result.benchmark}: data validation '
+                              f'failed: {"; ".join(result.messages)}')
+
+        if self.kind == 'mbw_mr' and self.num_tasks and \
+                result.pairs not in (None, self.num_tasks // 2):
+            raise SanityError(f'{self.program} ran {result.pairs} pairs, '
+                              f'expected {self.num_tasks // 2}')
+
+    # -- performance ------------------------------------------------------
+
+    def value_at(self, size, key=None):
+        res = self.parsed()
+        if self.kind == 'barrier':
+            return res.value
+
+        if size is None:
+            return res.rows[-1][key or res.metric]
+
+        table = res.by_size(key)
+        if size not in table:
+            raise SanityError(f'OSU {res.benchmark} table has no row for '
+                              f'{size} bytes')
+        return table[size]
+
+    @performance_function('us')
+    def latency_at(self, size=None):
+        return sn.defer(self.value_at(size))
+
+    @performance_function('MB/s')
+    def bandwidth_at(self, size=None):
+        return sn.defer(self.value_at(size))
+
+    @performance_function('msg/s')
+    def message_rate(self):
+        return sn.defer(self.value_at(None, 'messages_per_s'))
+
+    @run_before('performance')
+    def set_perf_variables(self):
+        if self.kind == 'barrier':
+            self.perf_variables = {'latency': self.latency_at()}
+        elif self.kind in ('latency', 'collective'):
+            self.perf_variables = {'latency_8B': self.latency_at(8),
+                                   'latency_max': self.latency_at()}
+        elif self.kind == 'mbw_mr':
+            self.perf_variables = {'bandwidth': self.bandwidth_at(),
+                                   'message_rate': self.message_rate()}
+        else:
+            self.perf_variables = {'bandwidth': self.bandwidth_at()}

@@ -1,0 +1,141 @@
+"""Generic base of the STREAM checks (McCalpin's stream_c.exe, OpenMP).
+
+One test = one node, one NUMA domain count. Threads: the partition's
+``cores_per_node`` (extras), scaled to the NUMA domains used. A partition
+asks for runs on fewer domains than the whole node with::
+
+    'extras': {'cores_per_node': 64, 'numa_domains_per_node': 4,
+               'stream_numa_counts': [1, 4]}
+
+(runs on domain 0 only and on all four, bound with ``numactl``). Without
+``stream_numa_counts`` STREAM runs once, on the whole node, unbound.
+"""
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+from reframe.core.backends import getlauncher
+from reframe.core.builtins import (fixture, parameter, performance_function,
+                                   run_after, run_before, variable)
+from reframe.core.exceptions import SanityError
+
+from clustergate.parsers import parse_stream
+from clustergate.rfm import modes
+from clustergate.rfm.axes import _current_partitions
+from clustergate.rfm.thirdparty import BinaryRun, StreamBinaries
+
+KERNELS = ('Copy', 'Scale', 'Add', 'Triad')
+
+
+def _numa_counts():
+    counts = set()
+    for _, extras in _current_partitions():
+        if 'sweep' in extras:
+            counts.update(extras.get('stream_numa_counts', [0]))
+
+    return sorted(counts) or [0]
+
+
+def stream_threads(extras, numa_domains):
+    """OpenMP threads of a run on ``numa_domains`` domains (0: whole node);
+    None when the partition does not declare ``cores_per_node``."""
+    cores = extras.get('cores_per_node')
+    if not cores:
+        return None
+
+    per_node = extras.get('numa_domains_per_node', 1)
+    if not numa_domains:
+        return cores
+
+    return max(1, cores * numa_domains // per_node)
+
+
+class StreamTest(BinaryRun, rfm.RunOnlyRegressionTest):
+    """Runs ``stream_c.exe`` with OMP_NUM_THREADS threads on one node.
+
+    Performance variables: ``copy``, ``scale``, ``add``, ``triad``: best
+    rates in MB/s (10^6 B/s), as STREAM prints them.
+    """
+
+    family = 'stream'
+
+    #: NUMA domains the run is bound to; 0 = whole node, unbound
+    numa_domains = parameter(_numa_counts(), loggable=True)
+
+    #: Threads used (set at setup from the partition), logged
+    threads = variable(int, value=0, loggable=True)
+
+    binaries = fixture(StreamBinaries, scope='environment')
+
+    valid_systems = ['+mpi']
+    valid_prog_environs = ['+mpi']
+    maintainers = ['clustergate']
+    num_tasks = 1
+    time_limit = '10m'
+
+    @run_after('init')
+    def set_tags(self):
+        self.tags = modes.tags_for(ci=False, nightly=True) | {
+            'thirdparty', 'stream'
+        }
+        where = (f'{self.numa_domains} NUMA domain(s)' if self.numa_domains
+                 else 'the whole node')
+        self.descr = f'STREAM on {where}'
+
+    @run_after('setup')
+    def set_threads(self):
+        extras = self.current_partition.extras
+        counts = extras.get('stream_numa_counts', [0])
+        self.skip_if(self.numa_domains not in counts,
+                     f'partition {self.current_partition.fullname} runs '
+                     f'STREAM on NUMA domain counts {counts}, not '
+                     f'{self.numa_domains}')
+        threads = stream_threads(extras, self.numa_domains)
+        self.skip_if(threads is None,
+                     f'partition {self.current_partition.fullname} does '
+                     f'not declare cores_per_node (extras)')
+        self.threads = threads
+        self.num_cpus_per_task = threads
+        self.env_vars.update({
+            'OMP_NUM_THREADS': str(threads),
+            'OMP_PLACES': 'cores',
+            'OMP_PROC_BIND': 'spread',
+        })
+        # one process, OpenMP only: no MPI launcher (mpirun would bind the
+        # single rank, and all its threads, to one core)
+        self.job.launcher = getlauncher('local')()
+
+    def binary_name(self):
+        return 'stream_c.exe'
+
+    @run_before('run')
+    def bind_to_domains(self):
+        if self.numa_domains:
+            nodes = f'0-{self.numa_domains - 1}'
+            self.executable_opts = [f'--cpunodebind={nodes}',
+                                    f'--membind={nodes}', self.executable]
+            self.executable = 'numactl'
+
+    def parse(self, text):
+        return parse_stream(text)
+
+    def check_result(self, res):
+        if not res.validates:
+            raise SanityError('STREAM: no "Solution Validates": ' +
+                              '; '.join(res.validation_errors))
+
+        missing = [k for k in KERNELS if k not in res.kernels]
+        if missing:
+            raise SanityError(f'STREAM output has no {", ".join(missing)} '
+                              f'row')
+
+        if self.threads and res.threads not in (None, self.threads):
+            raise SanityError(f'STREAM counted {res.threads} threads, '
+                              f'expected {self.threads}')
+
+    @performance_function('MB/s')
+    def rate(self, kernel='Triad'):
+        return sn.defer(self.parsed().rate(kernel))
+
+    @run_before('performance')
+    def set_perf_variables(self):
+        self.perf_variables = {k.lower(): self.rate(k) for k in KERNELS}
