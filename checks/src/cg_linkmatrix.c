@@ -14,7 +14,11 @@
  *      src=<node> dst=<node> t_us=.. ... bw_MBps=<MB/s> ... round=<k>
  *      src_rank=<i> dst_rank=<j>
  *
- * usage: cg_linkmatrix [--bytes 4M] [--any-placement (allow several ranks
+ * With N even, round N/2 pairs the nodes mutually (both directions of a
+ * pair on the same connection at once, unlike the other rounds): that round
+ * is timed in two halves, one direction each (--no-split: at once).
+ *
+ * usage: cg_linkmatrix [--bytes 4M] [--no-split] [--any-placement (allow several ranks
  *        per node: a rank matrix, for tests)] [harness options: --trials ...]
  */
 #include "cg_harness.h"
@@ -26,6 +30,7 @@
 typedef struct {
     size_t bytes;
     int to, from;             /* partners of this rank in the round */
+    int do_send, do_recv;     /* half rounds: only one direction */
     unsigned char *sbuf, *rbuf;
     double recv_dt;           /* this trial: start -> receive complete */
     double *recv_times;       /* per trial */
@@ -43,11 +48,14 @@ static void op_round(void *v)
     lctx *x = v;
     MPI_Request req[2];
     double t0 = MPI_Wtime();
-    MPI_Irecv(x->rbuf, (int)x->bytes, MPI_BYTE, x->from, 7, MPI_COMM_WORLD,
-              &req[0]);
-    MPI_Isend(x->sbuf, (int)x->bytes, MPI_BYTE, x->to, 7, MPI_COMM_WORLD,
-              &req[1]);
-    for (int done = 0; done < 2; ++done) {
+    req[0] = req[1] = MPI_REQUEST_NULL;
+    if (x->do_recv)
+        MPI_Irecv(x->rbuf, (int)x->bytes, MPI_BYTE, x->from, 7,
+                  MPI_COMM_WORLD, &req[0]);
+    if (x->do_send)
+        MPI_Isend(x->sbuf, (int)x->bytes, MPI_BYTE, x->to, 7,
+                  MPI_COMM_WORLD, &req[1]);
+    for (int done = 0; done < x->do_recv + x->do_send; ++done) {
         int idx;
         MPI_Waitany(2, req, &idx, MPI_STATUS_IGNORE);
         if (idx == 0)
@@ -58,6 +66,9 @@ static void op_round(void *v)
 static void verify(void *v, int t)
 {
     lctx *x = v;
+    if (!x->do_recv)
+        return;
+
     cg_check(x->rbuf, x->bytes, x->from, t, "linkmatrix");
     x->recv_times[t] = x->recv_dt;
 }
@@ -80,10 +91,12 @@ int main(int argc, char **argv)
 {
     cg_init(&argc, &argv, "cg_linkmatrix");
     size_t bytes = 4000000;
-    int any_placement = 0;
+    int any_placement = 0, split = 1;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--bytes") && i + 1 < argc)
             bytes = parse_bytes(argv[++i]);
+        else if (!strcmp(argv[i], "--no-split"))
+            split = 0;
         else if (!strcmp(argv[i], "--any-placement"))
             any_placement = 1;     /* tests on one machine: rank matrix */
         else
@@ -109,9 +122,23 @@ int main(int argc, char **argv)
         cg_die("out of memory for %zu-byte messages", bytes);
 
     double *unused = malloc(sizeof(double) * nt);
+    /* Round k = n/2 (n even) pairs the nodes mutually: both directions
+     * would share one connection, unlike every other round, so that round
+     * is timed in two halves, one direction each (--no-split: together) */
+    int halves_of_mutual = split ? 2 : 1;
     for (int k = 1; k < n; ++k) {
+      int mutual = 2 * k == n;
+      for (int half = 0; half < (mutual ? halves_of_mutual : 1); ++half) {
         x.to = (cg.rank + k) % n;
         x.from = (cg.rank - k + n) % n;
+        x.do_send = x.do_recv = 1;
+        if (mutual && split) {
+            /* half 0: the lower rank of each pair sends; half 1: reverse */
+            int lower = cg.rank < x.to;
+            x.do_send = half == 0 ? lower : !lower;
+            x.do_recv = !x.do_send;
+        }
+
         cg_measurement m;
         memset(&m, 0, sizeof m);
         m.pattern = "linkmatrix";
@@ -127,8 +154,11 @@ int main(int argc, char **argv)
                    MPI_COMM_WORLD);
 
         for (int r = 0; r < n; ++r) {
+            int from = (r - k + n) % n;
+            if (mutual && split && (half == 0) != (from < r))
+                continue;       /* r did not receive in this half */
+
             if (cg.rank == 0) {
-                int from = (r - k + n) % n;
                 char extra[96];
                 cg_stats st;
                 /* trial 0 is the warm-up: dropped */
@@ -147,6 +177,7 @@ int main(int argc, char **argv)
 
             ++cg.measurements;
         }
+      }
     }
 
     free(unused);
