@@ -166,7 +166,8 @@ def cases_from_report(report):
             if tc.get('result') != 'pass':
                 continue
 
-            params = {**tc.get('check_params', {}), **tc.get('check_vars', {})}
+            # loggable parameters and variables are top-level keys
+            params = tc
             if 'kernel' not in params or 'npb_class' not in params:
                 continue
 
@@ -181,7 +182,7 @@ def cases_from_report(report):
                 'num_nodes': int(params['num_nodes']),
                 'ppn': int(params['ppn']),
                 'interconnect': params['interconnect'],
-                'system': tc.get('system'),
+                'system': f'{tc.get("system")}:{tc.get("partition")}',
                 'environ': tc.get('environ'),
                 'mops_total': float(perf['mops_total']),
             })
