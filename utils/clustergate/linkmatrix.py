@@ -272,3 +272,29 @@ def heatmap(matrix: Matrix, path, title='', fraction=DEFAULT_FRACTION,
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return str(path)
+
+
+def main(argv=None):
+    """``python -m clustergate.linkmatrix CSV [PNG] [--fraction F]
+    [--fabric NAME] [--title T]``: verdicts of a saved matrix, and its heat
+    map when PNG is given (the check draws it in a separate process, away
+    from ReFrame's import state)."""
+    import argparse
+    p = argparse.ArgumentParser(prog='python -m clustergate.linkmatrix')
+    p.add_argument('csv')
+    p.add_argument('png', nargs='?')
+    p.add_argument('--fraction', type=float, default=DEFAULT_FRACTION)
+    p.add_argument('--fabric', default='?')
+    p.add_argument('--title', default='')
+    args = p.parse_args(argv)
+    mat = read_csv(args.csv)
+    an = analyse(mat, args.fraction, args.fabric)
+    print(an.summary())
+    if args.png:
+        heatmap(mat, args.png, args.title, args.fraction, an)
+
+    return 0 if an.healthy else 1
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())
