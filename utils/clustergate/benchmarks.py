@@ -45,6 +45,15 @@ KINDS = ('spack', 'prebuilt')
 #: OSU 7.x installs its binaries here (below the prefix or the view)
 OSU_SUBDIRS = ('pt2pt', 'collective', 'startup', 'one-sided',
                'pt2pt/persistent', 'congestion')
+#: OSU programs installed under mpi/collective (blocking and non-blocking)
+OSU_COLLECTIVES = frozenset(
+    f'osu_{p}{s}' for p in ('barrier', 'bcast', 'allreduce', 'alltoall',
+                            'allgather', 'allgatherv', 'alltoallv', 'gather',
+                            'gatherv', 'reduce', 'reduce_scatter', 'scatter',
+                            'scatterv')
+    for s in ('', '_persistent')) | frozenset(
+    f'osu_i{p}' for p in ('barrier', 'bcast', 'allreduce', 'alltoall',
+                          'allgather', 'gather', 'reduce', 'scatter'))
 
 
 class BenchmarkConfigError(ValueError):
@@ -208,8 +217,11 @@ def resolve(extras: Mapping, family: str, environ: Optional[str] = None,
 def binary_relpaths(family: str, name: str) -> List[str]:
     """Where the standard binary ``name`` may be below a prefix."""
     if family == 'osu':
+        # the program's own folder first: that is the path --dry-run shows
+        first = 'collective' if name in OSU_COLLECTIVES else 'pt2pt'
+        dirs = [first] + [d for d in OSU_SUBDIRS if d != first]
         return ([os.path.join('libexec', 'osu-micro-benchmarks', 'mpi', d,
-                              name) for d in OSU_SUBDIRS] +
+                              name) for d in dirs] +
                 [os.path.join('bin', name)])
 
     return [os.path.join('bin', name)]
