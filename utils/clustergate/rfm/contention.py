@@ -21,6 +21,10 @@ from clustergate.rfm.build import CgProgramsBuild
 #: Message sizes of the studies: 8 B, 10 KB, 1 MB (1 KB = 1000 B)
 DEFAULT_SIZES = [8, 10000, 1000000]
 CI_SIZES = {8, 1000000}
+#: Patterns of the ci mode: one of each kind (point-to-point, all-pairs,
+#: many-to-one, collective); the others run nightly
+CI_PATTERNS = {'barrier', 'pingpong', 'shift', 'hotspot', 'concurrent',
+               'allreduce'}
 
 
 class ContentionTest(SweepAxes, rfm.RunOnlyRegressionTest):
@@ -56,7 +60,7 @@ class ContentionTest(SweepAxes, rfm.RunOnlyRegressionTest):
 
     valid_systems = ['+mpi']
     valid_prog_environs = ['+mpi']
-    time_limit = '10m'
+    time_limit = '5m'
     maintainers = ['clustergate']
 
     @run_after('init')
@@ -65,7 +69,8 @@ class ContentionTest(SweepAxes, rfm.RunOnlyRegressionTest):
                       f'{self.num_nodes} node(s) x {self.ppn} ppn over '
                       f'{self.interconnect}')
         partitions = [e for _, e in _current_partitions()]
-        ci = (self.msg_bytes in CI_SIZES and
+        ci = (self.pattern in CI_PATTERNS and
+              (self.msg_bytes in CI_SIZES or self.pattern == 'barrier') and
               modes.in_ci_subset(self.sweep_point(), partitions))
         self.tags = modes.tags_for(ci=ci, nightly=True) | {
             'contention', self.pattern
