@@ -1,0 +1,65 @@
+"""The fidelity check (our ping-pong vs IMB PingPong): its verdict and its
+failure messages."""
+
+import pytest
+import reframe.utility.sanity as sn
+from reframe.core.exceptions import SanityError
+
+from conftest import fixture_text
+from rfm_loader import load_checks, pick
+
+IMB_MIB = fixture_text('benchmark-outputs', 'imb',
+                       'impi-rt-imb2021.11-PingPong.np2.out')
+
+
+@pytest.fixture(scope='module')
+def compare(check):
+    # imported once the checks have set up a ReFrame runtime
+    from clustergate.rfm.fidelity import compare
+    return compare
+
+
+def test_compare_within_tolerance(compare):
+    diffs, problems = compare({'latency_8B': 1.1, 'bandwidth_1MB': 950.0},
+                              {'latency_8B': 1.0, 'bandwidth_1MB': 1000.0},
+                              0.15)
+    assert problems == []
+    assert diffs['latency_8B'] == pytest.approx(0.1)
+    assert diffs['bandwidth_1MB'] == pytest.approx(-0.05)
+
+
+def test_compare_names_what_is_off(compare):
+    _, problems = compare({'latency_8B': 1.2, 'bandwidth_1MB': 500.0},
+                          {'latency_8B': 1.0, 'bandwidth_1MB': 1000.0}, 0.15)
+    assert len(problems) == 2
+    assert problems[0].startswith('latency_8B: ours 1.200 us vs IMB 1.000 us')
+    assert '-50.0%' in problems[1]
+
+
+@pytest.fixture(scope='module')
+def check():
+    return pick(load_checks('checks/fidelity/fidelity_checks.py'),
+                'PingPongVsImb')
+
+
+def test_imb_without_the_1MB_row_is_a_sanity_error(check):
+    # a standard IMB run has 1 MiB, not the 10^6 B the check asks for
+    with pytest.raises(SanityError, match='no 1000000 B row'):
+        check.figures([IMB_MIB], '', '')
+
+
+def test_truncated_imb_is_a_sanity_error(check):
+    cut = IMB_MIB.split('# All processes')[0]
+    with pytest.raises(SanityError, match='IMB \\(run 1\\).*MPI_Finalize'):
+        check.figures([cut], '', '')
+
+
+def test_check_figures_message(check):
+    check.tolerance = 0.15
+    with pytest.raises(SanityError, match='disagrees with IMB'):
+        sn.evaluate(sn.defer(check.check_figures(
+            {'latency_8B': 2.0, 'bandwidth_1MB': 1000.0},
+            {'latency_8B': 1.0, 'bandwidth_1MB': 1000.0})))
+    assert check.check_figures({'latency_8B': 1.0, 'bandwidth_1MB': 1000.0},
+                               {'latency_8B': 1.05,
+                                'bandwidth_1MB': 900.0})
