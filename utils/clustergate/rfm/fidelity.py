@@ -19,8 +19,10 @@ studies' "1 MB" (1 KB = 1000 B), rather than IMB's 1 MiB row.
 
 On a shared machine a trial now and then loses the CPU for milliseconds:
 our figure is the *median* of the trials (``med_us``; bandwidth = bytes /
-median time), and IMB is run ``imb_runs`` times (3) and its median run is
+median time), and IMB is run ``rounds`` times (3) and its median run is
 taken, so one descheduled loop on either side does not decide the verdict.
+The runs are interleaved in ``rounds`` (ours 8 B, ours 1 MB, IMB), so
+both sides sample the same periods of the machine's load.
 On a quiet machine mean and median agree.
 """
 
@@ -83,8 +85,8 @@ class PingPongFidelity(SweepAxes, rfm.RunOnlyRegressionTest):
     reps_8B = variable(int, value=1000, loggable=True)
     reps_1MB = variable(int, value=40, loggable=True)
 
-    #: IMB PingPong runs (the median run counts)
-    imb_runs = variable(int, value=3, loggable=True)
+    #: Rounds of (ours 8 B, ours 1 MB, IMB); the median round counts
+    rounds = variable(int, value=3, loggable=True)
 
     programs = fixture(CgProgramsBuild, scope='environment')
     binaries = fixture(ImbBinaries, scope='environment')
@@ -119,22 +121,29 @@ class PingPongFidelity(SweepAxes, rfm.RunOnlyRegressionTest):
         ours = self.programs.path('cg_contention')
         common = (f'--patterns pingpong --trials {self.trials} '
                   f'--flush-bytes 64')
-        self.prerun_cmds = [
-            f'printf "{LAT_BYTES}\\n{BW_BYTES}\\n" > imb_msglen.txt',
-            f'{launch} {ours} {common} --sizes {LAT_BYTES} '
-            f'--reps {self.reps_8B} > ours_8B.out',
-            f'{launch} {ours} {common} --sizes {BW_BYTES} '
-            f'--reps {self.reps_1MB} > ours_1MB.out',
-        ]
         imb = benchmarks.expected_binary(src, 'IMB-MPI1')
-        for i in range(1, self.imb_runs):
-            self.prerun_cmds.append(f'{launch} {imb} PingPong -msglen '
-                                    f'imb_msglen.txt > imb_{i}.out')
+        # rounds interleaved (ours 8 B, ours 1 MB, IMB), so that both sides
+        # see the same share of whatever else runs on the machine; the
+        # last IMB run is the job's stdout
+        self.prerun_cmds = [
+            f'printf "{LAT_BYTES}\\n{BW_BYTES}\\n" > imb_msglen.txt']
+        for i in range(1, self.rounds + 1):
+            self.prerun_cmds += [
+                f'{launch} {ours} {common} --sizes {LAT_BYTES} '
+                f'--reps {self.reps_8B} > ours_8B_{i}.out',
+                f'{launch} {ours} {common} --sizes {BW_BYTES} '
+                f'--reps {self.reps_1MB} > ours_1MB_{i}.out',
+            ]
+            if i < self.rounds:
+                self.prerun_cmds.append(f'{launch} {imb} PingPong -msglen '
+                                        f'imb_msglen.txt > imb_{i}.out')
 
         self.executable = benchmarks.expected_binary(src, 'IMB-MPI1')
         self.executable_opts = ['PingPong', '-msglen', 'imb_msglen.txt']
-        self.keep_files = ['ours_8B.out', 'ours_1MB.out'] + [
-            f'imb_{i}.out' for i in range(1, self.imb_runs)]
+        self.keep_files = [f'{what}_{i}.out'
+                           for i in range(1, self.rounds + 1)
+                           for what in ('ours_8B', 'ours_1MB', 'imb')
+                           if what != 'imb' or i < self.rounds]
 
     # -- output -----------------------------------------------------------
 
@@ -146,11 +155,14 @@ class PingPongFidelity(SweepAxes, rfm.RunOnlyRegressionTest):
         except OSError as err:
             raise SanityError(f'cannot read {name}: {err.strerror}') from None
 
-    def figures(self, imb_texts, ours_8B_text, ours_1MB_text):
-        """``(ours, imb)`` dicts from the outputs (``imb_texts``: one or
-        more IMB runs); SanityError with the cause if one is incomplete."""
-        if isinstance(imb_texts, str):
-            imb_texts = [imb_texts]
+    def figures(self, imb_texts, ours_8B_texts, ours_1MB_texts):
+        """``(ours, imb)`` dicts from the outputs (each argument: one text
+        or a list, one per round; the median over rounds is taken);
+        SanityError with the cause if one is incomplete."""
+        def as_list(t):
+            return [t] if isinstance(t, str) else list(t)
+
+        imb_texts = as_list(imb_texts)
 
         lat, bw = [], []
         for n, text in enumerate(imb_texts, 1):
@@ -174,33 +186,40 @@ class PingPongFidelity(SweepAxes, rfm.RunOnlyRegressionTest):
                'bandwidth_1MB': statistics.median(bw)}
 
         ours = {}
-        for text, size, key in (
-                (ours_8B_text, LAT_BYTES, 'latency_8B'),
-                (ours_1MB_text, BW_BYTES, 'bandwidth_1MB')):
-            try:
-                run = cgoutput.parse(text)
-                cgoutput.verify(run, program='cg_contention',
-                                pattern='pingpong')
-            except cgoutput.OutputError as err:
-                raise SanityError(f'our ping-pong ({size} B): {err}') \
-                    from None
+        for texts, size, key in (
+                (as_list(ours_8B_texts), LAT_BYTES, 'latency_8B'),
+                (as_list(ours_1MB_texts), BW_BYTES, 'bandwidth_1MB')):
+            values = []
+            for n, text in enumerate(texts, 1):
+                try:
+                    run = cgoutput.parse(text)
+                    cgoutput.verify(run, program='cg_contention',
+                                    pattern='pingpong')
+                except cgoutput.OutputError as err:
+                    raise SanityError(f'our ping-pong ({size} B, run {n}): '
+                                      f'{err}') from None
 
-            lines = [m for m in run.select('pingpong') if m['bytes'] == size]
-            if not lines or not lines[0].get('med_us'):
-                raise SanityError(f'our ping-pong has no med_us at {size} B')
+                lines = [m for m in run.select('pingpong')
+                         if m['bytes'] == size]
+                if not lines or not lines[0].get('med_us'):
+                    raise SanityError(f'our ping-pong (run {n}) has no '
+                                      f'med_us at {size} B')
 
-            med = lines[0]['med_us']
-            # one-way time; bandwidth in MB/s = bytes / us
-            ours[key] = med if key == 'latency_8B' else size / med
+                med = lines[0]['med_us']
+                # one-way time; bandwidth in MB/s = bytes / us
+                values.append(med if key == 'latency_8B' else size / med)
+
+            ours[key] = statistics.median(values)
 
         return ours, imb
 
     def _figures(self):
-        imb = [self._read(str(self.stdout))] + [
-            self._read(f'imb_{i}.out') for i in range(1, self.imb_runs)]
-        return self.figures(imb,
-                            self._read('ours_8B.out'),
-                            self._read('ours_1MB.out'))
+        n = self.rounds
+        imb = [self._read(f'imb_{i}.out') for i in range(1, n)] + [
+            self._read(str(self.stdout))]
+        return self.figures(
+            imb, [self._read(f'ours_8B_{i}.out') for i in range(1, n + 1)],
+            [self._read(f'ours_1MB_{i}.out') for i in range(1, n + 1)])
 
     def check_figures(self, ours, imb):
         _, problems = compare(ours, imb, self.tolerance)
