@@ -25,6 +25,9 @@ site_configuration = {
             'check_search_path': [os.path.join(_project, 'checks')],
             'check_search_recursive': True,
             'report_junit': os.environ.get('CG_JUNIT_REPORT') or None,
+            # the performance report names the job and its nodes, so a
+            # regression points at a Slurm job id and a node list
+            'perf_report_spec': 'now-1d:now/last:/+job_nodelist+jobid+result',
         }
     ],
     'modes': [

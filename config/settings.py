@@ -14,6 +14,11 @@ import os
 import sys
 
 _here = os.path.dirname(os.path.abspath(__file__))
+
+# ReFrame loads this file inside a context that appends to sys.path and
+# pops by position afterwards: whatever we add must be gone when we return,
+# or it pops the wrong entry (it once took lib-dynload, and ctypes with it).
+_saved_sys_path = list(sys.path)
 sys.path.insert(0, _here)
 
 import common  # noqa: E402
@@ -89,6 +94,8 @@ _systems, _environs = [], []
 for _mod in _load_system_modules():
     _systems += _mod.site_configuration['systems']
     _environs += _mod.site_configuration.get('environments', [])
+
+sys.path[:] = _saved_sys_path
 
 site_configuration = {
     'systems': _systems,

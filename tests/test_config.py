@@ -110,3 +110,15 @@ def test_listing_shows_the_three_axes():
     cores = os.cpu_count()
     # localhost: 1 node, ppn 1..cores, shm and tcp, 3 sizes
     assert len(names) == cores * 2 * 3
+
+
+def test_loading_leaves_sys_path_intact():
+    # ReFrame pops sys.path by position after loading the settings: a
+    # leftover entry of ours made it drop lib-dynload (no ctypes, no polars)
+    code = ('import sys, reframe.core.config as c; before = list(sys.path);'
+            'c.load_config("config/settings.py"); import ctypes;'
+            'assert sys.path == before, set(before) ^ set(sys.path)')
+    py = os.path.join(os.path.dirname(reframe_cmd()[0]), 'python')
+    res = subprocess.run([py, '-c', code], cwd=ROOT, capture_output=True,
+                         text=True)
+    assert res.returncode == 0, res.stderr

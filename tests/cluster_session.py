@@ -1,0 +1,138 @@
+"""The emulated cluster for end-to-end tests: bring it up (or use the one
+that is up), run ReFrame on it as the unprivileged user ``cgrunner`` the
+way a site's users do, and tear down what we started, checking that
+nothing is left behind."""
+
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+
+from conftest import BINDIR, ROOT, reframe_cmd
+
+CLI = os.path.join(BINDIR, 'clustergate')
+STATE_DIR = os.environ.get('CG_EMU_STATE_DIR', '/run/clustergate-emu')
+SLURM_CONF = os.path.join(STATE_DIR, 'slurm.conf')
+USER = 'cgrunner'
+
+
+def why_not_available():
+    """Reason the cluster cannot be used here, or None."""
+    if os.geteuid() != 0:
+        return 'needs root (network namespaces, Slurm daemons)'
+
+    for cmd in ('slurmctld', 'slurmd', 'munged', 'ip', 'mpicc.openmpi'):
+        if not shutil.which(cmd) and not os.path.exists(f'/usr/sbin/{cmd}'):
+            return f'{cmd} not installed (bash ci/setup-debian.sh)'
+
+    return None
+
+
+def cluster(*args, timeout=120, check=True):
+    res = subprocess.run([CLI, 'cluster', *args], capture_output=True,
+                         text=True, timeout=timeout)
+    if check and res.returncode != 0:
+        raise RuntimeError(f'clustergate cluster {" ".join(args)} failed:\n'
+                           f'{res.stdout}\n{res.stderr}')
+
+    return res
+
+
+def is_up():
+    return os.path.exists(os.path.join(STATE_DIR, 'state.json'))
+
+
+def leftovers():
+    """What a torn-down cluster must not leave: namespaces, daemons."""
+    found = []
+    ns = subprocess.run(['ip', 'netns', 'list'], capture_output=True,
+                        text=True).stdout.split()
+    found += [f'namespace {n}' for n in ns if n.startswith('n') and
+              n[1:].isdigit()]
+    ps = subprocess.run(['ps', '-eo', 'stat=,comm='], capture_output=True,
+                        text=True).stdout.splitlines()
+    for line in ps:
+        stat, _, comm = line.strip().partition(' ')
+        if comm.strip() in ('slurmctld', 'slurmd', 'munged') and \
+                not stat.startswith('Z'):
+            found.append(f'process {comm.strip()}')
+
+    return found
+
+
+class Session:
+    """A cluster and a place where ``cgrunner`` (or root, if the project
+    is not readable by it) runs ReFrame."""
+
+    def __init__(self, nodes=4):
+        self.nodes = nodes
+        self.started = False
+        self.workdir = tempfile.mkdtemp(prefix='cg-cluster-')
+        os.chmod(self.workdir, 0o755)
+        self.user = None
+
+    def __enter__(self):
+        if not is_up():
+            cluster('up', '--nodes', str(self.nodes), timeout=180)
+            self.started = True
+
+        self.user = USER if self._user_can_run() else None
+        if self.user:
+            pw = pwd.getpwnam(self.user)
+            os.chown(self.workdir, pw.pw_uid, pw.pw_gid)
+
+        return self
+
+    def __exit__(self, *exc):
+        if self.started:
+            cluster('down', timeout=120, check=False)
+
+    def _user_can_run(self):
+        try:
+            pwd.getpwnam(USER)
+        except KeyError:
+            return False
+
+        probe = subprocess.run(
+            ['runuser', '-u', USER, '--', reframe_cmd()[0], '--version'],
+            capture_output=True, text=True, cwd='/', timeout=60
+        )
+        return probe.returncode == 0 and os.access(ROOT, os.R_OK)
+
+    def reframe(self, *args, tag='run', timeout=1800):
+        """Run ReFrame on the emulated cluster; returns (returncode, out)."""
+        base = os.path.join(self.workdir, tag)
+        env = {
+            'SLURM_CONF': SLURM_CONF,
+            'CG_PERFLOG_DIR': os.path.join(self.workdir, 'perflogs'),
+            'CG_RESULTS_DB': os.path.join(self.workdir, 'results.db'),
+            'CG_DEBUG_LOG': os.path.join(base, 'reframe.log'),
+            'HOME': os.path.expanduser(f'~{self.user}') if self.user
+            else os.environ.get('HOME', '/root'),
+            'PATH': os.environ.get('PATH', '/usr/bin:/bin'),
+        }
+        cmd = reframe_cmd() + ['-C', os.path.join(ROOT, 'config',
+                                                  'settings.py'),
+                               '--system', 'emucluster', '--prefix', base,
+                               '--report-file', os.path.join(base,
+                                                             'report.json'),
+                               *args]
+        env_args = ['env'] + [f'{k}={v}' for k, v in env.items()]
+        if self.user:
+            cmd = ['runuser', '-u', self.user, '--'] + env_args + cmd
+        else:
+            cmd = env_args + cmd
+
+        os.makedirs(base, exist_ok=True)
+        if self.user:
+            pw = pwd.getpwnam(self.user)
+            os.chown(base, pw.pw_uid, pw.pw_gid)
+
+        res = subprocess.run(cmd, capture_output=True, text=True,
+                             timeout=timeout, cwd=self.workdir)
+        out = res.stdout + res.stderr
+        with open(os.path.join(self.workdir, f'{tag}.out'), 'w') as fp:
+            fp.write(out)
+
+        return res.returncode, out

@@ -1,0 +1,72 @@
+"""The emulated 4-node Slurm cluster end to end, with the fault drill:
+
+1. ``--mode ci`` passes on the healthy cluster;
+2. ``n4``'s link on ``fab0`` throttled to 25 % of its rate: the ping-pong
+   check on fab0 fails and its output names n4 and fab0, while fab1 still
+   passes (the fault is localised);
+3. restored: fab0 passes again;
+4. the cluster we started is torn down and leaves no namespace or daemon.
+"""
+
+import re
+
+import pytest
+
+import cluster_session as cs
+
+pytestmark = pytest.mark.cluster
+
+_reason = cs.why_not_available()
+if _reason:
+    pytest.skip(_reason, allow_module_level=True)
+
+# ReFrame matches -n against the display name without blanks, parameters
+# in declaration order
+PINGPONG_1MB = ('PingPongDistance%num_nodes=4%ppn=1%interconnect={}'
+                '%msg_bytes=1000000$')
+
+
+@pytest.fixture(scope='module')
+def session():
+    with cs.Session(nodes=4) as s:
+        yield s
+
+    if s.started:
+        assert cs.leftovers() == [], 'cluster down left things behind'
+
+
+def pingpong(session, fabric, tag):
+    return session.reframe('-n', PINGPONG_1MB.format(fabric),
+                           '-r', tag=tag, timeout=600)
+
+
+def test_ci_mode_passes_on_healthy_cluster(session):
+    rc, out = session.reframe('--mode', 'ci', '-r', tag='ci-healthy')
+    assert rc == 0, out[-5000:]
+    # real Slurm jobs ran on the emulated nodes: the performance report
+    # shows their ids and node lists
+    assert re.search(r'\bn\[?1', out), out[-3000:]
+    assert re.search(r'jobid.*\n(.*\n)*.*\b\d+\b', out)
+    assert 'emucluster:emu' in out
+
+
+def test_degraded_link_fails_and_is_named(session):
+    cs.cluster('degrade', '--node', 'n4', '--fabric', 'fab0',
+               '--rate', '250mbit')
+    try:
+        rc, out = pingpong(session, 'fab0', 'degraded-fab0')
+        assert rc != 0, 'a link at 25 % of its rate went unnoticed'
+        failures = [ln for ln in out.splitlines() if 'suspect' in ln]
+        assert failures, out[-4000:]
+        assert any('->n4 over fab0' in ln for ln in failures), failures
+        assert not any('->n2 ' in ln or '->n3 ' in ln for ln in failures)
+
+        rc1, out1 = pingpong(session, 'fab1', 'degraded-fab1')
+        assert rc1 == 0, 'fab1 is healthy but failed:\n' + out1[-3000:]
+    finally:
+        cs.cluster('restore')
+
+
+def test_restored_link_passes_again(session):
+    rc, out = pingpong(session, 'fab0', 'restored-fab0')
+    assert rc == 0, out[-4000:]
