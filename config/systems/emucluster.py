@@ -111,7 +111,10 @@ site_configuration = {
                     'scheduler': 'squeue',
                     'launcher': 'srun',
                     # whole nodes: link tests must not share a node's link
-                    'access': ['--partition=emu', '--exclusive'],
+                    # --no-requeue: a node that dies fails its job (and
+                    # the test, with the reason) instead of requeueing it
+                    'access': ['--partition=emu', '--exclusive',
+                               '--no-requeue'],
                     'sched_options': {
                         'use_nodes_option': True,
                         'job_submit_timeout': 30,
