@@ -12,7 +12,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 PKGS=(build-essential gfortran openmpi-bin libopenmpi-dev mpich
-      slurm-wlm munge hwloc libhwloc-dev libnuma-dev iproute2 procps
+      slurm-wlm munge libpmi2-0 hwloc libhwloc-dev libnuma-dev iproute2 procps
       python3 python3-venv python3-pip git)
 
 missing=()
