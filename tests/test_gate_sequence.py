@@ -1,0 +1,223 @@
+"""The "Done when" sequence of references and gating, on the emulated
+cluster (docs/references.md, docs/ci.md):
+
+1. three healthy runs (one ReFrame session, ``--reruns 2``) -> ``clustergate
+   baseline`` writes ``emucluster.yaml`` (into a temporary copy of
+   config/references: the repository's file is never touched);
+2. a nightly run against it passes;
+3. n4's link on fab0 throttled to 25% of the nominal rate: the nightly run
+   exits non-zero, its output names n4 and fab0, the link matrix names the
+   pairs of n4, the JUnit report records failures, the HTML report shows it;
+4. links restored: the nightly run passes again.
+
+A small set of checks keeps it within minutes on two cores: the link matrix
+on fab0 and the 1 MB ping-pong from n1 to every node over fab0.
+
+Needs root and the emulated cluster's packages. An emulated cluster that is
+already up is used (and left up); otherwise one is started and taken down.
+"""
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.dirname(sys.executable)
+
+pytestmark = pytest.mark.cluster
+
+#: The checks of the sequence (ReFrame -n filters, OR-ed)
+SELECT = ['-n', 'LinkMatrix.*fab0',
+          '-n', 'PingPongDistance%num_nodes=4%ppn=1%interconnect=fab0'
+                '%msg_bytes=1000000',
+          # Debian's OpenMPI only: the emulated fabrics are measured by it
+          '-S', 'valid_prog_environs=openmpi']
+
+#: The emulated cluster is noisy (4 nodes on the 2 cores of one machine,
+#: shared with other work): a wider floor than a real system's 5%
+FLOOR = '0.3'
+
+
+def _tool(name):
+    exe = os.path.join(BIN, name)
+    return exe if os.path.exists(exe) else shutil.which(name)
+
+
+def _why_skip():
+    if os.geteuid() != 0:
+        return 'needs root (the emulated cluster uses network namespaces)'
+
+    if _tool('clustergate') is None:
+        return 'the clustergate command is not installed'
+
+    try:
+        from clustergate.cluster import lifecycle
+    except ImportError:
+        return 'the cluster tool (clustergate.cluster) is missing'
+
+    missing = lifecycle.missing_packages()
+    if missing:
+        return 'missing: ' + ', '.join(f'{c} ({p})'
+                                       for c, p in missing.items())
+
+    if not shutil.which('mpicc.openmpi'):
+        return 'missing mpicc.openmpi (libopenmpi-dev)'
+
+    return None
+
+
+_reason = _why_skip()
+if _reason:
+    pytestmark = [pytestmark, pytest.mark.skip(reason=_reason)]
+
+
+def _cg(*args, check=True, timeout=120):
+    proc = subprocess.run([_tool('clustergate'), *args], capture_output=True,
+                          text=True, timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError(f'clustergate {" ".join(args)} failed '
+                             f'({proc.returncode}):\n{proc.stdout}\n'
+                             f'{proc.stderr}')
+    return proc
+
+
+def _state():
+    from clustergate.cluster import state as st
+    return st.load()
+
+
+@pytest.fixture(scope='module')
+def cluster():
+    """The emulated cluster: the one that is up, or one of ours."""
+    state = _state()
+    ours = state is None or state.get('phase') != 'up'
+    if ours:
+        _cg('up', timeout=180)
+        state = _state()
+    elif state.get('rates'):
+        pytest.skip(f'the emulated cluster that is up has degraded links '
+                    f'({state["rates"]}): someone else is using it')
+
+    from clustergate.cluster import lifecycle
+    env = dict(line.split(' ', 1)[1].split('=', 1)
+               for line in lifecycle.env_lines() if line.startswith('export'))
+    try:
+        yield {'env': env, 'rate': int(state['rate'])}
+    finally:
+        if ours:
+            _cg('down', check=False, timeout=180)
+
+
+@pytest.fixture(scope='module')
+def work(tmp_path_factory, cluster):
+    tmp = tmp_path_factory.mktemp('gate')
+    refs = tmp / 'references'
+    src = os.path.join(ROOT, 'config', 'references')
+    if os.path.isdir(src):
+        shutil.copytree(src, refs)
+    else:
+        refs.mkdir()
+    # the sequence writes its own baseline: never an old one
+    (refs / 'emucluster.yaml').unlink(missing_ok=True)
+    env = dict(os.environ)
+    env.update(cluster['env'])
+    env.update({
+        'CG_PERFLOG_DIR': str(tmp / 'perflogs'),
+        'CG_RESULTS_DB': str(tmp / 'results.db'),
+        'CG_REFERENCES_DIR': str(refs),
+        'CG_DEBUG_LOG': str(tmp / 'reframe.log'),
+        'PYTHONUNBUFFERED': '1',
+    })
+    return {'tmp': tmp, 'refs': refs, 'env': env, 'rate': cluster['rate']}
+
+
+def _nightly(work, phase, *extra, timeout=600):
+    tmp = work['tmp']
+    env = dict(work['env'], CG_JUNIT_REPORT=str(tmp / f'junit-{phase}.xml'))
+    cmd = [_tool('reframe'), '-C', os.path.join(ROOT, 'config',
+                                                'settings.py'),
+           '--prefix', str(tmp / phase), '--mode', 'nightly', *SELECT,
+           *extra, '-r']
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                          cwd=ROOT, timeout=timeout)
+    out = proc.stdout + proc.stderr
+    (tmp / f'{phase}.out').write_text(out)
+    return proc.returncode, out
+
+
+def _junit_failures(path):
+    root = ET.parse(path).getroot()
+    suites = [root] if root.tag == 'testsuite' else root.iter('testsuite')
+    return sum(int(s.get('failures', 0)) + int(s.get('errors', 0))
+               for s in suites)
+
+
+def test_gate_sequence(work):
+    env, refs = work['env'], work['refs']
+
+    # 1. three healthy runs -> baseline
+    rc, out = _nightly(work, 'healthy', '--reruns', '2', timeout=900)
+    assert rc == 0, f'healthy runs failed:\n{out[-4000:]}'
+    proc = subprocess.run(
+        [_tool('clustergate'), 'baseline', '--system', 'emucluster',
+         '--perflogs', env['CG_PERFLOG_DIR'], '--min-runs', '3',
+         '--floor', FLOOR],
+        capture_output=True, text=True, env=env, timeout=120
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    print(proc.stdout)
+    from clustergate import references
+    refset = references.load(str(refs / 'emucluster.yaml'), 'emucluster')
+    assert refset is not None
+    checks = {c for c, *_ in references.metric_entries(refset)}
+    assert {'LinkMatrix', 'PingPongDistance'} <= checks
+    # the repository's file is not the one written
+    assert not os.path.samefile(refs, os.path.join(ROOT, 'config',
+                                                   'references'))
+
+    # 2. nightly against the new references passes
+    rc, out = _nightly(work, 'pass1')
+    assert rc == 0, f'nightly after baseline failed:\n{out[-4000:]}'
+    assert _junit_failures(work['tmp'] / 'junit-pass1.xml') == 0
+
+    # 3. n4 on fab0 at 25%: fails, names n4, fab0 and the pairs
+    quarter = f'{work["rate"] // 4 // 10**6}mbit'
+    _cg('degrade', '--node', 'n4', '--fabric', 'fab0', '--rate', quarter)
+    try:
+        rc, out = _nightly(work, 'degraded')
+    finally:
+        _cg('restore')
+
+    print('\n'.join(line for line in out.splitlines()
+                    if 'suspect' in line or 'FAIL' in line))
+    assert rc != 0, f'the degraded run passed:\n{out[-4000:]}'
+    assert 'suspect node n4 on fabric fab0' in out, out[-4000:]
+    for pair in ('n1->n4', 'n4->n1', 'n2->n4', 'n4->n2', 'n3->n4',
+                 'n4->n3'):
+        assert pair in out, f'{pair} not named:\n{out[-4000:]}'
+
+    assert 'suspect link' not in out     # one node, not links
+    assert _junit_failures(work['tmp'] / 'junit-degraded.xml') >= 1
+    csv = glob.glob(str(work['tmp'] / 'degraded' / '**' /
+                        'linkmatrix_fab0.csv'), recursive=True)
+    assert csv, 'no link-matrix CSV kept'
+
+    # the HTML report shows the verdict
+    report = work['tmp'] / 'report'
+    proc = subprocess.run(
+        [_tool('clustergate'), 'report', '--perflogs', env['CG_PERFLOG_DIR'],
+         '--matrices', str(work['tmp'] / 'degraded'), '-o', str(report)],
+        capture_output=True, text=True, env=env, timeout=300
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    page = (report / 'index.html').read_text()
+    assert 'suspect node n4 on fabric fab0' in page
+
+    # 4. restored: passes again
+    rc, out = _nightly(work, 'pass2')
+    assert rc == 0, f'nightly after restore failed:\n{out[-4000:]}'
