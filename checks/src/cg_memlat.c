@@ -1,0 +1,475 @@
+/* cg_memlat: memory latency by pointer chasing.
+ *
+ * The working set is split into 64-byte cache lines; line i holds the
+ * address of line next[i], where next is a random cyclic permutation with
+ * ONE cycle through all lines (Sattolo's algorithm), so the chase visits
+ * every line once per lap in an order no prefetcher can guess, one access
+ * per cache line. Each access depends on the previous one: time / accesses
+ * = load-to-use latency. Working sets 4 KiB .. --max-bytes (default
+ * 256 MiB, enough for DRAM behind a 32 MiB LLC; give 1G for the full
+ * curve) in steps of x1.5 / x1.33 (2^k and 3*2^(k-1)). Buffers of 2 MiB
+ * and more are madvise()d for transparent huge pages (--no-thp: 4 KiB
+ * pages, the latency then includes the page walks).
+ *
+ * Output (harness format, t_us = microseconds per access):
+ *   CG pattern=memlat bytes=<working set> ... ns=<ns per access>
+ *      active_ppn=1                         (the curve: 1 rank per node)
+ *   CG pattern=memlat_level bytes=<representative working set> ...
+ *      level=L1|L2|L3|DRAM cache_bytes=<sysfs size> ns=<median over the
+ *      sizes of that level> ns_k=<all k ranks at once> ratio=<ns_k/ns_1>
+ *   CG pattern=memlat_numa_local/_remote (libnuma, >1 NUMA node) or
+ *   CG_SKIP pattern=memlat_numa_remote reason=...
+ * Levels come from sysfs (cpu0/cache/index*): the sizes of level i are those
+ * from 2x the previous level's size to half this level's size; DRAM is from
+ * 4x the last-level cache up. distinct=1 when each level is >= 1.2x slower
+ * than the one before.
+ *
+ * usage: cg_memlat [--max-bytes SIZE] [--min-bytes SIZE] [--accesses N
+ *        (minimum per measurement, default 2^20)] [--no-thp] [--seed N]
+ *        [harness options; --trials default 5 here]
+ */
+#ifndef CG_PURE_ONLY
+#define _GNU_SOURCE 1      /* sched_getcpu */
+#include "cg_harness.h"
+#endif
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- pure part (no MPI): unit-tested through cg_node_cli --------------- */
+
+static uint64_t lat_rng_next(uint64_t *st)
+{
+    uint64_t x = *st;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *st = x;
+    return x * 0x2545F4914F6CDD1DULL;
+}
+
+/* Sattolo's algorithm: next[] becomes a uniformly random cyclic permutation
+ * of 0..n-1 with a single cycle of length n (j is drawn from 0..i-1, never
+ * i itself, which is what makes it one cycle). */
+static void lat_sattolo(uint32_t *next, size_t n, uint64_t seed)
+{
+    uint64_t st = seed * 0x9E3779B97F4A7C15ULL + 0xC0FFEEULL;
+    if (!st)
+        st = 1;
+    for (size_t i = 0; i < n; ++i)
+        next[i] = (uint32_t)i;
+    for (size_t i = n - 1; i >= 1 && n > 1; --i) {
+        size_t j = lat_rng_next(&st) % i;    /* 0 <= j < i */
+        uint32_t t = next[i];
+        next[i] = next[j];
+        next[j] = t;
+    }
+}
+
+/* Length of the cycle through 0 (n when next is one cycle). */
+__attribute__((unused))
+static size_t lat_cycle_length(const uint32_t *next, size_t n)
+{
+    size_t len = 0, i = 0;
+    do {
+        i = next[i];
+        ++len;
+    } while (i != 0 && len <= n);
+    return len;
+}
+
+/* The working-set sizes: 2^k and 3*2^(k-1) from lo to hi; returns count */
+static int lat_sizes(size_t lo, size_t hi, size_t *out, int max)
+{
+    int n = 0;
+    for (size_t p = 1024; p <= hi && n < max; p *= 2) {
+        if (p >= lo)
+            out[n++] = p;
+        if (p + p / 2 <= hi && p + p / 2 >= lo && n < max)
+            out[n++] = p + p / 2;
+    }
+    return n;
+}
+
+#ifndef CG_PURE_ONLY
+
+#include <sys/mman.h>
+#include <unistd.h>
+#ifdef CG_HAVE_NUMA
+#include <numa.h>
+#include <sched.h>
+#endif
+
+#define LINE 64
+
+typedef struct {
+    char *buf;
+    size_t bytes, hops;
+    void *start;
+    void *end;          /* where the chase stopped (kept: no dead code) */
+} lctx;
+
+static volatile void *sink;
+
+/* Lays the cycle out over the lines of buf */
+static void build_chain(lctx *x, uint64_t seed)
+{
+    size_t n = x->bytes / LINE;
+    uint32_t *next = malloc(sizeof(uint32_t) * n);
+    if (!next)
+        cg_die("cannot allocate the permutation of %zu lines", n);
+    lat_sattolo(next, n, seed);
+    for (size_t i = 0; i < n; ++i)
+        *(void **)(x->buf + i * LINE) = x->buf + (size_t)next[i] * LINE;
+    x->start = x->buf;
+    free(next);
+}
+
+static void chase(void *vp)
+{
+    lctx *x = vp;
+    void **p = x->start;
+    size_t h = x->hops / 8;
+    while (h--) {
+        p = *p; p = *p; p = *p; p = *p;
+        p = *p; p = *p; p = *p; p = *p;
+    }
+    x->end = p;
+    sink = p;
+}
+
+static char *alloc_ws(size_t bytes, int thp)
+{
+    size_t align = bytes >= ((size_t)2 << 20) ? (size_t)2 << 20 : 4096;
+    size_t len = (bytes + align - 1) / align * align;
+    void *p = NULL;
+    if (posix_memalign(&p, align, len))
+        cg_die("cannot allocate a working set of %zu bytes", bytes);
+#ifdef MADV_HUGEPAGE
+    if (thp && align > 4096)
+        madvise(p, len, MADV_HUGEPAGE);
+#else
+    (void)thp;
+#endif
+    return p;
+}
+
+static int local_rank(void)
+{
+    int lr = 0;
+    for (int r = 0; r < cg.rank; ++r)
+        if (!strcmp(cg.node_names[r], cg.node_names[cg.rank]))
+            ++lr;
+    return lr;
+}
+
+static cg_measurement chase_measurement(lctx *x, const char *pattern,
+                                        int active)
+{
+    cg_measurement m;
+    memset(&m, 0, sizeof m);
+    m.pattern = pattern;
+    m.bytes = x->bytes;
+    m.active = active;
+    m.reps = 1;
+    m.msgs_per_op = (double)x->hops;     /* t_us = per access */
+    m.peer = -1;
+    m.src = 0;
+    m.dst = -1;
+    m.run = chase;
+    m.ctx = x;
+    return m;
+}
+
+static cg_stats measure_quiet(const cg_measurement *m)
+{
+    int n = cg.opt.ntrials;
+    double *local = malloc(sizeof(double) * n);
+    double *worst = malloc(sizeof(double) * n);
+    cg_time_trials(m, local);
+    MPI_Reduce(local, worst, n, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    cg_stats st;
+    memset(&st, 0, sizeof st);
+    if (cg.rank == 0)
+        cg_stats_compute(worst + 1, n - 1, CG_SPIKE_FACTOR, CG_MAX_FILTERED,
+                         &st);
+    free(local);
+    free(worst);
+    return st;
+}
+
+/* Data/unified cache sizes of cpu0 by level (index = level 1..4), 0 = none */
+static void cache_levels(size_t size[5])
+{
+    memset(size, 0, 5 * sizeof size[0]);
+    for (int idx = 0; idx < 10; ++idx) {
+        char path[128], type[32] = "";
+        int level = 0;
+        long kb = 0;
+        char unit = 'K';
+        snprintf(path, sizeof path,
+                 "/sys/devices/system/cpu/cpu0/cache/index%d/type", idx);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            break;
+        if (fscanf(f, "%31s", type) != 1) type[0] = 0;
+        fclose(f);
+        snprintf(path, sizeof path,
+                 "/sys/devices/system/cpu/cpu0/cache/index%d/level", idx);
+        if ((f = fopen(path, "r"))) {
+            if (fscanf(f, "%d", &level) != 1) level = 0;
+            fclose(f);
+        }
+        snprintf(path, sizeof path,
+                 "/sys/devices/system/cpu/cpu0/cache/index%d/size", idx);
+        if ((f = fopen(path, "r"))) {
+            if (fscanf(f, "%ld%c", &kb, &unit) < 1) kb = 0;
+            fclose(f);
+        }
+        if (!strcmp(type, "Instruction") || level < 1 || level > 4)
+            continue;
+        size[level] = (size_t)kb * (unit == 'M' ? 1024 * 1024 : 1024);
+    }
+    if (!size[1]) {                   /* no sysfs: glibc or a guess */
+        long l1 = 0, l2 = 0, l3 = 0;
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+        l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+        l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+        l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+#endif
+        size[1] = l1 > 0 ? (size_t)l1 : 32 * 1024;
+        size[2] = l2 > 0 ? (size_t)l2 : 0;
+        size[3] = l3 > 0 ? (size_t)l3 : 0;
+    }
+}
+
+static void run_numa(size_t bytes, size_t min_hops, uint64_t seed)
+{
+#ifdef CG_HAVE_NUMA
+    if (numa_available() < 0 || numa_max_node() < 1) {
+        if (cg.rank == 0)
+            printf("CG_SKIP pattern=memlat_numa_remote reason=only one NUMA "
+                   "node (%d): no remote memory to compare with\n",
+                   numa_available() < 0 ? 0 : numa_max_node() + 1);
+        return;
+    }
+    int cpu = sched_getcpu();
+    int here = numa_node_of_cpu(cpu < 0 ? 0 : cpu), there = -1;
+    MPI_Bcast(&here, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    for (int nd = 0; nd <= numa_max_node() && there < 0; ++nd)
+        if (nd != here && numa_bitmask_isbitset(numa_all_nodes_ptr, nd))
+            there = nd;
+    if (there < 0) {
+        if (cg.rank == 0)
+            printf("CG_SKIP pattern=memlat_numa_remote reason=no other NUMA "
+                   "node with memory\n");
+        return;
+    }
+    double ns[2] = {0, 0};
+    const char *names[2] = {"memlat_numa_local", "memlat_numa_remote"};
+    int nodes[2] = {here, there};
+    for (int k = 0; k < 2; ++k) {
+        lctx x = {0};
+        x.bytes = bytes;
+        x.hops = bytes / LINE > min_hops ? bytes / LINE : min_hops;
+        x.hops = (x.hops + 7) / 8 * 8;
+        if (cg.rank == 0) {
+            numa_run_on_node(here);
+            x.buf = numa_alloc_onnode(bytes, nodes[k]);
+            if (!x.buf)
+                cg_die("numa_alloc_onnode(%zu, %d) failed", bytes, nodes[k]);
+            build_chain(&x, seed);
+        }
+        cg_measurement m = chase_measurement(&x, names[k], cg.rank == 0);
+        cg_stats st = measure_quiet(&m);
+        if (cg.rank == 0) {
+            char extra[200];
+            ns[k] = st.mean * 1e9;
+            if (k == 0)
+                snprintf(extra, sizeof extra, "ns=%.3f cpu_node=%d "
+                         "mem_node=%d", ns[k], here, nodes[k]);
+            else
+                snprintf(extra, sizeof extra, "ns=%.3f cpu_node=%d "
+                         "mem_node=%d penalty=%.4f", ns[k], here, nodes[k],
+                         ns[1] / ns[0]);
+            m.extra = extra;
+            cg_report(&m, &st);
+            numa_free(x.buf, bytes);
+        }
+        ++cg.measurements;
+    }
+#else
+    (void)bytes; (void)min_hops; (void)seed;
+    if (cg.rank == 0)
+        printf("CG_SKIP pattern=memlat_numa_remote reason=built without "
+               "libnuma (make NUMA=0 or numa.h missing)\n");
+#endif
+}
+
+static double median_of(double *v, int n)
+{
+    return n > 0 ? cg_median(v, n) : 0.0;
+}
+
+int main(int argc, char **argv)
+{
+    int trials_given = 0;
+    for (int i = 1; i < argc; ++i)
+        if (!strcmp(argv[i], "--trials"))
+            trials_given = 1;
+
+    cg_init(&argc, &argv, "cg_memlat");
+    if (!trials_given)
+        cg.opt.ntrials = 5;
+
+    size_t lo = 4096, hi = (size_t)256 << 20, min_hops = 1 << 20;
+    int thp = 1;
+    uint64_t seed = 7;
+    for (int i = 1; i < argc; ++i) {
+        char *end;
+        if (!strcmp(argv[i], "--max-bytes") && i + 1 < argc) {
+            double v = strtod(argv[++i], &end);
+            hi = (size_t)(v * (*end == 'G' ? 1 << 30 : *end == 'M' ? 1 << 20
+                               : *end == 'K' ? 1 << 10 : 1));
+        } else if (!strcmp(argv[i], "--min-bytes") && i + 1 < argc) {
+            double v = strtod(argv[++i], &end);
+            lo = (size_t)(v * (*end == 'M' ? 1 << 20 : *end == 'K' ? 1 << 10
+                               : 1));
+        } else if (!strcmp(argv[i], "--accesses") && i + 1 < argc)
+            min_hops = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--no-thp"))
+            thp = 0;
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+            seed = strtoull(argv[++i], NULL, 10);
+        else
+            cg_die("unknown argument '%s' (see the header of cg_memlat.c)",
+                   argv[i]);
+    }
+    if (lo < 2 * LINE || hi < lo)
+        cg_die("bad working-set range %zu..%zu", lo, hi);
+
+    size_t sizes[128];
+    int ns = lat_sizes(lo, hi, sizes, 128);
+    double *lat = calloc(ns, sizeof(double));
+    size_t cache[5];
+    cache_levels(cache);
+    int lr = local_rank();
+    int nlev = 0;
+    for (int l = 1; l <= 4; ++l)
+        if (cache[l])
+            nlev = l;
+    if (!cg.opt.flush_bytes)      /* sysfs, not glibc's guess (see memory) */
+        cg.opt.flush_bytes = 2 * cache[nlev];
+
+    if (cg.rank == 0) {
+        printf("CG_INFO program=cg_memlat sizes=%d min_bytes=%zu "
+               "max_bytes=%zu L1=%zu L2=%zu L3=%zu L4=%zu thp=%d trials=%d\n",
+               ns, lo, hi, cache[1], cache[2], cache[3], cache[4], thp,
+               cg.opt.ntrials);
+        fflush(stdout);
+    }
+
+    /* the curve, 1 rank per node */
+    char *buf = alloc_ws(hi, thp);
+    for (int i = 0; i < ns; ++i) {
+        lctx x = {0};
+        x.buf = buf;
+        x.bytes = sizes[i];
+        x.hops = sizes[i] / LINE > min_hops ? sizes[i] / LINE : min_hops;
+        x.hops = (x.hops + 7) / 8 * 8;
+        build_chain(&x, seed + i);
+        cg_measurement m = chase_measurement(&x, "memlat", lr == 0);
+        cg_stats st = measure_quiet(&m);
+        if (cg.rank == 0) {
+            char extra[96];
+            lat[i] = st.mean * 1e9;
+            snprintf(extra, sizeof extra, "ns=%.3f active_ppn=1 accesses=%zu",
+                     lat[i], x.hops);
+            m.extra = extra;
+            cg_report(&m, &st);
+        }
+        ++cg.measurements;
+    }
+
+    /* levels: sizes of each level from sysfs, then all ranks at once at the
+     * largest size of the level */
+    const char *lname[6] = {"", "L1", "L2", "L3", "L4", "DRAM"};
+    double prev = 0.0;
+    int distinct = 1;
+    for (int l = 1; l <= nlev + 1; ++l) {
+        size_t from, to;
+        if (l <= nlev) {
+            if (!cache[l])
+                continue;
+            size_t below = 0;
+            for (int q = l - 1; q >= 1 && !below; --q)
+                below = cache[q];
+            from = below ? 2 * below : 0;
+            to = cache[l] / 2;
+        } else {
+            from = 4 * cache[nlev];
+            to = (size_t)-1;
+        }
+        double v[128];
+        int nv = 0;
+        size_t rep = 0;
+        for (int i = 0; i < ns; ++i)
+            if (sizes[i] >= from && sizes[i] <= to) {
+                v[nv++] = lat[i];
+                rep = sizes[i];
+            }
+        int have = nv > 0;
+        MPI_Bcast(&have, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        MPI_Bcast(&rep, sizeof rep, MPI_BYTE, 0, MPI_COMM_WORLD);
+        const char *name = l <= nlev ? lname[l] : lname[5];
+        if (!have) {
+            if (cg.rank == 0)
+                printf("CG_SKIP pattern=memlat_level level=%s reason=no "
+                       "working set between %zu and %zu bytes (raise "
+                       "--max-bytes)\n", name, from, to);
+            continue;
+        }
+        /* all ranks at once, at the representative size */
+        lctx x = {0};
+        x.buf = buf;
+        x.bytes = rep;
+        x.hops = rep / LINE > min_hops ? rep / LINE : min_hops;
+        x.hops = (x.hops + 7) / 8 * 8;
+        build_chain(&x, seed + 1000 + l);
+        cg_measurement m = chase_measurement(&x, "memlat_level", 1);
+        cg_stats kall = measure_quiet(&m);
+        m.active = lr == 0;
+        /* and 1 rank per node at the same size and chain, for the ratio;
+         * ns= is the median of the curve over the level's sizes */
+        cg_stats single = measure_quiet(&m);
+        if (cg.rank == 0) {
+            double lev = median_of(v, nv);
+            if (prev > 0 && lev < 1.2 * prev)
+                distinct = 0;
+            prev = lev;
+            char extra[256];
+            snprintf(extra, sizeof extra, "level=%s cache_bytes=%zu "
+                     "from_bytes=%zu sizes=%d ns=%.3f ns_1=%.3f ns_k=%.3f "
+                     "active_ppn=%d ratio=%.4f", name,
+                     l <= nlev ? cache[l] : 0, from, nv, lev,
+                     single.mean * 1e9, kall.mean * 1e9, cg.ppn,
+                     kall.mean / single.mean);
+            m.extra = extra;
+            cg_report(&m, &single);
+        }
+        ++cg.measurements;
+    }
+    if (cg.rank == 0)
+        printf("CG_INFO program=cg_memlat distinct=%d\n", distinct);
+    free(buf);
+
+    size_t numa_bytes = 4 * cache[nlev] > hi ? hi : 4 * cache[nlev];
+    run_numa(numa_bytes, min_hops, seed);
+
+    free(lat);
+    return cg_finish();
+}
+
+#endif /* CG_PURE_ONLY */

@@ -1,0 +1,432 @@
+/* cg_memory: memory access under contention. Every rank of a node runs the
+ * same kernel at once; each kernel/stride is measured twice in the same
+ * job: with 1 active rank per node (the others wait in the barrier) and
+ * with all k ranks of the node active. The second line carries
+ * ratio = time(k active) / time(1 active): 1.0 = the memory system serves
+ * the k-th process for free, k = it gives it nothing.
+ *
+ * Kernels (a, b, c: arrays of n doubles per rank, q = 3.0):
+ *   read        s += a[j]              write   a[j] = v
+ *   rand_read   s += a[idx[i]]         rand_write  a[idx[i]] = v
+ *   copy  c[j] = a[j]      scale b[j] = q*c[j]
+ *   add   c[j] = a[j]+b[j] triad a[j] = b[j]+q*c[j]       (STREAM order)
+ * Strided kernels visit j in the order of CG_STRIDED(n, s): s passes
+ * (offset 0..s-1), each with stride s over the same array, so that every
+ * element is touched exactly once at every stride: the same number of
+ * elements (n) and the same array at stride 1..17; per access the number of
+ * cache lines fetched grows like min(s, 8)/8 as in the classic "stride"
+ * experiment where the array grows with the stride. idx is a random
+ * permutation of 0..n-1 (Fisher-Yates, xorshift64* seeded by --seed and the
+ * rank): every element exactly once, in random order; the accesses are
+ * independent (throughput of random access; latency is cg_memlat's job).
+ *
+ * Reported: t_us = time of one sweep over the n elements (mean of the kept
+ * trials, max over ranks), bw_MBps = bytes of the elements touched per
+ * second (STREAM counting: 8 B per element read or written), and extra
+ * fields kernel= stride= active_ppn= ns_per_elem= [ratio= t1_us=].
+ *
+ * usage: cg_memory [--kernels read,write,...|all] [--strides 1-17|1,2,8]
+ *        [--array-bytes SIZE (default 2x last-level cache from sysfs,
+ *        at least 64 MiB; the cache flush is also 2x that cache)]
+ *        [--seed N] [harness options; --trials default 5 here]
+ */
+#ifndef CG_PURE_ONLY
+#include "cg_harness.h"
+#endif
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- pure part (no MPI): unit-tested through cg_node_cli --------------- */
+
+/* The visiting order of every strided kernel: s passes of stride s. */
+#define CG_STRIDED(n, s, j, body)                                   \
+    for (size_t off_ = 0; off_ < (s); ++off_)                       \
+        for (size_t j = off_; j < (n); j += (s)) {                  \
+            body;                                                   \
+        }
+
+static uint64_t mem_rng_next(uint64_t *st)
+{
+    uint64_t x = *st;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *st = x;
+    return x * 0x2545F4914F6CDD1DULL;
+}
+
+/* Random permutation of 0..n-1 (Fisher-Yates). */
+static void mem_permutation(uint32_t *p, size_t n, uint64_t seed)
+{
+    uint64_t st = seed * 0x9E3779B97F4A7C15ULL + 0x1234567ULL;
+    if (!st)
+        st = 1;
+    for (size_t i = 0; i < n; ++i)
+        p[i] = (uint32_t)i;
+    for (size_t i = n; i > 1; --i) {
+        size_t j = mem_rng_next(&st) % i;    /* 0 <= j <= i-1 */
+        uint32_t t = p[i - 1];
+        p[i - 1] = p[j];
+        p[j] = t;
+    }
+}
+
+/* Stride bookkeeping: counts[j] += 1 for every element the strided kernels
+ * visit at stride s; returns the number of visits. */
+__attribute__((unused))
+static size_t mem_stride_visits(size_t n, size_t s, unsigned *counts)
+{
+    size_t visits = 0;
+    CG_STRIDED(n, s, j, { counts[j] += 1; ++visits; });
+    return visits;
+}
+
+#ifndef CG_PURE_ONLY
+
+/* ---- kernels ------------------------------------------------------------ */
+
+enum { K_READ, K_WRITE, K_RREAD, K_RWRITE, K_COPY, K_SCALE, K_ADD, K_TRIAD,
+       K_N };
+static const char *KNAME[K_N] = {"read", "write", "rand_read", "rand_write",
+                                 "copy", "scale", "add", "triad"};
+static const int KARRAYS[K_N] = {1, 1, 1, 1, 2, 2, 3, 3};
+static const double Q = 3.0;
+
+typedef struct {
+    int kernel;
+    size_t n, s;
+    double *a, *b, *c;
+    uint32_t *idx;
+    double v;               /* value written in this trial */
+    double sum;
+} mctx;
+
+static volatile double sink;
+
+static void run_kernel(void *vp)
+{
+    mctx *x = vp;
+    size_t n = x->n, s = x->s;
+    double *restrict a = x->a, *restrict b = x->b, *restrict c = x->c;
+    const uint32_t *restrict idx = x->idx;
+    double sum = 0.0, v = x->v;
+    switch (x->kernel) {
+    case K_READ:   CG_STRIDED(n, s, j, sum += a[j]); break;
+    case K_WRITE:  CG_STRIDED(n, s, j, a[j] = v); break;
+    case K_RREAD:  for (size_t i = 0; i < n; ++i) sum += a[idx[i]]; break;
+    case K_RWRITE: for (size_t i = 0; i < n; ++i) a[idx[i]] = v; break;
+    case K_COPY:   CG_STRIDED(n, s, j, c[j] = a[j]); break;
+    case K_SCALE:  CG_STRIDED(n, s, j, b[j] = Q * c[j]); break;
+    case K_ADD:    CG_STRIDED(n, s, j, c[j] = a[j] + b[j]); break;
+    case K_TRIAD:  CG_STRIDED(n, s, j, a[j] = b[j] + Q * c[j]); break;
+    }
+    x->sum = sum;
+    sink = sum;
+}
+
+static void prep(void *vp, int t)
+{
+    mctx *x = vp;
+    x->v = 1.0 + t;
+}
+
+/* Expected values: a=1, b=2, c=0 before the STREAM kernels (set once per
+ * kernel; every kernel is idempotent); reads sum n ones. */
+static void verify(void *vp, int t)
+{
+    mctx *x = vp;
+    size_t n = x->n, step = n / 61 + 1;
+    double want = 0.0, *arr = NULL;
+    switch (x->kernel) {
+    case K_READ: case K_RREAD:
+        if (x->sum != (double)n) {
+            printf("CG_ERROR kind=verify kernel=%s rank=%d stride=%zu "
+                   "expected_sum=%zu got=%.17g trial=%d\n", KNAME[x->kernel],
+                   cg.rank, x->s, n, x->sum, t);
+            ++cg.errors;
+        }
+        return;
+    case K_WRITE: case K_RWRITE: arr = x->a; want = x->v; break;
+    case K_COPY: arr = x->c; want = 1.0; break;
+    case K_SCALE: arr = x->b; want = 0.0; break;
+    case K_ADD: arr = x->c; want = 1.0 + 0.0; break;   /* a + (b=0) */
+    case K_TRIAD: arr = x->a; want = 0.0 + Q * 1.0; break;
+    }
+    for (size_t i = 0; i < n; i += step) {
+        if (arr[i] != want) {
+            printf("CG_ERROR kind=verify kernel=%s rank=%d stride=%zu "
+                   "element=%zu expected=%g got=%g trial=%d\n",
+                   KNAME[x->kernel], cg.rank, x->s, i, want, arr[i], t);
+            ++cg.errors;
+            return;
+        }
+    }
+}
+
+/* Array contents before the kernel's first trial. The STREAM sequence
+ * copy, scale, add, triad starting from a=1, b=2, c=0 gives c=1, b=3, c=4,
+ * a=15 in the real benchmark; here each kernel runs alone many times, so
+ * each starts from a state where it is idempotent. */
+static void init_arrays(mctx *x)
+{
+    size_t n = x->n;
+    for (size_t i = 0; i < n; ++i) {
+        x->a[i] = 1.0;
+        if (x->b) x->b[i] = 0.0;
+        if (x->c) x->c[i] = 1.0;
+    }
+    if (x->kernel == K_COPY)     /* c = a: c starts at 0 */
+        for (size_t i = 0; i < n; ++i) x->c[i] = 0.0;
+    if (x->kernel == K_SCALE)    /* b = q*c with c = 0 */
+        for (size_t i = 0; i < n; ++i) { x->c[i] = 0.0; x->b[i] = 5.0; }
+    if (x->kernel == K_ADD)      /* c = a + b = 1 + 0 */
+        for (size_t i = 0; i < n; ++i) x->c[i] = 7.0;
+    if (x->kernel == K_TRIAD)    /* a = b + q*c = 0 + 3*1 */
+        for (size_t i = 0; i < n; ++i) x->a[i] = 9.0;
+}
+
+/* ---- measurement: 1 active rank per node, then all --------------------- */
+
+static int local_rank(void)
+{
+    int lr = 0;
+    for (int r = 0; r < cg.rank; ++r)
+        if (!strcmp(cg.node_names[r], cg.node_names[cg.rank]))
+            ++lr;
+    return lr;
+}
+
+/* Times m on the ranks where m->active is set; rank 0 gets the stats */
+static cg_stats measure_quiet(const cg_measurement *m)
+{
+    int n = cg.opt.ntrials;
+    double *local = malloc(sizeof(double) * n);
+    double *worst = malloc(sizeof(double) * n);
+    cg_time_trials(m, local);
+    MPI_Reduce(local, worst, n, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    cg_stats st;
+    memset(&st, 0, sizeof st);
+    if (cg.rank == 0)
+        cg_stats_compute(worst + 1, n - 1, CG_SPIKE_FACTOR, CG_MAX_FILTERED,
+                         &st);
+    free(local);
+    free(worst);
+    return st;
+}
+
+static void measure_kernel(mctx *x, int lr)
+{
+    const char *name = KNAME[x->kernel];
+    double bytes_per = 8.0 * KARRAYS[x->kernel];
+    cg_measurement m;
+    memset(&m, 0, sizeof m);
+    m.pattern = name;
+    m.bytes = x->n * sizeof(double);
+    m.reps = 1;
+    m.peer = -1;
+    m.src = 0;
+    m.dst = -1;
+    m.bw_bytes = bytes_per * x->n;
+    m.prepare = prep;
+    m.run = run_kernel;
+    m.verify = verify;
+    m.ctx = x;
+
+    m.active = lr == 0;
+    cg_stats one = measure_quiet(&m);
+    m.active = 1;
+    cg_stats all = measure_quiet(&m);
+    if (cg.rank == 0) {
+        char extra[256], sstr[24];
+        if (x->kernel == K_RREAD || x->kernel == K_RWRITE)
+            strcpy(sstr, "-");          /* random order: no stride */
+        else
+            snprintf(sstr, sizeof sstr, "%zu", x->s);
+        snprintf(extra, sizeof extra, "kernel=%s stride=%s active_ppn=1 "
+                 "ns_per_elem=%.4f", name, sstr, one.mean * 1e9 / x->n);
+        m.extra = extra;
+        cg_report(&m, &one);
+        snprintf(extra, sizeof extra, "kernel=%s stride=%s active_ppn=%d "
+                 "ns_per_elem=%.4f ratio=%.4f t1_us=%.4f", name, sstr,
+                 cg.ppn, all.mean * 1e9 / x->n, all.mean / one.mean,
+                 one.mean * 1e6);
+        cg_report(&m, &all);
+    }
+    cg.measurements += 2;
+}
+
+/* Largest data/unified cache of cpu0 from sysfs; glibc's sysconf (behind
+ * cg_llc_bytes) can be wrong in VMs (384 MiB "L3" on a 32 MiB machine),
+ * so it is only the fallback. */
+static size_t llc_bytes(void)
+{
+    size_t best = 0;
+    for (int idx = 0; idx < 10; ++idx) {
+        char path[128], type[32] = "";
+        long kb = 0;
+        char unit = 'K';
+        snprintf(path, sizeof path,
+                 "/sys/devices/system/cpu/cpu0/cache/index%d/type", idx);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            break;
+        if (fscanf(f, "%31s", type) != 1) type[0] = 0;
+        fclose(f);
+        snprintf(path, sizeof path,
+                 "/sys/devices/system/cpu/cpu0/cache/index%d/size", idx);
+        if (strcmp(type, "Instruction") && (f = fopen(path, "r"))) {
+            if (fscanf(f, "%ld%c", &kb, &unit) >= 1) {
+                size_t b = (size_t)kb * (unit == 'M' ? 1024 * 1024 : 1024);
+                if (b > best)
+                    best = b;
+            }
+            fclose(f);
+        }
+    }
+    return best ? best : cg_llc_bytes();
+}
+
+static size_t parse_bytes(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || v <= 0)
+        cg_die("bad size '%s'", s);
+    if (*end == 'K' || *end == 'k') v *= 1024;
+    else if (*end == 'M' || *end == 'm') v *= 1024 * 1024;
+    else if (*end == 'G' || *end == 'g') v *= 1024.0 * 1024 * 1024;
+    else if (*end != '\0') cg_die("bad size suffix in '%s' (K, M, G = 2^10, "
+                                  "2^20, 2^30)", s);
+    return (size_t)v;
+}
+
+/* "1-17" or "1,2,8" -> list */
+static int parse_strides(const char *spec, size_t *out, int max)
+{
+    int n = 0;
+    char *copy = strdup(spec), *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        long lo, hi;
+        if (sscanf(tok, "%ld-%ld", &lo, &hi) != 2) {
+            if (sscanf(tok, "%ld", &lo) != 1)
+                cg_die("bad stride '%s'", tok);
+            hi = lo;
+        }
+        if (lo < 1 || hi < lo)
+            cg_die("bad stride range '%s' (strides are >= 1)", tok);
+        for (long s = lo; s <= hi && n < max; ++s)
+            out[n++] = (size_t)s;
+    }
+    free(copy);
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    int trials_given = 0;
+    for (int i = 1; i < argc; ++i)
+        if (!strcmp(argv[i], "--trials"))
+            trials_given = 1;
+
+    cg_init(&argc, &argv, "cg_memory");
+    if (!trials_given)
+        cg.opt.ntrials = 5;
+
+    const char *kernels = "all", *strides = "1-17";
+    size_t array_bytes = 0;
+    uint64_t seed = 42;
+    for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "--kernels") && i + 1 < argc)
+            kernels = argv[++i];
+        else if (!strcmp(argv[i], "--strides") && i + 1 < argc)
+            strides = argv[++i];
+        else if (!strcmp(argv[i], "--array-bytes") && i + 1 < argc)
+            array_bytes = parse_bytes(argv[++i]);
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+            seed = strtoull(argv[++i], NULL, 10);
+        else
+            cg_die("unknown argument '%s' (see the header of cg_memory.c)",
+                   argv[i]);
+    }
+
+    size_t llc = llc_bytes();
+    if (!cg.opt.flush_bytes)
+        cg.opt.flush_bytes = 2 * llc;
+    if (!array_bytes) {
+        array_bytes = 2 * llc;
+        if (array_bytes < ((size_t)64 << 20))
+            array_bytes = (size_t)64 << 20;
+    }
+
+    size_t st[64];
+    int nst = parse_strides(strides, st, 64);
+    int want[K_N] = {0}, any_rand = 0, narr = 1;
+    char *copy = strdup(kernels), *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        int found = 0;
+        for (int k = 0; k < K_N; ++k) {
+            if (!strcmp(tok, "all") || !strcmp(tok, KNAME[k])) {
+                want[k] = found = 1;
+                if (k == K_RREAD || k == K_RWRITE)
+                    any_rand = 1;
+                if (KARRAYS[k] > narr || k >= K_COPY)
+                    narr = 3;
+            }
+        }
+        if (!found)
+            cg_die("unknown kernel '%s'", tok);
+    }
+    free(copy);
+
+    mctx x;
+    memset(&x, 0, sizeof x);
+    x.n = array_bytes / sizeof(double);
+    if (x.n > UINT32_MAX)
+        cg_die("--array-bytes too large (at most 2^32 elements)");
+    x.a = malloc(x.n * sizeof(double));
+    if (narr == 3) {
+        x.b = malloc(x.n * sizeof(double));
+        x.c = malloc(x.n * sizeof(double));
+    }
+    if (any_rand)
+        x.idx = malloc(x.n * sizeof(uint32_t));
+    if (!x.a || (narr == 3 && (!x.b || !x.c)) || (any_rand && !x.idx))
+        cg_die("cannot allocate %d array(s) of %zu bytes", narr,
+               array_bytes);
+    if (any_rand)
+        mem_permutation(x.idx, x.n, seed + (uint64_t)cg.rank);
+
+    int lr = local_rank();
+    if (cg.rank == 0) {
+        printf("CG_INFO program=cg_memory array_bytes=%zu elements=%zu "
+               "llc_bytes=%zu flush_bytes=%zu ranks=%d ppn=%d nodes=%d "
+               "trials=%d\n", array_bytes, x.n, llc, cg.opt.flush_bytes,
+               cg.size, cg.ppn, cg.nodes, cg.opt.ntrials);
+        fflush(stdout);
+    }
+
+    for (int k = 0; k < K_N; ++k) {
+        if (!want[k])
+            continue;
+        x.kernel = k;
+        init_arrays(&x);
+        if (k == K_RREAD || k == K_RWRITE) {
+            x.s = 1;
+            measure_kernel(&x, lr);
+            continue;
+        }
+        for (int i = 0; i < nst; ++i) {
+            x.s = st[i];
+            measure_kernel(&x, lr);
+        }
+    }
+
+    return cg_finish();
+}
+
+#endif /* CG_PURE_ONLY */

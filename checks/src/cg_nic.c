@@ -1,0 +1,322 @@
+/* cg_nic: contention for a node's network interface.
+ *
+ * Node A = the node of rank 0. Sender s1 = rank 0, sender s2 = the next
+ * rank on node A (needs >= 2 ranks on A). Receiver r1 = the first rank of
+ * another node B, r2 = the first rank of a third node C (needs >= 3 nodes).
+ * Measurements (one stream = `bytes` sent, then a 1-byte ack; the sender
+ * times it, so the time covers delivery):
+ *   nic_single  stream=1  s1 -> r1 alone
+ *   nic_single  stream=2  s2 -> r2 alone
+ *   nic_pair    stream=1 and stream=2: both at once, started by one barrier
+ * The pair lines carry ratio = bandwidth in the pair / bandwidth alone of
+ * that stream, and pair_ratio = time alone (mean of both streams) / time
+ * until BOTH pair streams are done (robust against unfair sharing: the
+ * link has to carry both messages). Expected on rate-limited links: 0.5
+ * when both streams leave A through one interface, 1.0 through two.
+ *
+ * Which interface a stream uses is decided outside: MPI's own settings per
+ * rank (e.g. OpenMPI's btl_tcp_if_include set per rank by a wrapper, see
+ * checks/nic/cg_nic_ifaces.sh). To show what actually happened, the
+ * senders read the transmit counters of node A's interfaces
+ * (/sys/class/net/<if>/statistics/tx_bytes) around each measurement and
+ * the lines carry tx_MB_<if>= for every interface that sent > 1% of the
+ * payload, and iface1=/iface2= the senders' btl_tcp_if_include.
+ *
+ * usage: cg_nic [--bytes SIZE (default 8M; K, M = 10^3, 10^6)]
+ *        [harness options; --trials default 7 here]
+ */
+#include "cg_harness.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    size_t bytes;
+    int s1, s2, r1, r2;
+    int both;               /* pair measurement: both streams at once */
+    int only;               /* single measurement: stream 1 or 2 */
+    unsigned char *buf, ack;
+} nctx;
+
+#define MAXIF 16
+
+typedef struct {
+    int n;
+    char name[MAXIF][32];
+    unsigned long long tx[MAXIF];
+} txcount;
+
+static void read_tx(txcount *c)
+{
+    c->n = 0;
+    DIR *d = opendir("/sys/class/net");
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) && c->n < MAXIF) {
+        if (e->d_name[0] == '.' || !strcmp(e->d_name, "lo"))
+            continue;
+        char path[320];
+        snprintf(path, sizeof path, "/sys/class/net/%s/statistics/tx_bytes",
+                 e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (fscanf(f, "%llu", &c->tx[c->n]) == 1) {
+            snprintf(c->name[c->n], sizeof c->name[0], "%.31s", e->d_name);
+            ++c->n;
+        }
+        fclose(f);
+    }
+    closedir(d);
+}
+
+/* "tx_MB_fab0=12.3 ..." of the interfaces that moved > 1% of `payload` */
+static void tx_delta(const txcount *a, const txcount *b, double payload,
+                     char *out, size_t len)
+{
+    out[0] = 0;
+    for (int i = 0; i < b->n; ++i)
+        for (int j = 0; j < a->n; ++j)
+            if (!strcmp(a->name[j], b->name[i])) {
+                double mb = (double)(b->tx[i] - a->tx[j]);
+                if (mb > 0.01 * payload) {
+                    size_t used = strlen(out);
+                    snprintf(out + used, len - used, "%stx_MB_%s=%.1f",
+                             used ? " " : "", b->name[i], mb / 1e6);
+                }
+            }
+    if (!out[0])
+        snprintf(out, len, "tx_MB_none=0");
+}
+
+static int stream_of(const nctx *x, int rank, int *peer, int *sender)
+{
+    int st = 0;
+    if (rank == x->s1 || rank == x->r1) st = 1;
+    if (rank == x->s2 || rank == x->r2) st = 2;
+    if (!st || (!x->both && st != x->only))
+        return 0;
+    *sender = rank == x->s1 || rank == x->s2;
+    *peer = st == 1 ? (*sender ? x->r1 : x->s1) : (*sender ? x->r2 : x->s2);
+    return st;
+}
+
+static void prep(void *v, int t)
+{
+    nctx *x = v;
+    int peer, sender;
+    if (stream_of(x, cg.rank, &peer, &sender) && sender)
+        cg_fill(x->buf, x->bytes, cg.rank, t);
+}
+
+static void op_stream(void *v)
+{
+    nctx *x = v;
+    int peer, sender;
+    if (!stream_of(x, cg.rank, &peer, &sender))
+        return;
+    if (sender) {
+        MPI_Send(x->buf, (int)x->bytes, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+        MPI_Recv(&x->ack, 1, MPI_BYTE, peer, 1, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+    } else {
+        MPI_Recv(x->buf, (int)x->bytes, MPI_BYTE, peer, 0, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+        MPI_Send(&x->ack, 1, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+    }
+}
+
+static void verify(void *v, int t)
+{
+    nctx *x = v;
+    int peer, sender;
+    if (stream_of(x, cg.rank, &peer, &sender) && !sender)
+        cg_check(x->buf, x->bytes, peer, t, x->both ? "nic_pair"
+                                                    : "nic_single");
+}
+
+/* Times on every rank; returns on rank 0 the trial times of rank `who` */
+static void times_of(const cg_measurement *m, const int *who, int nwho,
+                     double **out)
+{
+    int n = cg.opt.ntrials;
+    double *local = malloc(sizeof(double) * n);
+    double *all = cg.rank == 0 ? malloc(sizeof(double) * n * cg.size) : 0;
+    cg_time_trials(m, local);
+    MPI_Gather(local, n, MPI_DOUBLE, all, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (cg.rank == 0)
+        for (int k = 0; k < nwho; ++k) {
+            out[k] = malloc(sizeof(double) * n);
+            memcpy(out[k], all + (size_t)who[k] * n, sizeof(double) * n);
+        }
+    free(local);
+    free(all);
+}
+
+static const char *iface_of_rank(int rank)
+{
+    /* every rank sends its setting to rank 0 once (see main) */
+    static char (*names)[32];
+    if (!names) {
+        char mine[32];
+        const char *e = getenv("OMPI_MCA_btl_tcp_if_include");
+        if (!e) e = getenv("FI_TCP_IFACE");
+        snprintf(mine, sizeof mine, "%s", e && *e ? e : "-");
+        names = calloc(cg.size, 32);
+        MPI_Gather(mine, 32, MPI_CHAR, names, 32, MPI_CHAR, 0,
+                   MPI_COMM_WORLD);
+    }
+    return rank >= 0 && cg.rank == 0 ? names[rank] : "-";
+}
+
+static void report_stream(const char *pattern, int stream, nctx *x,
+                          const cg_stats *st, const char *more)
+{
+    cg_measurement m;
+    memset(&m, 0, sizeof m);
+    m.pattern = pattern;
+    m.bytes = x->bytes;
+    m.peer = stream == 1 ? x->r1 : x->r2;
+    m.src = stream == 1 ? x->s1 : x->s2;
+    m.dst = m.peer;
+    m.bw_bytes = (double)x->bytes;
+    char extra[512];
+    snprintf(extra, sizeof extra, "stream=%d sender=%d iface=%s %s", stream,
+             m.src, iface_of_rank(m.src), more);
+    m.extra = extra;
+    cg_report(&m, st);
+}
+
+static int layout(nctx *x)
+{
+    x->s1 = 0;
+    x->s2 = x->r1 = x->r2 = -1;
+    for (int r = 1; r < cg.size; ++r) {
+        int same = !strcmp(cg.node_names[r], cg.node_names[0]);
+        if (same && x->s2 < 0)
+            x->s2 = r;
+        else if (!same && x->r1 < 0)
+            x->r1 = r;
+        else if (!same && x->r2 < 0 &&
+                 strcmp(cg.node_names[r], cg.node_names[x->r1]))
+            x->r2 = r;
+    }
+    return x->s2 >= 0 && x->r1 >= 0 && x->r2 >= 0;
+}
+
+static cg_stats stats_of(double *t)
+{
+    cg_stats st;
+    cg_stats_compute(t + 1, cg.opt.ntrials - 1, CG_SPIKE_FACTOR,
+                     CG_MAX_FILTERED, &st);
+    return st;
+}
+
+int main(int argc, char **argv)
+{
+    int trials_given = 0;
+    for (int i = 1; i < argc; ++i)
+        if (!strcmp(argv[i], "--trials"))
+            trials_given = 1;
+
+    cg_init(&argc, &argv, "cg_nic");
+    if (!trials_given)
+        cg.opt.ntrials = 7;
+
+    nctx x;
+    memset(&x, 0, sizeof x);
+    x.bytes = 8000000;
+    for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "--bytes") && i + 1 < argc) {
+            char *end;
+            double v = strtod(argv[++i], &end);
+            if (*end == 'K' || *end == 'k') v *= 1e3;
+            else if (*end == 'M' || *end == 'm') v *= 1e6;
+            else if (*end != '\0') cg_die("bad size '%s'", argv[i]);
+            if (v < 1 || v > 2e9)
+                cg_die("--bytes must be 1 .. 2e9");
+            x.bytes = (size_t)v;
+        } else
+            cg_die("unknown argument '%s' (see the header of cg_nic.c)",
+                   argv[i]);
+    }
+
+    iface_of_rank(-1);              /* collective: gather the settings */
+    if (!layout(&x)) {
+        if (cg.rank == 0)
+            printf("CG_SKIP pattern=nic_pair reason=needs 2 ranks on the "
+                   "first node and ranks on 2 other nodes (ranks=%d ppn=%d "
+                   "nodes=%d)\n", cg.size, cg.ppn, cg.nodes);
+        return cg_finish();
+    }
+    x.buf = malloc(x.bytes);
+    if (!x.buf)
+        cg_die("cannot allocate %zu bytes", x.bytes);
+
+    cg_measurement m;
+    memset(&m, 0, sizeof m);
+    m.pattern = "nic";
+    m.bytes = x.bytes;
+    m.reps = 1;
+    m.peer = -1;
+    m.dst = -1;
+    m.prepare = prep;
+    m.run = op_stream;
+    m.verify = verify;
+    m.ctx = &x;
+    m.active = 1;
+
+    int senders[2] = {x.s1, x.s2};
+    double *t1[2] = {0}, *t2[2] = {0}, *tp[2] = {0};
+    txcount before, after;
+    char tx[3][256];
+    double payload = (double)x.bytes * cg.opt.ntrials;
+
+    for (int k = 0; k < 3; ++k) {
+        x.both = k == 2;
+        x.only = k == 0 ? 1 : 2;
+        if (cg.rank == x.s1)
+            read_tx(&before);
+        times_of(&m, senders, 2, k == 0 ? t1 : k == 1 ? t2 : tp);
+        if (cg.rank == x.s1) {
+            read_tx(&after);
+            tx_delta(&before, &after, payload, tx[k], sizeof tx[k]);
+        }
+        if (x.s1 != 0)
+            cg_die("rank 0 must be sender 1");
+    }
+
+    if (cg.rank == 0) {
+        cg_stats a1 = stats_of(t1[0]), a2 = stats_of(t2[1]);
+        cg_stats p1 = stats_of(tp[0]), p2 = stats_of(tp[1]);
+        /* per trial: the pair is done when both streams are */
+        int n = cg.opt.ntrials;
+        double *both = malloc(sizeof(double) * n);
+        for (int t = 0; t < n; ++t)
+            both[t] = tp[0][t] > tp[1][t] ? tp[0][t] : tp[1][t];
+        cg_stats pb = stats_of(both);
+        double alone = 0.5 * (a1.mean + a2.mean);
+        char more[400];
+        snprintf(more, sizeof more, "%s", tx[0]);
+        report_stream("nic_single", 1, &x, &a1, more);
+        snprintf(more, sizeof more, "%s", tx[1]);
+        report_stream("nic_single", 2, &x, &a2, more);
+        const char *if1 = iface_of_rank(x.s1), *if2 = iface_of_rank(x.s2);
+        const char *shared = strcmp(if1, if2) ? "no" : "yes";
+        snprintf(more, sizeof more, "ratio=%.4f pair_ratio=%.4f "
+                 "shared_iface=%s %s", a1.mean / p1.mean, alone / pb.mean,
+                 shared, tx[2]);
+        report_stream("nic_pair", 1, &x, &p1, more);
+        snprintf(more, sizeof more, "ratio=%.4f pair_ratio=%.4f "
+                 "shared_iface=%s %s", a2.mean / p2.mean, alone / pb.mean,
+                 shared, tx[2]);
+        report_stream("nic_pair", 2, &x, &p2, more);
+        free(both);
+    }
+    cg.measurements += 4;
+    free(x.buf);
+    return cg_finish();
+}
