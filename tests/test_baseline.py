@@ -144,7 +144,7 @@ def test_perflog_line():
     by = {s.key.metric: s for s in ss}
     assert set(by) == {'latency', 'bandwidth'}
     assert by['latency'].key.point == \
-        'interconnect=shm,msg_bytes=8,num_nodes=1,ppn=2'
+        'environ=openmpi,interconnect=shm,msg_bytes=8,num_nodes=1,ppn=2'
     assert by['latency'].key.check == 'PingPongDistance'
     assert by['latency'].value == 3.2559 and by['latency'].ref == 0
     assert (by['bandwidth'].ref, by['bandwidth'].lower,

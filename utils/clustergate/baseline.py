@@ -121,6 +121,9 @@ def parse_perflog_line(line: str, system: str, partition: str,
 
     when, name, jobid, result = fields[0], fields[2], fields[5], fields[6]
     check, axes = split_display_name(name)
+    if fields[3]:
+        axes.setdefault('environ', fields[3])
+
     point = references.format_axes(axes)
     status = None
     if header and 'reference_status' in header:
@@ -191,6 +194,9 @@ def _testcase_samples(tc, run_id) -> List[Sample]:
     system, partition = tc.get('system'), tc.get('partition')
     check, axes = split_display_name(tc.get('display_name') or
                                      tc.get('name', ''))
+    if tc.get('environ'):
+        axes.setdefault('environ', tc['environ'])
+
     point = references.format_axes(axes)
     out = []
     for pkey, tup in (tc.get('perfvalues') or {}).items():

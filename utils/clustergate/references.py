@@ -290,10 +290,18 @@ def load_cached(path, system=None):
 # -- the ReFrame side ------------------------------------------------------
 
 def test_axes(test) -> Dict[str, object]:
-    """The parameters of a test instance: its point of the sweep."""
+    """The parameters of a test instance and its programming environment:
+    its point of the sweep."""
     names = [n for n in type(test).param_space.params if not
              n.startswith('_')]
-    return {n: getattr(test, n) for n in names}
+    axes = {n: getattr(test, n) for n in names}
+    # the programming environment (MPI) is an axis too: references are
+    # per MPI; a key that does not name it covers every environment
+    env = getattr(test, 'current_environ', None)
+    if env is not None and getattr(env, 'name', None):
+        axes.setdefault('environ', env.name)
+
+    return axes
 
 
 _told_missing = set()
