@@ -2,7 +2,8 @@
  *
  * Node A = the node of rank 0. Sender s1 = rank 0, sender s2 = the next
  * rank on node A (needs >= 2 ranks on A). Receiver r1 = the first rank of
- * another node B, r2 = the first rank of a third node C (needs >= 3 nodes).
+ * another node B, r2 = the rank of a third node C with the same local rank
+ * as s2 (else C's first rank); needs >= 3 nodes.
  * Measurements (one stream = `bytes` sent, then a 1-byte ack; the sender
  * times it, so the time covers delivery):
  *   nic_single  stream=1  s1 -> r1 alone
@@ -18,7 +19,7 @@
  * rank (e.g. OpenMPI's btl_tcp_if_include set per rank by a wrapper, see
  * checks/nic/cg_nic_ifaces.sh). To show what actually happened, the
  * senders read the transmit counters of node A's interfaces
- * (/sys/class/net/<if>/statistics/tx_bytes) around each measurement and
+ * (/proc/net/dev of their network namespace) around each measurement and
  * the lines carry tx_MB_<if>= for every interface that sent > 1% of the
  * payload, and iface1=/iface2= the senders' btl_tcp_if_include.
  *
@@ -27,7 +28,6 @@
  */
 #include "cg_harness.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,29 +48,33 @@ typedef struct {
     unsigned long long tx[MAXIF];
 } txcount;
 
+/* Transmit byte counters of this process's network namespace (what the
+ * node sent per interface); /proc/net/dev follows the namespace, whereas
+ * /sys/class/net shows the namespace that mounted /sys. */
 static void read_tx(txcount *c)
 {
     c->n = 0;
-    DIR *d = opendir("/sys/class/net");
-    if (!d)
+    FILE *f = fopen("/proc/net/dev", "r");
+    if (!f)
         return;
-    struct dirent *e;
-    while ((e = readdir(d)) && c->n < MAXIF) {
-        if (e->d_name[0] == '.' || !strcmp(e->d_name, "lo"))
+    char line[512];
+    while (fgets(line, sizeof line, f) && c->n < MAXIF) {
+        char *colon = strchr(line, ':');
+        if (!colon)
+            continue;                   /* the two header lines */
+        *colon = 0;
+        char *name = line;
+        while (*name == ' ')
+            ++name;
+        unsigned long long v[9];
+        if (sscanf(colon + 1, "%llu %llu %llu %llu %llu %llu %llu %llu %llu",
+                   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7],
+                   &v[8]) != 9 || !strcmp(name, "lo"))
             continue;
-        char path[320];
-        snprintf(path, sizeof path, "/sys/class/net/%s/statistics/tx_bytes",
-                 e->d_name);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            continue;
-        if (fscanf(f, "%llu", &c->tx[c->n]) == 1) {
-            snprintf(c->name[c->n], sizeof c->name[0], "%.31s", e->d_name);
-            ++c->n;
-        }
-        fclose(f);
+        snprintf(c->name[c->n], sizeof c->name[0], "%.31s", name);
+        c->tx[c->n++] = v[8];           /* 9th number: transmitted bytes */
     }
-    closedir(d);
+    fclose(f);
 }
 
 /* "tx_MB_fab0=12.3 ..." of the interfaces that moved > 1% of `payload` */
@@ -200,10 +204,25 @@ static int layout(nctx *x)
             x->s2 = r;
         else if (!same && x->r1 < 0)
             x->r1 = r;
-        else if (!same && x->r2 < 0 &&
-                 strcmp(cg.node_names[r], cg.node_names[x->r1]))
-            x->r2 = r;
     }
+    /* r2: on a third node, preferably with the local rank of s2, so that
+     * a per-local-rank interface setting puts s2 and r2 on one fabric */
+    int want = 0;
+    for (int r = 0; r < x->s2; ++r)
+        want += !strcmp(cg.node_names[r], cg.node_names[0]);
+    int third = -1;
+    for (int r = 1; r < cg.size && x->r1 >= 0 && third < 0; ++r)
+        if (strcmp(cg.node_names[r], cg.node_names[0]) &&
+            strcmp(cg.node_names[r], cg.node_names[x->r1]))
+            third = r;
+    x->r2 = third;
+    for (int r = third, lr = 0; third >= 0 && r < cg.size; ++r)
+        if (!strcmp(cg.node_names[r], cg.node_names[third])) {
+            if (lr++ == want) {
+                x->r2 = r;
+                break;
+            }
+        }
     return x->s2 >= 0 && x->r1 >= 0 && x->r2 >= 0;
 }
 

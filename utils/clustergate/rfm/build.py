@@ -36,7 +36,8 @@ class CgProgramsBuild(rfm.CompileOnlyRegressionTest):
         ])
 
     def programs(self):
-        return ['cg_contention', 'cg_stats_cli', 'cg_linkmatrix']
+        return ['cg_contention', 'cg_stats_cli', 'cg_linkmatrix',
+                'cg_memory', 'cg_memlat', 'cg_noise', 'cg_nic']
 
     def path(self, program):
         """Absolute path of a built program."""

@@ -1,0 +1,44 @@
+"""Node-level contention checks: memory access (strided, random, STREAM
+operations), memory latency per cache level, OS noise. Each measures with
+1 rank per node and with all ppn ranks at once in the same job and reports
+the ratio (k ppn / 1 ppn) plus absolute values (docs/node-tests.md)."""
+
+import reframe as rfm
+
+from clustergate.rfm.node import MemoryLatencyTest, MemoryTest, NoiseTest
+
+
+@rfm.simple_test
+class MemoryStrided(MemoryTest):
+    """Read ``s += a[j]`` / write ``a[j] = v`` and the STREAM operations,
+    stride 1..17, the same n elements at every stride."""
+
+    kernel = parameter(['read', 'write', 'copy', 'scale', 'add', 'triad'],
+                       loggable=True)
+
+    @run_after('init')
+    def ci_subset(self):
+        # ci: read, write and triad only (the others are nightly)
+        if self.scale == 'small' and self.kernel not in ('read', 'write',
+                                                         'triad'):
+            self.tags.discard('ci')
+
+
+@rfm.simple_test
+class MemoryRandom(MemoryTest):
+    """Read and write through a random permutation of the indices."""
+
+    kernel = parameter(['rand_read', 'rand_write'], loggable=True)
+    random_order = True
+
+
+@rfm.simple_test
+class MemoryLatency(MemoryLatencyTest):
+    """Pointer chase over a random single-cycle permutation, 4 KiB up to
+    max_bytes; ns per access per level."""
+
+
+@rfm.simple_test
+class OsNoise(NoiseTest):
+    """Fixed work quantum on every core; slowdown, percentiles, worst
+    quantum, bulk-synchronous slowdown."""

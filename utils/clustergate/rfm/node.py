@@ -1,0 +1,373 @@
+"""Generic base tests of the node-level programs: cg_memory (memory access
+under contention), cg_memlat (latency per cache level) and cg_noise (OS
+noise). See docs/node-tests.md.
+
+Every program measures, in one job, with 1 active rank per node and with
+all ``ppn`` ranks active; the ``ratio`` performance variables (k ppn /
+1 ppn) need no reference to be meaningful (1.0 = the k-th process costs
+nothing). Absolute values are reported too, for references.
+
+Each test has a ``scale``: ``small`` instances are the ci subset (tag
+``ci``), ``full`` ones the nightly/acceptance runs.
+"""
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+from reframe.core.builtins import (fixture, parameter, performance_function,
+                                   run_after, run_before, sanity_function,
+                                   variable)
+from reframe.core.exceptions import SanityError
+
+from clustergate import cgoutput
+from clustergate.rfm import modes
+from clustergate.rfm.axes import SweepAxes, _current_partitions
+from clustergate.rfm.build import CgProgramsBuild
+
+#: Every stride of the classic experiment
+ALL_STRIDES = list(range(1, 18))
+#: Strides of the small (ci) runs
+CI_STRIDES = [1, 2, 4, 8, 17]
+
+
+def _node_interconnects():
+    """Interconnects of scope 'node' of the current system (the memory
+    tests do not use the network: one point per nodes x ppn is enough);
+    the first interconnect if there is none."""
+    names, first = [], None
+    for _, extras in _current_partitions():
+        for name, ic in extras.get('interconnects', {}).items():
+            first = first or name
+            if ic.get('scope') == 'node' and name not in names:
+                names.append(name)
+
+    return names or [first or 'shm']
+
+
+class NodeProgramTest(SweepAxes, rfm.RunOnlyRegressionTest):
+    """Runs one of our node-level programs at one sweep point."""
+
+    #: Program of checks/src (set by subclasses)
+    program = variable(str)
+
+    #: small: ci subset; full: nightly and acceptance
+    scale = parameter(['small', 'full'], loggable=True)
+
+    #: Node-level: only node-scope interconnects (shared memory)
+    interconnect = parameter(_node_interconnects(), loggable=True)
+
+    programs = fixture(CgProgramsBuild, scope='environment')
+
+    valid_systems = ['+mpi']
+    valid_prog_environs = ['+mpi']
+    time_limit = '20m'
+    maintainers = ['clustergate']
+
+    @run_after('init')
+    def set_node_tags(self):
+        partitions = [e for _, e in _current_partitions()]
+        if self.scale == 'small':
+            ci = modes.in_ci_subset(self.sweep_point(), partitions)
+            self.tags = ({'ci'} if ci else set()) | {'node', self.program}
+        else:
+            self.tags = modes.tags_for(ci=False, nightly=True) | {
+                'node', self.program
+            }
+
+        self.descr = (f'{self.program} ({self.scale}) on {self.num_nodes} '
+                      f'node(s) x {self.ppn} ppn')
+
+    def program_options(self):
+        """Options of the program (subclasses)."""
+        return []
+
+    @run_before('run')
+    def set_command(self):
+        self.executable = self.programs.path(self.program)
+        self.executable_opts = self.program_options()
+
+    # -- output -----------------------------------------------------------
+
+    def _stdout_text(self):
+        with open(self.stagedir + '/' + str(self.stdout)) as fp:
+            return fp.read()
+
+    def _run(self):
+        return cgoutput.parse(self._stdout_text())
+
+    @sanity_function
+    def validate(self):
+        return sn.defer(self.check_output(self._stdout_text()))
+
+    def check_output(self, text):
+        """Sanity of one output text; raises SanityError with the cause."""
+        try:
+            run = cgoutput.parse(text)
+            cgoutput.verify(run, program=self.program)
+        except cgoutput.OutputError as err:
+            raise SanityError(f'{self.program}: {err}') from None
+
+        if not run.measurements:
+            raise SanityError(f'{self.program}: no measurement in the output')
+
+        expected = self.num_tasks or 0
+        first = run.measurements[0]
+        if expected and first['ranks'] != expected:
+            raise SanityError(f'{self.program} ran with {first["ranks"]} '
+                              f'ranks, expected {expected}')
+
+        if self.num_nodes and first['nodes'] != self.num_nodes:
+            raise SanityError(f'ranks landed on {first["nodes"]} node(s), '
+                              f'expected {self.num_nodes}')
+
+        if self.ppn and first['ppn'] != self.ppn:
+            raise SanityError(f'{first["ppn"]} ranks per node, expected '
+                              f'{self.ppn}: placement is wrong')
+
+        self.check_program(run)
+        return True
+
+    def check_program(self, run):
+        """Program-specific sanity (subclasses)."""
+
+    @staticmethod
+    def value(lines, key, what):
+        values = [m[key] for m in lines if m.get(key) is not None]
+        if not values:
+            raise SanityError(f'no {key} for {what} in the output')
+
+        return values[0]
+
+
+class MemoryTest(NodeProgramTest):
+    """cg_memory: one kernel over the strides (or random order).
+
+    Performance variables per stride ``s``: ``ratio_s<s>`` (time with all
+    ppn ranks active / with 1 active), ``bw_s<s>`` (MB/s of the elements
+    touched with all ranks active, per rank) and ``bw1_s<s>`` (1 active),
+    plus ``ratio_max`` (worst stride). Random kernels have ``ratio``,
+    ``bw``, ``bw1``.
+    """
+
+    program = 'cg_memory'
+    # kernel: a parameter of the subclasses (read, write, ..., rand_read)
+    random_order = variable(bool, value=False)
+
+    #: Array per rank; None = program default (2x LLC, >= 64 MiB)
+    array_bytes = variable(str, type(None), value=None)
+
+    def strides(self):
+        if self.random_order:
+            return []
+
+        return CI_STRIDES if self.scale == 'small' else ALL_STRIDES
+
+    def program_options(self):
+        opts = ['--kernels', self.kernel]
+        if self.strides():
+            opts += ['--strides', ','.join(map(str, self.strides()))]
+
+        opts += ['--trials', '4' if self.scale == 'small' else '6']
+        if self.array_bytes:
+            opts += ['--array-bytes', self.array_bytes]
+
+        return opts
+
+    def lines(self, run, stride, active):
+        return [m for m in run.select(self.kernel)
+                if m.fields.get('stride') == stride and
+                m.get('active_ppn') == active]
+
+    def check_program(self, run):
+        for s in (self.strides() or [None]):
+            where = (f'{self.kernel}' if s is None
+                     else f'{self.kernel} stride {s}')
+            if not self.lines(run, s, 1):
+                raise SanityError(f'no 1-active-rank measurement of {where}')
+
+            k = self.lines(run, s, self.ppn)
+            if self.ppn > 1 and not k:
+                raise SanityError(f'no {self.ppn}-active-ranks measurement '
+                                  f'of {where}')
+
+            lines = k or self.lines(run, s, 1)
+            if self.ppn > 1 and lines[-1].get('ratio') is None:
+                raise SanityError(f'no ratio for {where}')
+
+    def _pick(self, stride, key, active_all):
+        run = self._run()
+        active = self.ppn if active_all else 1
+        lines = self.lines(run, stride, active)
+        if active_all and len(lines) > 1:
+            lines = lines[-1:]       # at ppn=1 both lines have active_ppn=1
+
+        if not active_all:
+            lines = lines[:1]
+
+        return self.value(lines, key, f'{self.kernel} stride {stride}')
+
+    @performance_function('x')
+    def ratio_of(self, stride=None):
+        return sn.defer(self._pick(stride, 'ratio', True))
+
+    @performance_function('MB/s')
+    def bw_of(self, stride=None, active_all=True):
+        return sn.defer(self._pick(stride, 'bw_MBps', active_all))
+
+    @performance_function('x')
+    def ratio_max(self):
+        return sn.defer(max(self._pick(s, 'ratio', True)
+                            for s in self.strides()))
+
+    @run_before('performance')
+    def set_perf_variables(self):
+        pv = {}
+        if self.random_order:
+            pv = {'ratio': self.ratio_of(None), 'bw': self.bw_of(None),
+                  'bw1': self.bw_of(None, False)}
+        else:
+            for s in self.strides():
+                pv[f'ratio_s{s}'] = self.ratio_of(s)
+                pv[f'bw_s{s}'] = self.bw_of(s)
+                pv[f'bw1_s{s}'] = self.bw_of(s, False)
+
+            pv['ratio_max'] = self.ratio_max()
+
+        self.perf_variables = pv
+
+
+class MemoryLatencyTest(NodeProgramTest):
+    """cg_memlat: ns per access for each level (L1, L2, L3..., DRAM) with
+    1 rank per node (``lat_<level>``), all ranks at once at the level's
+    largest size (``lat_<level>_k``) and their ``ratio_<level>``.
+
+    Sanity: the levels found from sysfs are present and distinct (each
+    level at least ``min_step`` times slower than the one below)."""
+
+    program = 'cg_memlat'
+
+    #: Largest working set of the curve (ci keeps DRAM at 4x LLC)
+    max_bytes = variable(str, value='256M')
+
+    #: A level must be at least this much slower than the one below
+    min_step = variable(float, value=1.2)
+
+    #: Levels expected (checked against the output)
+    expected_levels = variable(list, value=['L1', 'L2', 'DRAM'])
+
+    def program_options(self):
+        opts = ['--max-bytes', self.max_bytes]
+        if self.scale == 'small':
+            opts += ['--trials', '4', '--accesses', str(1 << 19)]
+
+        return opts
+
+    def levels(self, run):
+        return {m['level']: m for m in run.select('memlat_level')}
+
+    def check_program(self, run):
+        if not run.select('memlat'):
+            raise SanityError('no latency curve (memlat lines) in the output')
+
+        levels = self.levels(run)
+        missing = [lv for lv in self.expected_levels if lv not in levels]
+        if missing:
+            raise SanityError(f'cache level(s) {", ".join(missing)} not '
+                              f'measured (raise max_bytes for DRAM?)')
+
+        order = [lv for lv in ('L1', 'L2', 'L3', 'L4', 'DRAM')
+                 if lv in levels]
+        for lo, hi in zip(order, order[1:]):
+            a, b = levels[lo]['ns'], levels[hi]['ns']
+            if b < self.min_step * a:
+                raise SanityError(
+                    f'latency levels not distinct: {hi} {b:.1f} ns is not '
+                    f'{self.min_step}x above {lo} {a:.1f} ns'
+                )
+
+    def _level(self, level, key):
+        lines = [m for m in self._run().select('memlat_level')
+                 if m['level'] == level]
+        return self.value(lines, key, f'level {level}')
+
+    @performance_function('ns')
+    def level_ns(self, level='L1', key='ns'):
+        return sn.defer(self._level(level, key))
+
+    @performance_function('x')
+    def level_ratio(self, level='L1'):
+        return sn.defer(self._level(level, 'ratio'))
+
+    @run_before('performance')
+    def set_perf_variables(self):
+        pv = {}
+        for lv in ('L1', 'L2', 'L3', 'DRAM'):
+            pv[f'lat_{lv}'] = self.level_ns(lv)
+            pv[f'lat_{lv}_k'] = self.level_ns(lv, 'ns_k')
+            pv[f'ratio_{lv}'] = self.level_ratio(lv)
+
+        self.perf_variables = pv
+
+
+class NoiseTest(NodeProgramTest):
+    """cg_noise: slowdown (mean/min - 1) of a fixed work quantum with 1 and
+    with all ranks per node active, the quantum percentiles and the worst
+    quantum, the ratio of mean quanta (k / 1) and the bulk-synchronous
+    slowdown. Noise on a shared machine is what it is: no bound unless a
+    reference is configured."""
+
+    program = 'cg_noise'
+    seconds = variable(float, value=2.0)
+    quantum_us = variable(float, value=50.0)
+
+    def program_options(self):
+        secs = 1.0 if self.scale == 'small' else self.seconds
+        return ['--seconds', str(secs), '--quantum-us', str(self.quantum_us)]
+
+    def phase(self, run, active):
+        lines = [m for m in run.select('noise')
+                 if m.get('active_ppn') == active]
+        return lines[-1:] if active == self.ppn else lines[:1]
+
+    def check_program(self, run):
+        if not self.phase(run, 1):
+            raise SanityError('no noise measurement with 1 active rank')
+
+        if not self.phase(run, self.ppn):
+            raise SanityError(f'no noise measurement with {self.ppn} active '
+                              f'ranks')
+
+        if not run.select('noise_bsp'):
+            raise SanityError('no bulk-synchronous (noise_bsp) measurement')
+
+        for m in run.select('noise'):
+            if m.get('slowdown') is None or m['slowdown'] < 0:
+                raise SanityError(f'bad slowdown {m.get("slowdown")!r}: the '
+                                  f'mean quantum cannot beat the minimum')
+
+    def _v(self, active, key, pattern='noise'):
+        run = self._run()
+        lines = (self.phase(run, active) if pattern == 'noise'
+                 else run.select(pattern))
+        return self.value(lines, key, f'{pattern} with {active} active')
+
+    @performance_function('x')
+    def noise_value(self, active=1, key='slowdown', pattern='noise'):
+        return sn.defer(self._v(active, key, pattern))
+
+    @performance_function('us')
+    def noise_us(self, active=1, key='p99_us'):
+        return sn.defer(self._v(active, key))
+
+    @run_before('performance')
+    def set_perf_variables(self):
+        k = self.ppn
+        self.perf_variables = {
+            'slowdown_1': self.noise_value(1, 'slowdown'),
+            'slowdown_k': self.noise_value(k, 'slowdown'),
+            'ratio': self.noise_value(k, 'ratio'),
+            'p99_us': self.noise_us(k, 'p99_us'),
+            'p99_9_us': self.noise_us(k, 'p99_9_us'),
+            'worst_us': self.noise_us(k, 'worst_us'),
+            'quantum_min_us': self.noise_us(k, 'min_us'),
+            'bsp_slowdown': self.noise_value(k, 'bsp_slowdown', 'noise_bsp'),
+        }
