@@ -77,7 +77,8 @@ if _reason:
 
 
 def _cg(*args, check=True, timeout=120):
-    proc = subprocess.run([_tool('clustergate'), *args], capture_output=True,
+    proc = subprocess.run([_tool('clustergate'), 'cluster', *args],
+                          capture_output=True,
                           text=True, timeout=timeout)
     if check and proc.returncode != 0:
         raise AssertionError(f'clustergate {" ".join(args)} failed '

@@ -522,13 +522,13 @@ def diff(old_text: str, new_text: str, path: str) -> str:
 def spread_table(bl: Baseline) -> str:
     """What the runs showed, per metric: the spread behind each
     tolerance."""
-    head = (f'{"check [point] metric":<72} {"runs":>4} {"median":>11} '
+    head = (f'{"check metric [point]":<72} {"runs":>4} {"median":>11} '
             f'{"MAD":>9} {"spread":>7} {"min":>11} {"max":>11} {"tol":>6} '
             f'dir')
     rows = [head, '-' * len(head)]
     for key in sorted(bl.stats, key=lambda k: k.label()):
         st = bl.stats[key]
-        label = f'{key.check} [{key.point}] {key.metric}'
+        label = f'{key.check} {key.metric} [{key.point}]'
         if len(label) > 72:
             label = label[:69] + '...'
 
