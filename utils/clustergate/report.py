@@ -26,9 +26,8 @@ import glob
 import html
 import os
 import re
-import statistics
 import sys
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Sequence
 
 from clustergate import PROJECT_ROOT
 from clustergate import baseline as bl
