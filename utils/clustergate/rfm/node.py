@@ -274,9 +274,19 @@ class MemoryLatencyTest(NodeProgramTest):
             raise SanityError(f'cache level(s) {", ".join(missing)} not '
                               f'measured (raise max_bytes for DRAM?)')
 
+        # the expected levels must be distinct; any level in between
+        # (e.g. an L3 that a VM shares with its neighbours) must at least
+        # not be faster than the level below it (10% tolerance)
         order = [lv for lv in ('L1', 'L2', 'L3', 'L4', 'DRAM')
                  if lv in levels]
         for lo, hi in zip(order, order[1:]):
+            a, b = levels[lo]['ns'], levels[hi]['ns']
+            if b < 0.9 * a:
+                raise SanityError(f'latency levels out of order: {hi} '
+                                  f'{b:.1f} ns below {lo} {a:.1f} ns')
+
+        exp = [lv for lv in order if lv in self.expected_levels]
+        for lo, hi in zip(exp, exp[1:]):
             a, b = levels[lo]['ns'], levels[hi]['ns']
             if b < self.min_step * a:
                 raise SanityError(

@@ -1,0 +1,102 @@
+"""Shared-interface contention on the emulated cluster (links TBF-shaped):
+two streams from one node share one interface (ratio ~0.5) or use two
+(ratio ~1.0). Uses a cluster that is already up (never tears it down) or
+skips with the reason; needs root, srun and 3 nodes with nominal links."""
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+
+import pytest
+
+from clustergate import cgoutput
+from conftest import ROOT
+
+pytestmark = pytest.mark.cluster
+
+STATE = os.environ.get('CG_EMU_STATE_DIR', '/run/clustergate-emu')
+SLURM_CONF = os.path.join(STATE, 'slurm.conf')
+WRAPPER = os.path.join(ROOT, 'checks', 'nic', 'cg_nic_ifaces.sh')
+NODES = 4          # n1: senders; n2, n3: receivers (4 = the sweep's value)
+
+
+def _status():
+    cp = subprocess.run(['clustergate', 'cluster', 'status'],
+                        capture_output=True, text=True, timeout=30)
+    return cp.returncode, cp.stdout + cp.stderr
+
+
+def _why_skip():
+    if os.geteuid() != 0:
+        return 'needs root (the emulated cluster runs as root)'
+    if not shutil.which('srun') or not shutil.which('clustergate'):
+        return 'srun/clustergate not on PATH'
+    if not os.path.exists(SLURM_CONF):
+        return ('no emulated cluster up (clustergate cluster up --nodes 4); '
+                'this test does not start one')
+    rc, text = _status()
+    if rc != 0 or 'phase up' not in text:
+        return f'emulated cluster not up: {text.strip()[:200]}'
+    m = re.search(r'emulated cluster: (\d+) nodes', text)
+    if not m or int(m.group(1)) < NODES:
+        return f'needs an emulated cluster of >= {NODES} nodes'
+    for line in text.splitlines():
+        if re.match(r'\s+n[1-4]\s', line) and '*' in line:
+            return f'a link is not at its nominal rate: {line.strip()}'
+    return None
+
+
+_reason = _why_skip()
+if _reason:
+    pytest.skip(_reason, allow_module_level=True)
+
+
+def _srun(exe, iface_map, bytes_='32M', trials=7):
+    env = dict(os.environ, SLURM_CONF=SLURM_CONF, OMPI_ALLOW_RUN_AS_ROOT='1',
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1', OMPI_MCA_pml='ob1',
+               OMPI_MCA_btl='self,tcp', OMPI_MCA_btl_tcp_if_include='fab0',
+               OMPI_MCA_oob_tcp_if_include='fab0',
+               OMPI_MCA_mpi_yield_when_idle='1')
+    if iface_map:
+        env['CG_NIC_IFACE_MAP'] = iface_map
+    cmd = ['timeout', '300', 'srun', f'-N{NODES}', f'-n{2 * NODES}',
+           '--ntasks-per-node=2', '--distribution=block', '--exclusive',
+           '--mpi=pmix', WRAPPER, exe, '--bytes', bytes_, '--trials',
+           str(trials)]
+    cp = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                        timeout=330)
+    assert cp.returncode == 0, f'{shlex.join(cmd)}: {cp.stderr[-2000:]}'
+    run = cgoutput.parse(cp.stdout)
+    cgoutput.verify(run, program='cg_nic', pattern='nic_pair')
+    return run
+
+
+@pytest.fixture(scope='module')
+def cg_nic(built_programs):
+    return os.path.join(str(built_programs), 'cg_nic')
+
+
+def _ratio(run):
+    pair = run.select('nic_pair')
+    return pair[0]['pair_ratio'], [m['ratio'] for m in pair], pair
+
+
+def test_one_interface_halves_each_stream(cg_nic):
+    run = _srun(cg_nic, None)
+    ratio, per_stream, pair = _ratio(run)
+    assert pair[0]['shared_iface'] == 'yes'
+    assert [k for k in pair[0].fields if k.startswith('tx_MB_')] == \
+        ['tx_MB_fab0']
+    assert 0.35 <= ratio <= 0.65, (ratio, per_stream)
+
+
+def test_two_interfaces_keep_full_bandwidth(cg_nic):
+    iface_map = ' '.join(f'{r}:{"fab0" if r % 2 == 0 else "fab1"}'
+                         for r in range(2 * NODES))
+    run = _srun(cg_nic, iface_map)
+    ratio, per_stream, pair = _ratio(run)
+    assert pair[0]['shared_iface'] == 'no'
+    assert {'tx_MB_fab0', 'tx_MB_fab1'} <= set(pair[0].fields)
+    assert 0.85 <= ratio <= 1.15, (ratio, per_stream)

@@ -1,0 +1,155 @@
+"""Sanity and performance functions of the node checks (memory, latency,
+noise) on real outputs of our programs (tests/fixtures/cg-outputs) and on
+truncated ones."""
+
+import pytest
+import reframe.utility.sanity as sn
+from reframe.core.exceptions import SanityError
+
+from conftest import fixture_text
+from rfm_loader import load_checks, pick
+
+MEM2 = fixture_text('cg-outputs', 'memory-np2.out')
+MEM1 = fixture_text('cg-outputs', 'memory-np1.out')
+LAT2 = fixture_text('cg-outputs', 'memlat-np2.out')
+NOISE2 = fixture_text('cg-outputs', 'noise-np2.out')
+
+
+@pytest.fixture(scope='module')
+def checks():
+    return load_checks('checks/node/node_checks.py')
+
+
+def fed(check, text, ppn):
+    check.num_tasks = ppn
+    check._stdout_text = lambda: text
+    return check
+
+
+def truncated(text, keep_lines):
+    return '\n'.join(text.splitlines()[:keep_lines]) + '\n'
+
+
+def perf(check):
+    check.set_perf_variables()
+    return {k: sn.evaluate(v) for k, v in check.perf_variables.items()}
+
+
+def cg_line(text, **match):
+    for line in text.splitlines():
+        if not line.startswith('CG '):
+            continue
+        kv = dict(w.split('=', 1) for w in line.split()[1:] if '=' in w)
+        if all(kv.get(k) == str(v) for k, v in match.items()):
+            return kv
+    raise LookupError(match)
+
+
+@pytest.mark.parametrize('kernel', ['read', 'triad'])
+def test_memory_ratios_per_stride(checks, kernel):
+    c = fed(pick(checks, 'MemoryStrided', kernel=kernel, ppn=2,
+                 scale='small'), MEM2, 2)
+    assert sn.evaluate(c.validate()) is True
+    pv = perf(c)
+    for s in (1, 2, 4, 8, 17):
+        line = cg_line(MEM2, pattern=kernel, stride=s, active_ppn=2)
+        assert pv[f'ratio_s{s}'] == float(line['ratio'])
+        assert pv[f'bw_s{s}'] == float(line['bw_MBps'])
+        one = cg_line(MEM2, pattern=kernel, stride=s, active_ppn=1)
+        assert pv[f'bw1_s{s}'] == float(one['bw_MBps'])
+    assert pv['ratio_max'] == max(pv[f'ratio_s{s}'] for s in (1, 2, 4, 8,
+                                                              17))
+
+
+def test_memory_at_one_ppn(checks):
+    c = fed(pick(checks, 'MemoryStrided', kernel='read', ppn=1,
+                 scale='small'), MEM1, 1)
+    assert sn.evaluate(c.validate()) is True
+    assert perf(c)['ratio_s17'] > 0
+
+
+def test_memory_random(checks):
+    c = fed(pick(checks, 'MemoryRandom', kernel='rand_read', ppn=2,
+                 scale='small'), MEM2, 2)
+    assert sn.evaluate(c.validate()) is True
+    line = cg_line(MEM2, pattern='rand_read', active_ppn=2)
+    assert perf(c)['ratio'] == float(line['ratio'])
+
+
+def test_memory_missing_kernel_or_stride(checks):
+    c = fed(pick(checks, 'MemoryStrided', kernel='write', ppn=2,
+                 scale='small'), MEM2, 2)
+    with pytest.raises(SanityError, match='write stride 1'):
+        sn.evaluate(c.validate())
+
+    c = fed(pick(checks, 'MemoryStrided', kernel='read', ppn=2,
+                 scale='full'), MEM2, 2)
+    with pytest.raises(SanityError, match='stride 3'):
+        sn.evaluate(c.validate())
+
+
+@pytest.mark.parametrize('text,ppn', [(MEM2, 2), (LAT2, 2), (NOISE2, 2)])
+def test_truncated_outputs_fail(checks, text, ppn):
+    cls = {MEM2: 'MemoryStrided', LAT2: 'MemoryLatency',
+           NOISE2: 'OsNoise'}[text]
+    c = fed(pick(checks, cls, ppn=ppn, scale='small'), truncated(text, 3),
+            ppn)
+    with pytest.raises(SanityError, match='CG_DONE'):
+        sn.evaluate(c.validate())
+
+
+def test_wrong_placement_fails(checks):
+    c = fed(pick(checks, 'OsNoise', ppn=2, scale='small'), NOISE2, 4)
+    with pytest.raises(SanityError, match='expected 4'):
+        sn.evaluate(c.validate())
+
+
+def test_memlat_levels(checks):
+    c = fed(pick(checks, 'MemoryLatency', ppn=2, scale='small'), LAT2, 2)
+    assert sn.evaluate(c.validate()) is True
+    pv = perf(c)
+    for lv in ('L1', 'L2', 'L3', 'DRAM'):
+        line = cg_line(LAT2, pattern='memlat_level', level=lv)
+        assert pv[f'lat_{lv}'] == float(line['ns'])
+        assert pv[f'ratio_{lv}'] == float(line['ratio'])
+    assert pv['lat_L1'] < pv['lat_L2'] < pv['lat_DRAM']
+
+
+def test_memlat_levels_not_distinct(checks):
+    # L2 measured as fast as L1: the curve has no level
+    line = cg_line(LAT2, pattern='memlat_level', level='L1')
+    bad = LAT2.replace(f'level=L2 ', 'level=L2 ').replace(
+        cg_line_text(LAT2, 'level=L2'),
+        cg_line_text(LAT2, 'level=L2').replace(
+            ' ns=' + cg_line(LAT2, pattern='memlat_level', level='L2')['ns'],
+            ' ns=' + line['ns']))
+    c = fed(pick(checks, 'MemoryLatency', ppn=2, scale='small'), bad, 2)
+    with pytest.raises(SanityError, match='not distinct'):
+        sn.evaluate(c.validate())
+
+
+def cg_line_text(text, needle):
+    return next(line for line in text.splitlines() if needle in line)
+
+
+def test_noise(checks):
+    c = fed(pick(checks, 'OsNoise', ppn=2, scale='small'), NOISE2, 2)
+    assert sn.evaluate(c.validate()) is True
+    pv = perf(c)
+    k = cg_line(NOISE2, pattern='noise', active_ppn=2)
+    one = cg_line(NOISE2, pattern='noise', active_ppn=1)
+    assert pv['slowdown_k'] == float(k['slowdown'])
+    assert pv['slowdown_1'] == float(one['slowdown'])
+    assert pv['ratio'] == float(k['ratio'])
+    assert pv['worst_us'] == float(k['worst_us'])
+    assert pv['bsp_slowdown'] == float(
+        cg_line(NOISE2, pattern='noise_bsp')['bsp_slowdown'])
+
+
+def test_noise_without_bsp_fails(checks):
+    text = '\n'.join(line for line in NOISE2.splitlines()
+                     if 'noise_bsp' not in line).replace(
+        'measurements=3', 'measurements=2')
+    c = fed(pick(checks, 'OsNoise', ppn=2, scale='small'), text, 2)
+    with pytest.raises(SanityError, match='noise_bsp'):
+        sn.evaluate(c.validate())
