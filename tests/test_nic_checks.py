@@ -1,0 +1,74 @@
+"""Sanity and performance functions of the shared-interface check on real
+outputs of cg_nic from the emulated cluster (4 nodes x 2 ppn, fab0/fab1 at
+1 Gbit/s) and on truncated or mislabelled ones."""
+
+import pytest
+import reframe.utility.sanity as sn
+from reframe.core.exceptions import SanityError
+
+from conftest import fixture_text
+from rfm_loader import load_checks
+
+ONE = fixture_text('cg-outputs', 'nic-one-iface-n4-ppn2.out')
+TWO = fixture_text('cg-outputs', 'nic-two-ifaces-n4-ppn2.out')
+
+
+@pytest.fixture(scope='module')
+def checks():
+    return load_checks('checks/nic/nic_checks.py')
+
+
+def check_for(checks, layout, text):
+    c = next(c for c in checks if c.layout == layout)
+    c.num_tasks = 8
+    c._stdout_text = lambda: text
+    return c
+
+
+def perf(c):
+    c.set_perf_variables()
+    return {k: sn.evaluate(v) for k, v in c.perf_variables.items()}
+
+
+def test_one_interface(checks):
+    c = check_for(checks, 'one_iface', ONE)
+    assert sn.evaluate(c.validate()) is True
+    pv = perf(c)
+    assert 0.35 <= pv['pair_ratio'] <= 0.65
+    assert pv['bw_single_s1'] > 100          # the 1 Gbit/s link, not less
+
+
+def test_two_interfaces(checks):
+    c = check_for(checks, 'two_ifaces', TWO)
+    assert sn.evaluate(c.validate()) is True
+    pv = perf(c)
+    assert 0.85 <= pv['pair_ratio'] <= 1.15
+    assert pv['ratio_s1'] > 0.85 and pv['ratio_s2'] > 0.85
+
+
+def test_layout_mismatch_is_named(checks):
+    # a one-interface output where two interfaces were asked for
+    c = check_for(checks, 'two_ifaces', ONE)
+    with pytest.raises(SanityError, match='shared=yes'):
+        sn.evaluate(c.validate())
+
+
+def test_traffic_on_wrong_interface(checks):
+    text = ONE.replace('tx_MB_fab0=', 'tx_MB_fab1=')
+    c = check_for(checks, 'one_iface', text)
+    with pytest.raises(SanityError, match='traffic left through'):
+        sn.evaluate(c.validate())
+
+
+@pytest.mark.parametrize('keep', [0, 2, 4])
+def test_truncated(checks, keep):
+    text = '\n'.join(TWO.splitlines()[:keep]) + '\n'
+    c = check_for(checks, 'two_ifaces', text)
+    with pytest.raises(SanityError):
+        sn.evaluate(c.validate())
+
+
+def test_iface_map():
+    from clustergate.rfm.nic import rank_iface_map
+    assert rank_iface_map(2, 2, ['fab0', 'fab1']) == \
+        '0:fab0 1:fab1 2:fab0 3:fab1'
