@@ -45,13 +45,9 @@ static size_t parse_size(const char *s)
 
 size_t cg_llc_bytes(void)
 {
+    /* sysfs is the authority: glibc's sysconf() derives the L3 size from
+     * cpuid and can be far off in a VM (384 MiB for a 32 MiB L3 seen) */
     long best = 0;
-#ifdef _SC_LEVEL3_CACHE_SIZE
-    best = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    if (best <= 0)
-        best = sysconf(_SC_LEVEL2_CACHE_SIZE);
-#endif
-    /* sysfs is the authority where glibc does not know the CPU */
     for (int idx = 0; idx < 8; ++idx) {
         char path[128];
         snprintf(path, sizeof path,
@@ -71,6 +67,12 @@ size_t cg_llc_bytes(void)
         fclose(f);
     }
 
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    if (best <= 0)
+        best = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (best <= 0)
+        best = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
     return best > 0 ? (size_t)best : (size_t)32 << 20;
 }
 

@@ -360,9 +360,6 @@ int main(int argc, char **argv)
     for (int l = 1; l <= 4; ++l)
         if (cache[l])
             nlev = l;
-    if (!cg.opt.flush_bytes)      /* sysfs, not glibc's guess (see memory) */
-        cg.opt.flush_bytes = 2 * cache[nlev];
-
     if (cg.rank == 0) {
         printf("CG_INFO program=cg_memlat sizes=%d min_bytes=%zu "
                "max_bytes=%zu L1=%zu L2=%zu L3=%zu L4=%zu thp=%d trials=%d\n",

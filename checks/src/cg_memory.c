@@ -258,37 +258,6 @@ static void measure_kernel(mctx *x, int lr)
     cg.measurements += 2;
 }
 
-/* Largest data/unified cache of cpu0 from sysfs; glibc's sysconf (behind
- * cg_llc_bytes) can be wrong in VMs (384 MiB "L3" on a 32 MiB machine),
- * so it is only the fallback. */
-static size_t llc_bytes(void)
-{
-    size_t best = 0;
-    for (int idx = 0; idx < 10; ++idx) {
-        char path[128], type[32] = "";
-        long kb = 0;
-        char unit = 'K';
-        snprintf(path, sizeof path,
-                 "/sys/devices/system/cpu/cpu0/cache/index%d/type", idx);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            break;
-        if (fscanf(f, "%31s", type) != 1) type[0] = 0;
-        fclose(f);
-        snprintf(path, sizeof path,
-                 "/sys/devices/system/cpu/cpu0/cache/index%d/size", idx);
-        if (strcmp(type, "Instruction") && (f = fopen(path, "r"))) {
-            if (fscanf(f, "%ld%c", &kb, &unit) >= 1) {
-                size_t b = (size_t)kb * (unit == 'M' ? 1024 * 1024 : 1024);
-                if (b > best)
-                    best = b;
-            }
-            fclose(f);
-        }
-    }
-    return best ? best : cg_llc_bytes();
-}
-
 static size_t parse_bytes(const char *s)
 {
     char *end;
@@ -353,7 +322,7 @@ int main(int argc, char **argv)
                    argv[i]);
     }
 
-    size_t llc = llc_bytes();
+    size_t llc = cg_llc_bytes();
     if (!cg.opt.flush_bytes)
         cg.opt.flush_bytes = 2 * llc;
     if (!array_bytes) {
