@@ -38,30 +38,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- pure part (no MPI): unit-tested through cg_node_cli --------------- */
+#include "cg_random.h"
 
-static uint64_t lat_rng_next(uint64_t *st)
-{
-    uint64_t x = *st;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *st = x;
-    return x * 0x2545F4914F6CDD1DULL;
-}
+/* ---- pure part (no MPI): unit-tested through cg_node_cli --------------- */
 
 /* Sattolo's algorithm: next[] becomes a uniformly random cyclic permutation
  * of 0..n-1 with a single cycle of length n (j is drawn from 0..i-1, never
  * i itself, which is what makes it one cycle). */
 static void lat_sattolo(uint32_t *next, size_t n, uint64_t seed)
 {
-    uint64_t st = seed * 0x9E3779B97F4A7C15ULL + 0xC0FFEEULL;
-    if (!st)
-        st = 1;
+    uint64_t st = cg_rng_seed(seed, 0xC0FFEEULL);
     for (size_t i = 0; i < n; ++i)
         next[i] = (uint32_t)i;
     for (size_t i = n - 1; i >= 1 && n > 1; --i) {
-        size_t j = lat_rng_next(&st) % i;    /* 0 <= j < i */
+        size_t j = cg_rng_next(&st) % i;    /* 0 <= j < i */
         uint32_t t = next[i];
         next[i] = next[j];
         next[j] = t;

@@ -39,6 +39,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cg_random.h"
+
 /* ---- pure part (no MPI): unit-tested through cg_node_cli --------------- */
 
 /* The visiting order of every strided kernel: s passes of stride s. */
@@ -48,26 +50,14 @@
             body;                                                   \
         }
 
-static uint64_t mem_rng_next(uint64_t *st)
-{
-    uint64_t x = *st;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *st = x;
-    return x * 0x2545F4914F6CDD1DULL;
-}
-
 /* Random permutation of 0..n-1 (Fisher-Yates). */
 static void mem_permutation(uint32_t *p, size_t n, uint64_t seed)
 {
-    uint64_t st = seed * 0x9E3779B97F4A7C15ULL + 0x1234567ULL;
-    if (!st)
-        st = 1;
+    uint64_t st = cg_rng_seed(seed, 0x1234567ULL);
     for (size_t i = 0; i < n; ++i)
         p[i] = (uint32_t)i;
     for (size_t i = n; i > 1; --i) {
-        size_t j = mem_rng_next(&st) % i;    /* 0 <= j <= i-1 */
+        size_t j = cg_rng_next(&st) % i;    /* 0 <= j <= i-1 */
         uint32_t t = p[i - 1];
         p[i - 1] = p[j];
         p[j] = t;
