@@ -1,7 +1,7 @@
 """Shared-interface contention on the emulated cluster (links TBF-shaped):
 two streams from one node share one interface (ratio ~0.5) or use two
-(ratio ~1.0). Uses a cluster that is already up (never tears it down) or
-skips with the reason; needs root, srun and 3 nodes with nominal links."""
+(ratio ~1.0). Uses the cluster that is up, or brings one up for this module
+and tears it down; needs root, srun and links at their nominal rate."""
 
 import os
 import re
@@ -12,6 +12,7 @@ import subprocess
 import pytest
 
 from clustergate import cgoutput
+import cluster_session as cs
 from conftest import ROOT
 
 pytestmark = pytest.mark.cluster
@@ -22,35 +23,28 @@ WRAPPER = os.path.join(ROOT, 'checks', 'nic', 'cg_nic_ifaces.sh')
 NODES = 4          # n1: senders; n2, n3: receivers (4 = the sweep's value)
 
 
-def _status():
-    cp = subprocess.run(['clustergate', 'cluster', 'status'],
-                        capture_output=True, text=True, timeout=30)
-    return cp.returncode, cp.stdout + cp.stderr
-
-
 def _why_skip():
-    if os.geteuid() != 0:
-        return 'needs root (the emulated cluster runs as root)'
-    if not shutil.which('srun') or not shutil.which('clustergate'):
-        return 'srun/clustergate not on PATH'
-    if not os.path.exists(SLURM_CONF):
-        return ('no emulated cluster up (clustergate cluster up --nodes 4); '
-                'this test does not start one')
-    rc, text = _status()
-    if rc != 0 or 'phase up' not in text:
-        return f'emulated cluster not up: {text.strip()[:200]}'
-    m = re.search(r'emulated cluster: (\d+) nodes', text)
-    if not m or int(m.group(1)) < NODES:
-        return f'needs an emulated cluster of >= {NODES} nodes'
-    for line in text.splitlines():
-        if re.match(r'\s+n[1-4]\s+fab0', line) and '*' in line:
-            return f'a link is not at its nominal rate: {line.strip()}'
-    return None
+    if not shutil.which('srun'):
+        return 'srun not on PATH (bash ci/setup-debian.sh)'
+    return cs.why_not_available()
 
 
 _reason = _why_skip()
 if _reason:
     pytest.skip(_reason, allow_module_level=True)
+
+
+@pytest.fixture(scope='module', autouse=True)
+def cluster():
+    """The emulated cluster that is up, or one of ours for this module; its
+    links must be at their nominal rate."""
+    with cs.Session(nodes=NODES) as session:
+        status = cs.cluster('status').stdout
+        for line in status.splitlines():
+            if re.match(r'\s+n[1-4]\s+fab0', line) and '*' in line:
+                pytest.skip(f'a link is not at its nominal rate: '
+                            f'{line.strip()}')
+        yield session
 
 
 def _srun(exe, iface_map, bytes_='32M', trials=7):
