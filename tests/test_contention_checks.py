@@ -113,3 +113,40 @@ def test_wrong_rank_count_is_caught(checks):
     c = fed(pick(checks, 'RightShift', msg_bytes=8), GOOD, num_tasks=8)
     with pytest.raises(SanityError, match='ran with 4 ranks, expected 8'):
         sn.evaluate(c.validate())
+
+
+# Real outputs of the emulated 4-node cluster (tests/fixtures/cg-outputs/
+# README.md): n4's fab0 link throttled to 250 Mbit/s, healthy, and 8 B.
+DEGRADED = fixture_text('cg-outputs', 'emu-pingpong-1MB-n4-fab0-250mbit.out')
+HEALTHY = fixture_text('cg-outputs', 'emu-pingpong-1MB-fab0-healthy.out')
+SMALL = fixture_text('cg-outputs', 'emu-pingpong-8B-fab0-healthy.out')
+
+
+def test_slow_peer_node_is_named(checks):
+    c = fed(pick(checks, 'PingPongDistance', msg_bytes=1000000), DEGRADED)
+    with pytest.raises(SanityError) as info:
+        sn.evaluate(c.validate())
+
+    msg = str(info.value)
+    assert 'n1->n4' in msg and 'n1->n2' not in msg and 'n1->n3' not in msg
+    assert '29.09 MB/s' in msg and '0.36x' in msg
+
+
+def test_healthy_peers_pass(checks):
+    c = fed(pick(checks, 'PingPongDistance', msg_bytes=1000000), HEALTHY)
+    assert sn.evaluate(c.validate()) is True
+
+
+def test_small_messages_are_not_judged_by_peer_bandwidth(checks):
+    # 8 B is latency and jitter: n4 at 0.36x is noise, not a slow link
+    c = fed(pick(checks, 'PingPongDistance', msg_bytes=8), SMALL)
+    assert sn.evaluate(c.validate()) is True
+
+
+def test_outlier_verdict_can_be_disabled(checks):
+    c = fed(pick(checks, 'PingPongDistance', msg_bytes=1000000), DEGRADED)
+    c.peer_outlier_fraction = 0.0
+    try:
+        assert sn.evaluate(c.validate()) is True
+    finally:
+        c.peer_outlier_fraction = 0.7

@@ -53,6 +53,11 @@ class ContentionTest(SweepAxes, rfm.RunOnlyRegressionTest):
     #: needed); 0 disables
     peer_outlier_fraction = variable(float, value=0.7)
 
+    #: Smallest message for the peer outlier verdict: below it the time is
+    #: latency and jitter (on a busy node 0.3x swings are normal), not the
+    #: bandwidth of the link
+    peer_outlier_min_bytes = variable(int, value=1000000)
+
     #: Does the pattern move data (bandwidth is meaningful)?
     has_bandwidth = variable(bool, value=True)
 
@@ -139,7 +144,8 @@ class ContentionTest(SweepAxes, rfm.RunOnlyRegressionTest):
     def check_peer_outliers(self, lines):
         """Name the peer node(s) whose bandwidth (or latency) is far off
         the other nodes': the "which node or link" of a nightly failure."""
-        if not self.peer_outlier_fraction:
+        if (not self.peer_outlier_fraction or
+                self.msg_bytes < self.peer_outlier_min_bytes):
             return
 
         by_node = {}
@@ -161,8 +167,8 @@ class ContentionTest(SweepAxes, rfm.RunOnlyRegressionTest):
             ref = statistics.median(others)
             if bw < self.peer_outlier_fraction * ref:
                 suspects.append(f'{src}->{node} over {self.interconnect}: '
-                                f'{bw:.1f} MB/s = {bw / ref:.2f}x the other '
-                                f'nodes\' median {ref:.1f} MB/s')
+                                f'{bw:.4g} MB/s = {bw / ref:.2f}x the other '
+                                f'nodes\' median {ref:.4g} MB/s')
 
         if suspects:
             raise SanityError(f'suspect link/node for {self.pattern} '
