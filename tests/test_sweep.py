@@ -101,3 +101,24 @@ def test_broken_descriptions_name_the_problem(mutate, message):
     mutate(ex)
     with pytest.raises(SweepConfigError, match=message):
         sweep.describe(ex, 'emu')
+
+
+def test_mode_subsets_narrow_the_tags():
+    from clustergate.rfm import modes
+    ex = cluster_extras()
+    ex['sweep']['ci'] = {'nodes': [4], 'ppn': [1]}
+    ex['sweep']['nightly'] = {'nodes': [2, 4]}
+    parts = [ex]
+    assert modes.tags_for(True, True, SweepPoint(4, 1, 'fab0'), parts) == \
+        {'ci', 'nightly', 'acceptance'}
+    assert modes.tags_for(True, True, SweepPoint(2, 1, 'fab0'), parts) == \
+        {'nightly', 'acceptance'}
+    assert modes.tags_for(True, True, SweepPoint(1, 2, 'shm'), parts) == \
+        {'acceptance'}
+    # a check that is acceptance-only stays so
+    assert modes.tags_for(False, False, SweepPoint(4, 1, 'fab0'), parts) == \
+        {'acceptance'}
+    # no subsets declared: every point
+    assert modes.tags_for(True, True, SweepPoint(1, 2, 'shm'),
+                          [cluster_extras()]) == {'ci', 'nightly',
+                                                  'acceptance'}

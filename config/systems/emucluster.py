@@ -136,6 +136,12 @@ site_configuration = {
                             # both fabrics (the link is the bottleneck)
                             'ci': {'nodes': [min(4, _nodes)], 'ppn': [1],
                                    'interconnects': ['fab0', 'fab1']},
+                            # nightly: across nodes (2 and 4 nodes, 1 and 2
+                            # ppn, both fabrics); 1 node and shm only in
+                            # acceptance
+                            'nightly': {'nodes': [n for n in (2, 4)
+                                                  if n <= _nodes],
+                                        'interconnects': ['fab0', 'fab1']},
                         },
                         'interconnects': {
                             'fab0': _fabric('fab0'),

@@ -15,7 +15,7 @@ from reframe.core.exceptions import SanityError
 
 from clustergate import cgoutput
 from clustergate.rfm import modes
-from clustergate.rfm.axes import SweepAxes, _current_partitions
+from clustergate.rfm.axes import SweepAxes
 from clustergate.rfm.build import CgProgramsBuild
 
 #: Message sizes of the studies: 8 B, 10 KB, 1 MB (1 KB = 1000 B)
@@ -73,11 +73,9 @@ class ContentionTest(SweepAxes, rfm.RunOnlyRegressionTest):
         self.descr = (f'{self.pattern} {self.msg_bytes} B on '
                       f'{self.num_nodes} node(s) x {self.ppn} ppn over '
                       f'{self.interconnect}')
-        partitions = [e for _, e in _current_partitions()]
         ci = (self.pattern in CI_PATTERNS and
-              (self.msg_bytes in CI_SIZES or self.pattern == 'barrier') and
-              modes.in_ci_subset(self.sweep_point(), partitions))
-        self.tags = modes.tags_for(ci=ci, nightly=True) | {
+              (self.msg_bytes in CI_SIZES or self.pattern == 'barrier'))
+        self.tags = modes.tags_for(ci, True, self.sweep_point()) | {
             'contention', self.pattern
         }
 

@@ -38,7 +38,7 @@ from reframe.core.exceptions import SanityError
 from clustergate import benchmarks, cgoutput, sweep
 from clustergate.parsers import ParseError, parse_imb
 from clustergate.rfm import modes
-from clustergate.rfm.axes import SweepAxes, _current_partitions
+from clustergate.rfm.axes import SweepAxes
 from clustergate.rfm.build import CgProgramsBuild
 from clustergate.rfm.thirdparty import ImbBinaries
 
@@ -100,9 +100,9 @@ class PingPongFidelity(SweepAxes, rfm.RunOnlyRegressionTest):
 
     @run_after('init')
     def set_tags(self):
-        partitions = [e for _, e in _current_partitions()]
-        ci = modes.in_ci_subset(self.sweep_point(), partitions)
-        self.tags = modes.tags_for(ci=ci, nightly=True) | {'fidelity', 'imb'}
+        self.tags = modes.tags_for(True, True, self.sweep_point()) | {
+            'fidelity', 'imb'
+        }
         self.descr = (f'ping-pong fidelity vs IMB on {self.num_nodes} '
                       f'node(s) x {self.ppn} ppn over {self.interconnect}')
 

@@ -28,7 +28,7 @@ from reframe.core.exceptions import SanityError
 
 from clustergate import PROJECT_ROOT, cgoutput, sweep
 from clustergate.rfm import modes
-from clustergate.rfm.axes import SweepAxes, _current_partitions
+from clustergate.rfm.axes import SweepAxes
 from clustergate.rfm.build import CgProgramsBuild
 
 WRAPPER = os.path.join(PROJECT_ROOT, 'checks', 'nic', 'cg_nic_ifaces.sh')
@@ -71,9 +71,9 @@ class NicContentionTest(SweepAxes, rfm.RunOnlyRegressionTest):
 
     @run_after('init')
     def set_tags(self):
-        partitions = [e for _, e in _current_partitions()]
-        ci = modes.in_ci_subset(self.sweep_point(), partitions)
-        self.tags = modes.tags_for(ci=ci, nightly=True) | {'nic', 'node'}
+        self.tags = modes.tags_for(True, True, self.sweep_point()) | {
+            'nic', 'node'
+        }
         self.descr = (f'NIC contention ({self.layout}) from the first of '
                       f'{self.num_nodes} nodes x {self.ppn} ppn over '
                       f'{self.interconnect}')

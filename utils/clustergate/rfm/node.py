@@ -64,12 +64,12 @@ class NodeProgramTest(SweepAxes, rfm.RunOnlyRegressionTest):
 
     @run_after('init')
     def set_node_tags(self):
-        partitions = [e for _, e in _current_partitions()]
         if self.scale == 'small':
+            partitions = [e for _, e in _current_partitions()]
             ci = modes.in_ci_subset(self.sweep_point(), partitions)
             self.tags = ({'ci'} if ci else set()) | {'node', self.program}
         else:
-            self.tags = modes.tags_for(ci=False, nightly=True) | {
+            self.tags = modes.tags_for(False, True, self.sweep_point()) | {
                 'node', self.program
             }
 

@@ -223,8 +223,7 @@ class ThirdPartyTest(BinaryRun, SweepAxes, rfm.RunOnlyRegressionTest):
 
     @run_after('init')
     def set_tags(self):
-        partitions = [e for _, e in _current_partitions()]
-        ci = (self.in_ci and not self.acceptance_only and
-              modes.in_ci_subset(self.sweep_point(), partitions))
-        self.tags = (modes.tags_for(ci=ci, nightly=not self.acceptance_only)
+        ci = self.in_ci and not self.acceptance_only
+        self.tags = (modes.tags_for(ci, not self.acceptance_only,
+                                    self.sweep_point())
                      | {'thirdparty'} | self.tag_names())
