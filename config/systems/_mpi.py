@@ -69,7 +69,8 @@ def debian_environments(target_systems):
         {
             'name': 'openmpi',
             'target_systems': target_systems,
-            'features': ['mpi', 'openmpi'],
+            # primary: the MPI of node-level checks that need just one
+            'features': ['mpi', 'openmpi', 'primary'],
             'cc': 'mpicc.openmpi',
             'cxx': 'mpicxx.openmpi',
             'ftn': 'mpifort.openmpi',
