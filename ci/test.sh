@@ -6,5 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/setup-debian.sh
 
-export SLURM_CONF="${SLURM_CONF:-/nonexistent}"   # localhost unless a test says otherwise
+# Tests that need a given system select it themselves. (No dummy SLURM_CONF
+# here: with a path that does not exist, srun retries for 60 s per call.)
 exec .venv/bin/python -m pytest -ra "$@" tests

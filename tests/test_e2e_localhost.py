@@ -19,7 +19,7 @@ pytestmark = pytest.mark.e2e
 def ci_run(tmp_path_factory):
     out = tmp_path_factory.mktemp('e2e')
     env = dict(os.environ,
-               SLURM_CONF='/nonexistent',      # force localhost
+               SLURM_CONF='',                  # force localhost
                CG_PERFLOG_DIR=str(out / 'perflogs'),
                CG_RESULTS_DB=str(out / 'results.db'),
                CG_DEBUG_LOG=str(out / 'reframe.log'))
