@@ -172,6 +172,10 @@ void cg_init(int *argc, char ***argv, const char *program)
     }
 
     cg.node_id = ids[cg.rank];
+    for (int r = 0; r < cg.rank; ++r)
+        if (ids[r] == cg.node_id)
+            ++cg.local_rank;
+
     free(ids);
     free(count);
 }
@@ -278,7 +282,7 @@ void cg_report(const cg_measurement *m, const cg_stats *st)
     fflush(stdout);
 }
 
-cg_stats cg_measure(const cg_measurement *m)
+cg_stats cg_measure_quiet(const cg_measurement *m)
 {
     int n = cg.opt.ntrials;
     double *local = malloc(sizeof(double) * n);
@@ -288,15 +292,21 @@ cg_stats cg_measure(const cg_measurement *m)
 
     cg_stats st;
     memset(&st, 0, sizeof st);
-    if (cg.rank == 0) {
-        /* worst[0] is the warm-up trial: dropped */
+    if (cg.rank == 0)   /* worst[0] is the warm-up trial: dropped */
         cg_stats_compute(worst + 1, n - 1, CG_SPIKE_FACTOR, CG_MAX_FILTERED,
                          &st);
-        cg_report(m, &st);
-    }
 
-    ++cg.measurements;
     free(local);
     free(worst);
+    return st;
+}
+
+cg_stats cg_measure(const cg_measurement *m)
+{
+    cg_stats st = cg_measure_quiet(m);
+    if (cg.rank == 0)
+        cg_report(m, &st);
+
+    ++cg.measurements;
     return st;
 }

@@ -40,6 +40,7 @@ typedef struct {
     int nodes;            /* distinct node names */
     int ppn;              /* most ranks on any one node */
     int node_id;          /* index of this rank's node, 0..nodes-1 */
+    int local_rank;       /* index of this rank among its node's ranks */
     char (*node_names)[CG_NODE_NAME_LEN];   /* per rank */
     cg_options opt;
     long measurements;
@@ -76,8 +77,12 @@ int cg_finish(void);
 /* Times every trial on this rank: times[t] = seconds per operation. */
 void cg_time_trials(const cg_measurement *m, double *times);
 
-/* Collective: runs the measurement, max over ranks per trial, statistics;
- * rank 0 prints the CG line. Returns the statistics (valid on rank 0). */
+/* Collective: runs the measurement, max over ranks per trial, statistics
+ * (valid on rank 0); prints nothing and counts no measurement. */
+cg_stats cg_measure_quiet(const cg_measurement *m);
+
+/* cg_measure_quiet, then rank 0 prints the CG line and the measurement is
+ * counted. */
 cg_stats cg_measure(const cg_measurement *m);
 
 /* Prints the CG line for given statistics (rank 0 only) */

@@ -146,15 +146,6 @@ static char *alloc_ws(size_t bytes, int thp)
     return p;
 }
 
-static int local_rank(void)
-{
-    int lr = 0;
-    for (int r = 0; r < cg.rank; ++r)
-        if (!strcmp(cg.node_names[r], cg.node_names[cg.rank]))
-            ++lr;
-    return lr;
-}
-
 static cg_measurement chase_measurement(lctx *x, const char *pattern,
                                         int active)
 {
@@ -171,23 +162,6 @@ static cg_measurement chase_measurement(lctx *x, const char *pattern,
     m.run = chase;
     m.ctx = x;
     return m;
-}
-
-static cg_stats measure_quiet(const cg_measurement *m)
-{
-    int n = cg.opt.ntrials;
-    double *local = malloc(sizeof(double) * n);
-    double *worst = malloc(sizeof(double) * n);
-    cg_time_trials(m, local);
-    MPI_Reduce(local, worst, n, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    cg_stats st;
-    memset(&st, 0, sizeof st);
-    if (cg.rank == 0)
-        cg_stats_compute(worst + 1, n - 1, CG_SPIKE_FACTOR, CG_MAX_FILTERED,
-                         &st);
-    free(local);
-    free(worst);
-    return st;
 }
 
 /* Data/unified cache sizes of cpu0 by level (index = level 1..4), 0 = none */
@@ -273,7 +247,7 @@ static void run_numa(size_t bytes, size_t min_hops, uint64_t seed)
             build_chain(&x, seed);
         }
         cg_measurement m = chase_measurement(&x, names[k], cg.rank == 0);
-        cg_stats st = measure_quiet(&m);
+        cg_stats st = cg_measure_quiet(&m);
         if (cg.rank == 0) {
             char extra[200];
             ns[k] = st.mean * 1e9;
@@ -345,7 +319,7 @@ int main(int argc, char **argv)
     double *lat = calloc(ns, sizeof(double));
     size_t cache[5];
     cache_levels(cache);
-    int lr = local_rank();
+    int lr = cg.local_rank;
     int nlev = 0;
     for (int l = 1; l <= 4; ++l)
         if (cache[l])
@@ -368,7 +342,7 @@ int main(int argc, char **argv)
         x.hops = (x.hops + 7) / 8 * 8;
         build_chain(&x, seed + i);
         cg_measurement m = chase_measurement(&x, "memlat", lr == 0);
-        cg_stats st = measure_quiet(&m);
+        cg_stats st = cg_measure_quiet(&m);
         if (cg.rank == 0) {
             char extra[96];
             lat[i] = st.mean * 1e9;
@@ -426,11 +400,11 @@ int main(int argc, char **argv)
         x.hops = (x.hops + 7) / 8 * 8;
         build_chain(&x, seed + 1000 + l);
         cg_measurement m = chase_measurement(&x, "memlat_level", 1);
-        cg_stats kall = measure_quiet(&m);
+        cg_stats kall = cg_measure_quiet(&m);
         m.active = lr == 0;
         /* and 1 rank per node at the same size and chain, for the ratio;
          * ns= is the median of the curve over the level's sizes */
-        cg_stats single = measure_quiet(&m);
+        cg_stats single = cg_measure_quiet(&m);
         if (cg.rank == 0) {
             double lev = median_of(v, nv);
             if (prev > 0 && lev < 1.2 * prev)

@@ -180,33 +180,6 @@ static void init_arrays(mctx *x)
 
 /* ---- measurement: 1 active rank per node, then all --------------------- */
 
-static int local_rank(void)
-{
-    int lr = 0;
-    for (int r = 0; r < cg.rank; ++r)
-        if (!strcmp(cg.node_names[r], cg.node_names[cg.rank]))
-            ++lr;
-    return lr;
-}
-
-/* Times m on the ranks where m->active is set; rank 0 gets the stats */
-static cg_stats measure_quiet(const cg_measurement *m)
-{
-    int n = cg.opt.ntrials;
-    double *local = malloc(sizeof(double) * n);
-    double *worst = malloc(sizeof(double) * n);
-    cg_time_trials(m, local);
-    MPI_Reduce(local, worst, n, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    cg_stats st;
-    memset(&st, 0, sizeof st);
-    if (cg.rank == 0)
-        cg_stats_compute(worst + 1, n - 1, CG_SPIKE_FACTOR, CG_MAX_FILTERED,
-                         &st);
-    free(local);
-    free(worst);
-    return st;
-}
-
 static void measure_kernel(mctx *x, int lr)
 {
     const char *name = KNAME[x->kernel];
@@ -226,9 +199,9 @@ static void measure_kernel(mctx *x, int lr)
     m.ctx = x;
 
     m.active = lr == 0;
-    cg_stats one = measure_quiet(&m);
+    cg_stats one = cg_measure_quiet(&m);
     m.active = 1;
-    cg_stats all = measure_quiet(&m);
+    cg_stats all = cg_measure_quiet(&m);
     if (cg.rank == 0) {
         char extra[256], sstr[24];
         if (x->kernel == K_RREAD || x->kernel == K_RWRITE)
@@ -360,7 +333,7 @@ int main(int argc, char **argv)
     if (any_rand)
         mem_permutation(x.idx, x.n, seed + (uint64_t)cg.rank);
 
-    int lr = local_rank();
+    int lr = cg.local_rank;
     if (cg.rank == 0) {
         printf("CG_INFO program=cg_memory array_bytes=%zu elements=%zu "
                "llc_bytes=%zu flush_bytes=%zu ranks=%d ppn=%d nodes=%d "

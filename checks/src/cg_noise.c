@@ -136,15 +136,6 @@ static uint64_t calibrate(double target)
     return iters;
 }
 
-static int local_rank(void)
-{
-    int lr = 0;
-    for (int r = 0; r < cg.rank; ++r)
-        if (!strcmp(cg.node_names[r], cg.node_names[cg.rank]))
-            ++lr;
-    return lr;
-}
-
 /* Runs quanta for `seconds` when active; returns the count in q (seconds) */
 static size_t fwq(int active, uint64_t iters, double seconds, double *q,
                   size_t cap)
@@ -311,7 +302,7 @@ int main(int argc, char **argv)
     double *q = malloc(sizeof(double) * cap);
     if (!q)
         cg_die("cannot allocate %zu samples", cap);
-    int lr = local_rank();
+    int lr = cg.local_rank;
     if (cg.rank == 0) {
         printf("CG_INFO program=cg_noise iterations=%llu quantum_us=%.1f "
                "seconds=%.2f ranks=%d ppn=%d\n", (unsigned long long)iters,
