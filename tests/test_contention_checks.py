@@ -2,6 +2,8 @@
 of cg_contention, on truncated and garbage output, and on a run whose
 payload was corrupted on purpose."""
 
+import re
+
 import pytest
 import reframe.utility.sanity as sn
 from reframe.core.exceptions import SanityError
@@ -21,9 +23,13 @@ def checks():
     return load_checks('checks/contention/contention_checks.py')
 
 
-def fed(check, text, num_tasks=4):
-    """The check, reading ``text`` as its stdout."""
-    check.num_tasks = num_tasks
+def fed(check, text, num_tasks=None):
+    """The check at the sweep point ``text`` ran at, reading it as its
+    stdout (``num_tasks`` forces another rank count)."""
+    m = re.search(r'ranks=(\d+) ppn=(\d+) nodes=(\d+)', text)
+    ranks, ppn, nodes = map(int, m.groups()) if m else (2, 2, 1)
+    check.num_nodes, check.ppn = nodes, ppn
+    check.num_tasks = num_tasks or ranks
     check._stdout_text = lambda: text
     return check
 

@@ -18,14 +18,13 @@ import sys
 
 import reframe as rfm
 import reframe.utility.sanity as sn
-from reframe.core.builtins import (fixture, parameter, performance_function,
-                                   run_after, run_before, sanity_function,
-                                   variable)
+from reframe.core.builtins import (parameter, performance_function, run_after,
+                                   run_before, variable)
 from reframe.core.exceptions import SanityError
 
-from clustergate import cgoutput, linkmatrix, sweep
-from clustergate.rfm.axes import SweepAxes, _current_partitions
-from clustergate.rfm.build import CgProgramsBuild
+from clustergate import linkmatrix, sweep
+from clustergate.rfm.axes import _current_partitions
+from clustergate.rfm.cgprogram import CgProgramTest
 
 
 def _largest_node_count():
@@ -35,7 +34,7 @@ def _largest_node_count():
 
 
 @rfm.simple_test
-class LinkMatrix(SweepAxes, rfm.RunOnlyRegressionTest):
+class LinkMatrix(CgProgramTest):
     """N x N bandwidth matrix of all nodes, one rank per node, in N-1 shift
     rounds; names slow nodes and links."""
 
@@ -54,12 +53,9 @@ class LinkMatrix(SweepAxes, rfm.RunOnlyRegressionTest):
     fraction = variable(float, value=linkmatrix.DEFAULT_FRACTION,
                         loggable=True)
 
+    program = 'cg_linkmatrix'
     sweep_requirements = sweep.Requirements(min_nodes=2, max_ppn=1)
-    programs = fixture(CgProgramsBuild, scope='environment')
-    valid_systems = ['+mpi']
-    valid_prog_environs = ['+mpi']
     time_limit = '10m'
-    maintainers = ['clustergate']
 
     @run_after('init')
     def only_all_nodes(self):
@@ -84,40 +80,21 @@ class LinkMatrix(SweepAxes, rfm.RunOnlyRegressionTest):
         if self.yield_when_idle:
             self.env_vars.setdefault('OMPI_MCA_mpi_yield_when_idle', '1')
 
-        self.executable = self.programs.path('cg_linkmatrix')
+        self.executable = self.program_path()
         self.executable_opts = ['--bytes', str(self.msg_bytes),
                                 '--trials', str(self.trials)]
 
-    def _stdout_text(self):
-        with open(os.path.join(self.stagedir, str(self.stdout))) as fp:
-            return fp.read()
-
     def matrix(self):
-        return linkmatrix.from_measurements(
-            cgoutput.parse(self._stdout_text()).measurements
-        )
+        return linkmatrix.from_measurements(self._run().measurements)
 
-    @sanity_function
-    def validate(self):
-        return sn.defer(self.check_output(self._stdout_text()))
+    def expected_pattern(self):
+        return 'linkmatrix'
 
-    def check_output(self, text):
-        try:
-            run = cgoutput.parse(text)
-            cgoutput.verify(run, program='cg_linkmatrix',
-                            pattern='linkmatrix')
-        except cgoutput.OutputError as err:
-            raise SanityError(str(err)) from None
-
+    def check_run(self, run):
         n = self.num_nodes
         if len(run.measurements) != n * (n - 1):
             raise SanityError(f'{len(run.measurements)} pairs measured, '
                               f'expected {n * (n - 1)} ({n} nodes)')
-
-        if run.measurements[0]['nodes'] != n:
-            raise SanityError(f'ranks landed on '
-                              f'{run.measurements[0]["nodes"]} node(s), '
-                              f'expected {n}: placement is wrong')
 
         mat = linkmatrix.from_measurements(run.measurements)
         an = linkmatrix.analyse(mat, self.fraction, self.interconnect)
@@ -127,8 +104,6 @@ class LinkMatrix(SweepAxes, rfm.RunOnlyRegressionTest):
         self.logger.info(an.summary())
         if not an.healthy:
             raise SanityError('; '.join(an.messages()))
-
-        return True
 
     def draw_heatmap(self):
         # In a separate Python: matplotlib is slow to import, and optional

@@ -6,17 +6,13 @@ only name the pattern and what it needs (see checks/contention/).
 
 import statistics
 
-import reframe as rfm
 import reframe.utility.sanity as sn
-from reframe.core.builtins import (fixture, parameter, performance_function,
-                                   run_after, run_before, sanity_function,
-                                   variable)
+from reframe.core.builtins import (parameter, performance_function, run_after,
+                                   run_before, variable)
 from reframe.core.exceptions import SanityError
 
-from clustergate import cgoutput
 from clustergate.rfm import modes
-from clustergate.rfm.axes import SweepAxes
-from clustergate.rfm.build import CgProgramsBuild
+from clustergate.rfm.cgprogram import CgProgramTest
 
 #: Message sizes of the studies: 8 B, 10 KB, 1 MB (1 KB = 1000 B)
 DEFAULT_SIZES = [8, 10000, 1000000]
@@ -27,7 +23,7 @@ CI_PATTERNS = {'barrier', 'pingpong', 'shift', 'hotspot', 'concurrent',
                'allreduce'}
 
 
-class ContentionTest(SweepAxes, rfm.RunOnlyRegressionTest):
+class ContentionTest(CgProgramTest):
     """Runs one pattern of cg_contention and reports its time and bandwidth.
 
     Performance variables: ``latency`` (us, mean of the kept trials, max
@@ -35,6 +31,8 @@ class ContentionTest(SweepAxes, rfm.RunOnlyRegressionTest):
     and for patterns measured per peer (rank 0 with every rank j) one pair
     ``latency_r<j>``/``bandwidth_r<j>`` per peer plus the worst of them.
     """
+
+    program = 'cg_contention'
 
     #: Pattern name as cg_contention knows it (set by subclasses)
     pattern = variable(str)
@@ -61,12 +59,7 @@ class ContentionTest(SweepAxes, rfm.RunOnlyRegressionTest):
     #: Does the pattern move data (bandwidth is meaningful)?
     has_bandwidth = variable(bool, value=True)
 
-    programs = fixture(CgProgramsBuild, scope='environment')
-
-    valid_systems = ['+mpi']
-    valid_prog_environs = ['+mpi']
     time_limit = '5m'
-    maintainers = ['clustergate']
 
     @run_after('init')
     def set_tags(self):
@@ -81,20 +74,13 @@ class ContentionTest(SweepAxes, rfm.RunOnlyRegressionTest):
 
     @run_before('run')
     def set_command(self):
-        self.executable = self.programs.path('cg_contention')
+        self.executable = self.program_path()
         self.executable_opts = ['--patterns', self.pattern,
                                 '--trials', str(self.trials)]
         if self.msg_bytes:
             self.executable_opts += ['--sizes', str(self.msg_bytes)]
 
     # -- output -----------------------------------------------------------
-
-    def _run(self):
-        return cgoutput.parse(self._stdout_text())
-
-    def _stdout_text(self):
-        with open(self.stagedir + '/' + str(self.stdout)) as fp:
-            return fp.read()
 
     def measured_lines(self, run):
         """The CG lines of this test's pattern and size."""
@@ -105,39 +91,17 @@ class ContentionTest(SweepAxes, rfm.RunOnlyRegressionTest):
     def reported_pattern(self):
         return self.pattern
 
-    @sanity_function
-    def validate(self):
-        return sn.defer(self.check_output(self._stdout_text()))
+    def expected_pattern(self):
+        return self.reported_pattern()
 
-    def check_output(self, text):
-        """Sanity of one output text; raises SanityError with the cause."""
-        try:
-            run = cgoutput.parse(text)
-            cgoutput.verify(run, program='cg_contention',
-                            pattern=self.reported_pattern())
-        except cgoutput.OutputError as err:
-            raise SanityError(str(err)) from None
-
+    def check_run(self, run):
         lines = self.measured_lines(run)
         if not lines:
             raise SanityError(f'no {self.reported_pattern()} measurement of '
                               f'{self.msg_bytes} B in the output')
 
-        expected = self.num_tasks or 0
-        if expected and lines[0]['ranks'] != expected:
-            raise SanityError(f'ran with {lines[0]["ranks"]} ranks, '
-                              f'expected {expected}')
-
-        if self.num_nodes > 1 and lines[0]['nodes'] != self.num_nodes:
-            raise SanityError(
-                f'ranks landed on {lines[0]["nodes"]} node(s), expected '
-                f'{self.num_nodes}: placement is wrong'
-            )
-
         if self.per_peer:
             self.check_peer_outliers(lines)
-
-        return True
 
     def check_peer_outliers(self, lines):
         """Name the peer node(s) whose bandwidth (or latency) is far off

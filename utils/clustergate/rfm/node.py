@@ -11,17 +11,14 @@ Each test has a ``scale``: ``small`` instances are the ci subset (tag
 ``ci``), ``full`` ones the nightly/acceptance runs.
 """
 
-import reframe as rfm
 import reframe.utility.sanity as sn
-from reframe.core.builtins import (fixture, parameter, performance_function,
-                                   run_after, run_before, sanity_function,
-                                   variable)
+from reframe.core.builtins import (parameter, performance_function,
+                                   run_after, run_before, variable)
 from reframe.core.exceptions import SanityError
 
-from clustergate import cgoutput
 from clustergate.rfm import modes
-from clustergate.rfm.axes import SweepAxes, _current_partitions
-from clustergate.rfm.build import CgProgramsBuild
+from clustergate.rfm.axes import _current_partitions
+from clustergate.rfm.cgprogram import CgProgramTest
 
 #: Every stride of the classic experiment
 ALL_STRIDES = list(range(1, 18))
@@ -43,11 +40,8 @@ def _node_interconnects():
     return names or [first or 'shm']
 
 
-class NodeProgramTest(SweepAxes, rfm.RunOnlyRegressionTest):
+class NodeProgramTest(CgProgramTest):
     """Runs one of our node-level programs at one sweep point."""
-
-    #: Program of checks/src (set by subclasses)
-    program = variable(str)
 
     #: small: ci subset; full: nightly and acceptance
     scale = parameter(['small', 'full'], loggable=True)
@@ -55,14 +49,10 @@ class NodeProgramTest(SweepAxes, rfm.RunOnlyRegressionTest):
     #: Node-level: only node-scope interconnects (shared memory)
     interconnect = parameter(_node_interconnects(), loggable=True)
 
-    programs = fixture(CgProgramsBuild, scope='environment')
-
-    valid_systems = ['+mpi']
     # The kernels do not depend on the MPI: run them once, with the
     # environment the site marks as its primary one
     valid_prog_environs = ['+mpi +primary']
     time_limit = '20m'
-    maintainers = ['clustergate']
 
     @run_after('init')
     def set_node_tags(self):
@@ -84,49 +74,11 @@ class NodeProgramTest(SweepAxes, rfm.RunOnlyRegressionTest):
 
     @run_before('run')
     def set_command(self):
-        self.executable = self.programs.path(self.program)
+        self.executable = self.program_path()
         self.executable_opts = self.program_options()
 
-    # -- output -----------------------------------------------------------
-
-    def _stdout_text(self):
-        with open(self.stagedir + '/' + str(self.stdout)) as fp:
-            return fp.read()
-
-    def _run(self):
-        return cgoutput.parse(self._stdout_text())
-
-    @sanity_function
-    def validate(self):
-        return sn.defer(self.check_output(self._stdout_text()))
-
-    def check_output(self, text):
-        """Sanity of one output text; raises SanityError with the cause."""
-        try:
-            run = cgoutput.parse(text)
-            cgoutput.verify(run, program=self.program)
-        except cgoutput.OutputError as err:
-            raise SanityError(f'{self.program}: {err}') from None
-
-        if not run.measurements:
-            raise SanityError(f'{self.program}: no measurement in the output')
-
-        expected = self.num_tasks or 0
-        first = run.measurements[0]
-        if expected and first['ranks'] != expected:
-            raise SanityError(f'{self.program} ran with {first["ranks"]} '
-                              f'ranks, expected {expected}')
-
-        if self.num_nodes and first['nodes'] != self.num_nodes:
-            raise SanityError(f'ranks landed on {first["nodes"]} node(s), '
-                              f'expected {self.num_nodes}')
-
-        if self.ppn and first['ppn'] != self.ppn:
-            raise SanityError(f'{first["ppn"]} ranks per node, expected '
-                              f'{self.ppn}: placement is wrong')
-
+    def check_run(self, run):
         self.check_program(run)
-        return True
 
     def check_program(self, run):
         """Program-specific sanity (subclasses)."""

@@ -1,0 +1,84 @@
+"""Base test of every program of ours in checks/src (cg_contention,
+cg_memory, cg_memlat, cg_noise, cg_nic, cg_linkmatrix): the build fixture,
+reading and verifying the shared output format, and the layout checks
+every run must pass. Families add their own sanity in :meth:`check_run`.
+"""
+
+import os
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+from reframe.core.builtins import fixture, sanity_function, variable
+from reframe.core.exceptions import SanityError
+
+from clustergate import cgoutput
+from clustergate.rfm.axes import SweepAxes
+from clustergate.rfm.build import CgProgramsBuild
+
+
+class CgProgramTest(SweepAxes, rfm.RunOnlyRegressionTest):
+    """Runs one of our C programs at one sweep point and checks its output:
+    completion line, no error, as many measurements as announced, and the
+    ranks, nodes and ranks per node that were asked for."""
+
+    #: Program of checks/src (set by subclasses)
+    program = variable(str)
+
+    programs = fixture(CgProgramsBuild, scope='environment')
+
+    valid_systems = ['+mpi']
+    valid_prog_environs = ['+mpi']
+    maintainers = ['clustergate']
+
+    def program_path(self):
+        return self.programs.path(self.program)
+
+    def _stdout_text(self):
+        with open(os.path.join(self.stagedir, str(self.stdout))) as fp:
+            return fp.read()
+
+    def _run(self):
+        return cgoutput.parse(self._stdout_text())
+
+    @sanity_function
+    def validate(self):
+        return sn.defer(self.check_output(self._stdout_text()))
+
+    def expected_pattern(self):
+        """A pattern the output must contain (None: any)."""
+        return None
+
+    def check_output(self, text):
+        """Sanity of one output text; raises SanityError with the cause."""
+        try:
+            run = cgoutput.parse(text)
+            cgoutput.verify(run, program=self.program,
+                            pattern=self.expected_pattern())
+        except cgoutput.OutputError as err:
+            raise SanityError(f'{self.program}: {err}') from None
+
+        if not run.measurements:
+            raise SanityError(f'{self.program}: no measurement in the output')
+
+        self.check_layout(run.measurements[0])
+        self.check_run(run)
+        return True
+
+    def check_layout(self, first):
+        """The job ran with the ranks, nodes and ppn of the sweep point."""
+        expected = self.num_tasks or 0
+        if expected and first['ranks'] != expected:
+            raise SanityError(f'{self.program} ran with {first["ranks"]} '
+                              f'ranks, expected {expected}')
+
+        if first['nodes'] != self.num_nodes:
+            raise SanityError(f'ranks landed on {first["nodes"]} node(s), '
+                              f'expected {self.num_nodes}: placement is '
+                              f'wrong')
+
+        if expected and first['ppn'] != self.ppn:
+            raise SanityError(f'{first["ppn"]} ranks per node, expected '
+                              f'{self.ppn}: placement is wrong')
+
+    def check_run(self, run):
+        """Family-specific sanity (subclasses); raise SanityError."""
