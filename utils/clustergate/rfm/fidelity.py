@@ -100,7 +100,10 @@ class PingPongFidelity(SweepAxes, rfm.RunOnlyRegressionTest):
 
     @run_after('init')
     def set_tags(self):
-        self.tags = modes.tags_for(True, True, self.sweep_point()) | {
+        # Not in ci: on a 2-core CI machine IMB alone varies by 2x between
+        # back-to-back runs (1 MB over shm: 590..2961 MB/s seen), so a 15%
+        # comparison there would gate on noise; nightly on real nodes
+        self.tags = modes.tags_for(False, True, self.sweep_point()) | {
             'fidelity', 'imb'
         }
         self.descr = (f'ping-pong fidelity vs IMB on {self.num_nodes} '
