@@ -122,6 +122,14 @@ site_configuration = {
                                '--no-requeue'],
                     'sched_options': {
                         'use_nodes_option': True,
+                        # a job that waits for a dead node is cancelled
+                        # (the test fails saying so) instead of waiting
+                        # forever: slurm 22.05 gives the second reason when
+                        # a node of the partition is down
+                        'slurm_job_cancel_reasons': [
+                            'ReqNodeNotAvail',
+                            'Nodes required for job are DOWN',
+                        ],
                         'job_submit_timeout': 30,
                     },
                     'environs': _partition_environs,
