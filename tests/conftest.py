@@ -45,3 +45,11 @@ def mpirun_env():
 def fixture_text(*parts):
     with open(os.path.join(FIXTURES, *parts)) as fp:
         return fp.read()
+
+
+def cut_before(text, marker):
+    """``text`` up to (not including) the first line containing ``marker``:
+    a real output cut short, as a killed run leaves it."""
+    lines = text.splitlines(keepends=True)
+    idx = next(i for i, line in enumerate(lines) if marker in line)
+    return ''.join(lines[:idx])

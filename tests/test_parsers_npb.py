@@ -6,6 +6,7 @@ import pytest
 
 from clustergate.parsers import ParseError, parse_npb
 from clustergate.parsers.npb import NPBResult
+from conftest import cut_before
 
 FIXTURES = Path(__file__).parent / 'fixtures' / 'benchmark-outputs' / 'npb'
 ALL = sorted(FIXTURES.glob('*.out'))
@@ -13,13 +14,6 @@ ALL = sorted(FIXTURES.glob('*.out'))
 
 def read(name):
     return (FIXTURES / name).read_text()
-
-
-def cut_before(text, marker):
-    """Return *text* up to (not including) the first line containing marker."""
-    lines = text.splitlines(keepends=True)
-    idx = next(i for i, line in enumerate(lines) if marker in line)
-    return ''.join(lines[:idx])
 
 
 def test_fixtures_present():

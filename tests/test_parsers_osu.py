@@ -6,6 +6,7 @@ import pytest
 
 from clustergate.parsers import ParseError, parse_osu
 from clustergate.parsers.osu import OSUResult, normalise_osu_column
+from conftest import cut_before
 
 FIXTURES = Path(__file__).parent / 'fixtures' / 'benchmark-outputs' / 'osu'
 ALL = sorted(FIXTURES.glob('*.out'))
@@ -13,13 +14,6 @@ ALL = sorted(FIXTURES.glob('*.out'))
 
 def read(name):
     return (FIXTURES / name).read_text()
-
-
-def cut_before(text, marker):
-    """Return *text* up to (not including) the first line containing marker."""
-    lines = text.splitlines(keepends=True)
-    idx = next(i for i, line in enumerate(lines) if marker in line)
-    return ''.join(lines[:idx])
 
 
 @pytest.mark.parametrize('path', ALL, ids=lambda p: p.name)
