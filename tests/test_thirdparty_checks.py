@@ -11,18 +11,12 @@ import reframe.utility.sanity as sn
 from reframe.core.exceptions import SanityError
 
 from clustergate import benchmarks
-from conftest import fixture_text
+from conftest import cut_before, fixture_text
 from rfm_loader import load_checks, pick
 
 
 def bench(family, name):
     return fixture_text('benchmark-outputs', family, name)
-
-
-def cut_before(text, marker):
-    lines = text.splitlines(keepends=True)
-    idx = next(i for i, line in enumerate(lines) if marker in line)
-    return ''.join(lines[:idx])
 
 
 def fed(check, text, num_tasks):
