@@ -41,11 +41,7 @@ def pingpong(session, fabric, tag):
 
 
 def test_ci_mode_passes_on_healthy_cluster(session):
-    # One retry: OpenMPI 4.1's TCP connection set-up rarely races under the
-    # emulated links (a segfault after "failed to TCP connect", about 1 in
-    # 150 jobs seen); a real regression fails both tries. The fault drill
-    # below has no retries.
-    rc, out = session.reframe('--mode', 'ci', '--max-retries=1', '-r',
+    rc, out = session.reframe('--mode', 'ci', '-r',
                               tag='ci-healthy')
     assert rc == 0, out[-5000:]
     # real Slurm jobs ran on the emulated nodes: the performance report

@@ -30,7 +30,7 @@ def fed(check, text, num_tasks=None):
     ranks, ppn, nodes = map(int, m.groups()) if m else (2, 2, 1)
     check.num_nodes, check.ppn = nodes, ppn
     check.num_tasks = num_tasks or ranks
-    check._stdout_text = lambda: text
+    check.stdout_text = lambda: text
     return check
 
 

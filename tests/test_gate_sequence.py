@@ -27,6 +27,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+import cluster_session as cs
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.dirname(sys.executable)
 
@@ -144,7 +146,7 @@ def _nightly(work, phase, *extra, timeout=600):
     cmd = [_tool('reframe'), '-C', os.path.join(ROOT, 'config',
                                                 'settings.py'),
            '--prefix', str(tmp / phase), '--mode', 'nightly', *SELECT,
-           *extra, '-r']
+           cs.RETRY, *extra, '-r']
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env,
                           cwd=ROOT, timeout=timeout)
     out = proc.stdout + proc.stderr

@@ -22,7 +22,7 @@ def check_for(checks, layout, text):
     c = next(c for c in checks if c.layout == layout)
     # the point the outputs ran at (an emulated-cluster point)
     c.num_nodes, c.ppn, c.num_tasks = 4, 2, 8
-    c._stdout_text = lambda: text
+    c.stdout_text = lambda: text
     return c
 
 

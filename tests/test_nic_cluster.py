@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from clustergate import cgoutput
+from clustergate import cgoutput, launchlog
 import cluster_session as cs
 from conftest import ROOT
 
@@ -59,8 +59,15 @@ def _srun(exe, iface_map, bytes_='32M', trials=7):
            '--ntasks-per-node=2', '--distribution=block', '--exclusive',
            '--mpi=pmix', WRAPPER, exe, '--bytes', bytes_, '--trials',
            str(trials)]
-    cp = subprocess.run(cmd, env=env, capture_output=True, text=True,
-                        timeout=330)
+    for attempt in (1, 2):
+        cp = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                            timeout=330)
+        if cp.returncode == 0 or 'CG ' in cp.stdout:
+            break
+        # died before measuring anything (cs.RETRY says why): once more
+        print(f'attempt {attempt} died before measuring: '
+              f'{launchlog.diagnose(cp.stderr)}')
+
     assert cp.returncode == 0, f'{shlex.join(cmd)}: {cp.stderr[-2000:]}'
     run = cgoutput.parse(cp.stdout)
     cgoutput.verify(run, program='cg_nic', pattern='nic_pair')

@@ -22,7 +22,7 @@ def checks():
 
 def fed(check, text, ppn):
     check.num_tasks = ppn
-    check._stdout_text = lambda: text
+    check.stdout_text = lambda: text
     return check
 
 
@@ -118,7 +118,7 @@ def test_memlat_levels(checks):
 def test_memlat_levels_not_distinct(checks):
     # L2 measured as fast as L1: the curve has no level
     line = cg_line(LAT2, pattern='memlat_level', level='L1')
-    bad = LAT2.replace(f'level=L2 ', 'level=L2 ').replace(
+    bad = LAT2.replace(
         cg_line_text(LAT2, 'level=L2'),
         cg_line_text(LAT2, 'level=L2').replace(
             ' ns=' + cg_line(LAT2, pattern='memlat_level', level='L2')['ns'],

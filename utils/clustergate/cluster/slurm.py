@@ -109,6 +109,9 @@ def render_conf(layout, paths, cpus, mem_mib, topology=None):
         'SlurmctldTimeout=30',
         'MessageTimeout=10',
         'KillWait=5',
+        # a rank that dies ends its step at once; without it the other
+        # ranks wait in MPI for the dead one until the job's time limit
+        'KillOnBadExit=1',
         'InactiveLimit=0',
         'MinJobAge=60',
         'MailProg=/bin/true',

@@ -4,8 +4,6 @@ reading and verifying the shared output format, and the layout checks
 every run must pass. Families add their own sanity in :meth:`check_run`.
 """
 
-import os
-
 import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import fixture, sanity_function, variable
@@ -14,9 +12,10 @@ from reframe.core.exceptions import SanityError
 from clustergate import cgoutput
 from clustergate.rfm.axes import SweepAxes
 from clustergate.rfm.build import CgProgramsBuild
+from clustergate.rfm.joboutput import JobOutput
 
 
-class CgProgramTest(SweepAxes, rfm.RunOnlyRegressionTest):
+class CgProgramTest(JobOutput, SweepAxes, rfm.RunOnlyRegressionTest):
     """Runs one of our C programs at one sweep point and checks its output:
     completion line, no error, as many measurements as announced, and the
     ranks, nodes and ranks per node that were asked for."""
@@ -33,16 +32,12 @@ class CgProgramTest(SweepAxes, rfm.RunOnlyRegressionTest):
     def program_path(self):
         return self.programs.path(self.program)
 
-    def _stdout_text(self):
-        with open(os.path.join(self.stagedir, str(self.stdout))) as fp:
-            return fp.read()
-
     def _run(self):
-        return cgoutput.parse(self._stdout_text())
+        return cgoutput.parse(self.stdout_text())
 
     @sanity_function
     def validate(self):
-        return sn.defer(self.check_output(self._stdout_text()))
+        return sn.defer(self.check_output(self.stdout_text()))
 
     def expected_pattern(self):
         """A pattern the output must contain (None: any)."""
@@ -55,10 +50,12 @@ class CgProgramTest(SweepAxes, rfm.RunOnlyRegressionTest):
             cgoutput.verify(run, program=self.program,
                             pattern=self.expected_pattern())
         except cgoutput.OutputError as err:
-            raise SanityError(f'{self.program}: {err}') from None
+            raise SanityError(self.explained(f'{self.program}: {err}')) \
+                from None
 
         if not run.measurements:
-            raise SanityError(f'{self.program}: no measurement in the output')
+            raise SanityError(self.explained(
+                f'{self.program}: no measurement in the output'))
 
         self.check_layout(run.measurements[0])
         self.check_run(run)

@@ -25,6 +25,7 @@ from clustergate import benchmarks
 from clustergate.parsers import ParseError
 from clustergate.rfm import modes
 from clustergate.rfm.axes import SweepAxes, _current_partitions
+from clustergate.rfm.joboutput import JobOutput
 
 
 class BenchmarkBinaries(rfm.CompileOnlyRegressionTest):
@@ -133,7 +134,7 @@ def environs_for(family):
     return names or None
 
 
-class BinaryRun(rfm.RegressionTestPlugin):
+class BinaryRun(JobOutput, rfm.RegressionTestPlugin):
     """Mixin: run a benchmark binary provided by the ``binaries`` fixture
     of the subclass (a :class:`BenchmarkBinaries`)."""
 
@@ -162,15 +163,6 @@ class BinaryRun(rfm.RegressionTestPlugin):
 
     # -- output -----------------------------------------------------------
 
-    def stdout_text(self):
-        path = os.path.join(self.stagedir, str(self.stdout))
-        try:
-            with open(path) as fp:
-                return fp.read()
-        except OSError as err:
-            raise SanityError(f'cannot read the output {path}: '
-                              f'{err.strerror}') from None
-
     def parse(self, text):
         """Parse one output text (subclasses); raise ParseError."""
         raise NotImplementedError
@@ -181,7 +173,7 @@ class BinaryRun(rfm.RegressionTestPlugin):
         try:
             return self.parse(self.stdout_text())
         except ParseError as err:
-            raise SanityError(str(err)) from None
+            raise SanityError(self.explained(str(err))) from None
 
     @sanity_function
     def validate(self):
@@ -194,7 +186,7 @@ class BinaryRun(rfm.RegressionTestPlugin):
         try:
             result = self.parse(text)
         except ParseError as err:
-            raise SanityError(str(err)) from None
+            raise SanityError(self.explained(str(err))) from None
 
         self.check_result(result)
         return True

@@ -1,0 +1,66 @@
+"""A job that died before its program reported anything is explained from
+its stderr: real output of an MPI_Init crash on the emulated cluster, and
+the lines Slurm, OpenMPI and hydra print for the other causes."""
+
+import pytest
+import reframe.utility.sanity as sn
+from reframe.core.exceptions import SanityError
+
+from clustergate import launchlog
+from conftest import fixture_text
+from rfm_loader import load_checks, pick
+
+CRASH = fixture_text('cg-outputs', 'emu-nic-mpi-init-crash.err')
+
+
+def test_real_mpi_init_crash_names_node_signal_and_connection():
+    cause = launchlog.diagnose(CRASH)
+    # the step's "CANCELLED" line has no reason (srun was killed): not one
+    assert cause.split('; ')[0] == ('a rank on n3 died of Segmentation '
+                                    'fault (signal 11)')
+    assert 'task 4-5 on n3: Segmentation fault' in cause
+    assert ('OpenMPI could not open a TCP connection from n1 to '
+            '10.77.0.13:1050') in cause
+
+
+@pytest.mark.parametrize('stderr, expected', [
+    ('slurmstepd: error: *** JOB 41 ON n1 CANCELLED AT 2026-11-20T16:40:12 '
+     'DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***\n'
+     'srun: error: Node failure on n3\n',
+     'Slurm cancelled JOB 41 (on n1) due to NODE FAILURE; '
+     'Slurm lost node n3 (node failure)'),
+    ('slurmstepd: error: *** STEP 7.0 ON n2 CANCELLED AT 2026-11-20T16:40:12 '
+     'DUE TO TIME LIMIT ***\n',
+     'Slurm cancelled STEP 7.0 (on n2) due to TIME LIMIT'),
+    ('srun: error: Unable to allocate resources: Requested node '
+     'configuration is not available\n',
+     'no allocation: Requested node configuration is not available'),
+    ('=' * 20 + '\n=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n'
+     '=   RANK 1 PID 4242 RUNNING AT n2\n=   EXIT CODE: 9\n',
+     'a rank terminated with exit code 9 (hydra)'),
+])
+def test_causes(stderr, expected):
+    assert launchlog.diagnose(stderr) == expected
+
+
+@pytest.mark.parametrize('stderr', [
+    '', 'srun: error: n1: tasks 0-1: Killed\n',
+    'WARNING: a harmless warning about the locale\n',
+])
+def test_nothing_recognised_is_none(stderr):
+    # "Killed" alone is the consequence of another task's failure
+    assert launchlog.diagnose(stderr) is None
+
+
+def test_sanity_failure_carries_the_cause():
+    checks = load_checks('checks/contention/contention_checks.py')
+    check = pick(checks, 'PingPongDistance', msg_bytes=1000000)
+    check.num_nodes, check.ppn, check.num_tasks = 4, 2, 8
+    check.stdout_text = lambda: ''
+    check.stderr_text = lambda: CRASH
+    with pytest.raises(SanityError) as err:
+        sn.evaluate(check.validate())
+
+    msg = str(err.value)
+    assert 'no CG_DONE completion line' in msg
+    assert 'job stderr: a rank on n3 died of Segmentation fault' in msg
