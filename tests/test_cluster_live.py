@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+from clustergate import launchlog
 from clustergate.cluster import lifecycle, netns, procs
 from clustergate.cluster import state as st
 
@@ -140,6 +141,16 @@ def test_lifecycle(cluster, tmp_path):
                         text=True, timeout=30)
     assert cp.returncode == 0, cp.stderr
     assert sorted(cp.stdout.split()) == ['n1', 'n2']
+
+    # a task that dies ends its step at once (KillOnBadExit=1) instead of
+    # leaving the others to wait until the time limit; the cause is named
+    t0 = time.monotonic()
+    cp = subprocess.run(['srun', '-N', '2', '-n', '2', 'sh', '-c',
+                         'if [ "$SLURM_PROCID" = 1 ]; then kill -SEGV $$; '
+                         'fi; sleep 60'], env=_env(paths),
+                        capture_output=True, text=True, timeout=90)
+    assert cp.returncode != 0 and time.monotonic() - t0 < 30, cp.stderr
+    assert launchlog.diagnose(cp.stderr) == 'task 1 on n2: Segmentation fault'
 
     src = tmp_path / 'pp.c'
     src.write_text(PINGPONG_C)

@@ -11,6 +11,8 @@ from conftest import fixture_text
 from rfm_loader import load_checks, pick
 
 CRASH = fixture_text('cg-outputs', 'emu-nic-mpi-init-crash.err')
+NODE_FAILURE = fixture_text('cg-outputs', 'emu-node-failure.err')
+RANK_SEGV = fixture_text('cg-outputs', 'emu-rank-segv.err')
 
 
 def test_real_mpi_init_crash_names_node_signal_and_connection():
@@ -23,12 +25,19 @@ def test_real_mpi_init_crash_names_node_signal_and_connection():
             '10.77.0.13:1050') in cause
 
 
+def test_real_node_failure_names_the_lost_node():
+    # the task killed on n1 is a consequence, not a cause
+    assert launchlog.diagnose(NODE_FAILURE) == (
+        'Slurm cancelled STEP 2.0 (on n1) due to NODE FAILURE; '
+        'Slurm lost node n2 (node failure)')
+
+
+def test_real_crashed_task_is_named_not_the_terminated_one():
+    assert launchlog.diagnose(RANK_SEGV) == ('task 1 on n2: Segmentation '
+                                             'fault')
+
+
 @pytest.mark.parametrize('stderr, expected', [
-    ('slurmstepd: error: *** JOB 41 ON n1 CANCELLED AT 2026-11-20T16:40:12 '
-     'DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***\n'
-     'srun: error: Node failure on n3\n',
-     'Slurm cancelled JOB 41 (on n1) due to NODE FAILURE; '
-     'Slurm lost node n3 (node failure)'),
     ('slurmstepd: error: *** STEP 7.0 ON n2 CANCELLED AT 2026-11-20T16:40:12 '
      'DUE TO TIME LIMIT ***\n',
      'Slurm cancelled STEP 7.0 (on n2) due to TIME LIMIT'),
@@ -45,10 +54,11 @@ def test_causes(stderr, expected):
 
 @pytest.mark.parametrize('stderr', [
     '', 'srun: error: n1: tasks 0-1: Killed\n',
+    'srun: error: n1: task 0: Terminated\n',
     'WARNING: a harmless warning about the locale\n',
 ])
 def test_nothing_recognised_is_none(stderr):
-    # "Killed" alone is the consequence of another task's failure
+    # "Killed"/"Terminated" alone: what srun did after another task failed
     assert launchlog.diagnose(stderr) is None
 
 

@@ -28,8 +28,10 @@ _RULES = [
     (re.compile(r'^\[([^:\]\s]+):\d+\] Signal: ([^(\n]+?) \((\d+)\)', re.M),
      'a rank on {0} died of {1} (signal {2})'),
     # srun's per-task summary: "srun: error: n2: task 3: Segmentation fault"
+    # ("Killed" and "Terminated" are what srun did to the other tasks)
     (re.compile(r'srun: error: (\S+): tasks? ([\d,-]+): '
-                r'(?!Killed)([A-Z][\w ]+)$', re.M),
+                r'(?!Killed|Terminated)([A-Z][\w ]+?)'
+                r'(?: \(core dumped\))?$', re.M),
      'task {1} on {0}: {2}'),
     # OpenMPI TCP BTL: the connection could not be made (the "Error:" it
     # prints is unreliable in 4.1: often EINPROGRESS)
