@@ -157,3 +157,18 @@ def test_normalise_imb_column():
     assert normalise_imb_column('Mbytes/sec') == 'mbytes_per_sec'
     assert normalise_imb_column('t_CPU[usec]') == 't_cpu_usec'
     assert normalise_imb_column('overlap[%]') == 'overlap_pct'
+
+
+def test_time_out_stops_the_block_keeping_measured_rows():
+    # Intel MPI's IMB, 8 ranks on the emulated cluster (2 cores): Allreduce
+    # ran out of its time budget at 2048 B
+    r = parse_imb(read('impi-rt-imb2021.11-Allreduce.np8.timeout.out'))
+    b = r.block('Allreduce', 8)
+    assert b.timed_out_at == 2048
+    assert b.column('bytes')[-1] == 1024 and len(b.rows) == 10
+    assert b.by_bytes('t_avg_usec')[1024] == 36848.08
+
+
+def test_complete_blocks_have_no_time_out():
+    assert all(b.timed_out_at is None
+               for b in parse_imb(read(NP4)).blocks)

@@ -150,6 +150,16 @@ def test_imb_wrong_rank_count(imb):
         value(c.validate())
 
 
+def test_imb_time_out_is_a_sanity_failure_naming_it(imb):
+    # real: IMB gave up on Allreduce at 2048 B (8 ranks, emulated cluster)
+    c = fed(pick(imb, 'ImbAllreduce'),
+            bench('imb', 'impi-rt-imb2021.11-Allreduce.np8.timeout.out'), 8)
+    with pytest.raises(SanityError,
+                       match=r'gave up at 2048 B: its time limit ran out '
+                             r'\(measured up to 1024 B'):
+        value(c.validate())
+
+
 def test_imb_truncated(imb):
     text = cut_before(bench('imb', 'impi-rt-imb2021.11-PingPong.np2.out'),
                       '     65536 ')

@@ -38,6 +38,9 @@ _GROUPS_RE = re.compile(
     r'^#\s*\(\s*(\d+)\s+groups? of\s+(\d+)\s+process')
 _WAITING_RE = re.compile(
     r'^#\s*\(\s*(\d+)\s+additional process(?:es)? waiting in MPI_Barrier')
+# IMB gives up on a benchmark when its time budget (-time, 10 s per sample
+# by default) is spent: "  2048 time-out.; Time limit (...) is over; ..."
+_TIMEOUT_RE = re.compile(r'^(\d+)\s+time-out\.')
 
 # Fixed names for the columns IMB prints; anything else goes through the
 # generic rule in normalise_imb_column().
@@ -76,6 +79,8 @@ class IMBBlock:
     ``rows`` are dicts keyed by the normalised column names in
     ``columns``.  ``waiting`` is the number of extra ranks IMB parked in
     MPI_Barrier for this block; ``groups`` is >1 only for ``-multi`` runs.
+    ``timed_out_at`` is the message size at which IMB stopped the block
+    because its time limit ran out (the rows before it are complete).
     """
 
     name: str
@@ -84,6 +89,7 @@ class IMBBlock:
     rows: List[Dict[str, Number]] = field(default_factory=list)
     waiting: int = 0
     groups: int = 1
+    timed_out_at: Optional[int] = None
 
     def column(self, key: str) -> List[Number]:
         """Return the values of column *key* (e.g. ``'t_usec'``) row by row."""
@@ -181,6 +187,9 @@ def parse_imb(text: str, *, allow_incomplete: bool = False) -> IMBResult:
             continue
         if not current.columns:
             continue   # free text between block header and table
+        if (tm := _TIMEOUT_RE.match(stripped)):
+            current.timed_out_at = int(tm.group(1))
+            continue
         if len(cells) != len(current.columns):
             raise ParseError(
                 f'IMB {current.name} ({current.processes} processes): line '

@@ -86,6 +86,17 @@ class ImbTest(ThirdPartyTest):
             raise SanityError(f'IMB {self.benchmark} table has no #bytes '
                               f'column: {block.columns}')
 
+        if block.timed_out_at is not None:
+            # the largest size was never measured: no figure to judge
+            last = block.rows[-1].get('bytes')
+            raise SanityError(
+                f'IMB {self.benchmark} ({block.processes} processes) gave up '
+                f'at {block.timed_out_at} B: its time limit ran out '
+                f'(measured up to {last} B, last t = '
+                f'{block.rows[-1][self._time_key(block)]} us); the network '
+                f'or the nodes are far too slow, or raise the limit with '
+                f'imb_opts = ["-time", "<seconds>"]')
+
     # -- performance ------------------------------------------------------
 
     def _time_key(self, block):
