@@ -18,10 +18,11 @@ USER = 'cgrunner'
 
 #: ReFrame runs on the emulated cluster retry a failed test once. Debian's
 #: OpenMPI 4.1.4 under Slurm's PMIx sometimes crashes in MPI_Init on this
-#: 2-core machine (measured with both cores busy: 3 of 20 and 3 of 32 jobs
-#: of 8 ranks; 0 of 20 on a quiet machine; a core shows an ob1 fragment
-#: arriving before ob1 registered its callbacks). A real regression fails
-#: both tries; a run that must fail still fails.
+#: 2-core machine (8-rank jobs: 0 of 20 on a quiet machine, 3 of 20 with
+#: both cores busy, 3 of 67 in a nightly run at 4 nodes x 2 ppn; a core
+#: shows an ob1 fragment arriving before ob1 registered its callbacks;
+#: docs/emulated-cluster.md). A real regression fails both tries; a run
+#: that must fail still fails.
 RETRY = '--max-retries=1'
 
 
