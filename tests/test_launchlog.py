@@ -32,6 +32,18 @@ def test_real_node_failure_names_the_lost_node():
         'Slurm lost node n2 (node failure)')
 
 
+@pytest.mark.parametrize('name, expected', [
+    ('mpirun-missing-exe.err', 'mpirun could not launch /nonexistent/cg_x'),
+    ('emu-srun-missing-exe.err',
+     'cannot execute /nonexistent/cg_x: No such file or directory; '
+     'task 0 on n1: Exited with exit code 2'),
+    ('hydra-rank-abort.err', 'a rank on vm ended with exit code 6 (hydra); '
+                             'hydra: Aborted (signal 6)'),
+])
+def test_real_launch_failures(name, expected):
+    assert launchlog.diagnose(fixture_text('cg-outputs', name)) == expected
+
+
 def test_real_crashed_task_is_named_not_the_terminated_one():
     assert launchlog.diagnose(RANK_SEGV) == ('task 1 on n2: Segmentation '
                                              'fault')
@@ -44,9 +56,6 @@ def test_real_crashed_task_is_named_not_the_terminated_one():
     ('srun: error: Unable to allocate resources: Requested node '
      'configuration is not available\n',
      'no allocation: Requested node configuration is not available'),
-    ('=' * 20 + '\n=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n'
-     '=   RANK 1 PID 4242 RUNNING AT n2\n=   EXIT CODE: 9\n',
-     'a rank terminated with exit code 9 (hydra)'),
 ])
 def test_causes(stderr, expected):
     assert launchlog.diagnose(stderr) == expected

@@ -44,10 +44,10 @@ _RULES = [
      'mpirun could not launch {0}'),
     # MPICH / Intel MPI hydra
     (re.compile(r'BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES.*?'
-                r'EXIT CODE:\s+(\d+)', re.S),
-     'a rank terminated with exit code {0} (hydra)'),
-    (re.compile(r'(?:oom-kill|Out of memory|OOM Killer)', re.I),
-     'a process was killed for lack of memory'),
+                r'RUNNING AT (\S+).*?EXIT CODE:\s+(\d+)', re.S),
+     'a rank on {0} ended with exit code {1} (hydra)'),
+    (re.compile(r'YOUR APPLICATION TERMINATED WITH THE EXIT STRING: (.+)'),
+     'hydra: {0}'),
 ]
 
 
