@@ -63,3 +63,26 @@ def test_check_figures_message(check):
     assert check.check_figures({'latency_8B': 1.0, 'bandwidth_1MB': 1000.0},
                                {'latency_8B': 1.05,
                                 'bandwidth_1MB': 900.0})
+
+
+def test_rounds_are_compared_pairwise(check):
+    # real rounds in which the machine drifted between ~4.5 and ~5.9 us:
+    # per round our 8 B latency is -0.5%, -10.5% and -25% off IMB's; the
+    # medians taken side by side (4.54 vs 5.87 us: -22.7%) would fail a
+    # check whose paired median (-10.5%) is within 15%
+    def read(name):
+        return fixture_text('cg-outputs', 'fidelity-tcp-rounds', name)
+
+    ours, imb, ratios = check.figures(
+        [read(f'imb_{i}.out') for i in (1, 2, 3)],
+        [read(f'ours_8B_{i}.out') for i in (1, 2, 3)],
+        [read(f'ours_1MB_{i}.out') for i in (1, 2, 3)])
+    assert ours['latency_8B'] == pytest.approx(4.5351)
+    assert imb['latency_8B'] == pytest.approx(5.87)
+    assert ratios['latency_8B'] == pytest.approx(4.5351 / 5.07, rel=1e-3)
+    check.tolerance = 0.15
+    assert check.check_figures(ours, imb, ratios)
+    # an MPI of ours 30% off IMB in every round still fails
+    slow = {k: v * 1.3 for k, v in ratios.items()}
+    with pytest.raises(SanityError, match="median of the rounds' ratios"):
+        check.check_figures(ours, imb, slow)
