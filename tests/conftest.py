@@ -53,3 +53,16 @@ def cut_before(text, marker):
     lines = text.splitlines(keepends=True)
     idx = next(i for i, line in enumerate(lines) if marker in line)
     return ''.join(lines[:idx])
+
+
+def reframe_failures(out, limit=6000):
+    """What to show of a ReFrame run that went wrong: its "SUMMARY OF
+    FAILURES" (where ReFrame says which check failed and why), else its
+    tail. The tail alone is the performance table, which hides the cause."""
+    start = out.find('SUMMARY OF FAILURES')
+    if start < 0:
+        return out[-limit:]
+
+    end = out.find('PERFORMANCE REPORT', start)
+    section = out[start:end if end > 0 else None]
+    return section[:limit] + ('\n[...]' if len(section) > limit else '')

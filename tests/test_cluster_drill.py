@@ -13,6 +13,7 @@ import re
 import pytest
 
 import cluster_session as cs
+from conftest import reframe_failures
 
 pytestmark = pytest.mark.cluster
 
@@ -43,10 +44,10 @@ def pingpong(session, fabric, tag):
 def test_ci_mode_passes_on_healthy_cluster(session):
     rc, out = session.reframe('--mode', 'ci', '-r',
                               tag='ci-healthy')
-    assert rc == 0, out[-5000:]
+    assert rc == 0, reframe_failures(out)
     # real Slurm jobs ran on the emulated nodes: the performance report
     # shows their ids and node lists
-    assert re.search(r'\bn\[?1', out), out[-3000:]
+    assert re.search(r'\bn\[?1', out), reframe_failures(out)
     assert re.search(r'jobid.*\n(.*\n)*.*\b\d+\b', out)
     assert 'emucluster:emu' in out
 
@@ -58,7 +59,7 @@ def test_degraded_link_fails_and_is_named(session):
         rc, out = pingpong(session, 'fab0', 'degraded-fab0')
         assert rc != 0, 'a link at 25 % of its rate went unnoticed'
         failures = [ln for ln in out.splitlines() if 'suspect' in ln]
-        assert failures, out[-4000:]
+        assert failures, reframe_failures(out)
         assert any('->n4 over fab0' in ln for ln in failures), failures
         assert not any('->n2 ' in ln or '->n3 ' in ln for ln in failures)
 
@@ -70,4 +71,4 @@ def test_degraded_link_fails_and_is_named(session):
 
 def test_restored_link_passes_again(session):
     rc, out = pingpong(session, 'fab0', 'restored-fab0')
-    assert rc == 0, out[-4000:]
+    assert rc == 0, reframe_failures(out)

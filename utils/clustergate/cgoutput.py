@@ -59,6 +59,20 @@ class Measurement:
         value = self.fields.get(key)
         return default if value is None else value
 
+    def best_bandwidth(self) -> Optional[float]:
+        """MB/s of the fastest kept trial (``bw_MBps`` is of their mean).
+
+        What a link can carry: load elsewhere on the machine only slows
+        trials down, so the fastest one is robust to it, while a link
+        shaped or degraded to a lower rate cannot beat that rate in any
+        trial. Fault verdicts (slow node, slow link) use it."""
+        bw, mean, best = (self.fields.get(k) for k in
+                          ('bw_MBps', 't_us', 'min_us'))
+        if bw is None or not mean or not best:
+            return bw
+
+        return bw * mean / best
+
 
 @dataclass
 class Run:
