@@ -64,7 +64,8 @@ def test_degraded_link_fails_and_is_named(session):
         assert not any('->n2 ' in ln or '->n3 ' in ln for ln in failures)
 
         rc1, out1 = pingpong(session, 'fab1', 'degraded-fab1')
-        assert rc1 == 0, 'fab1 is healthy but failed:\n' + out1[-3000:]
+        assert rc1 == 0, ('fab1 is healthy but failed:\n' +
+                          reframe_failures(out1))
     finally:
         cs.cluster('restore')
 
