@@ -65,7 +65,11 @@ class Measurement:
         What a link can carry: load elsewhere on the machine only slows
         trials down, so the fastest one is robust to it, while a link
         shaped or degraded to a lower rate cannot beat that rate in any
-        trial. Fault verdicts (slow node, slow link) use it."""
+        trial. The link matrix (4 MB messages) uses it. The 1 MB ping-pong
+        does not: in a real healthy run its fastest trials beat the 125
+        MB/s line rate (a shaped link's token bucket, 1/8 of the message)
+        and one node never got one: 0.63x the others by its fastest
+        trial, 0.83x by its mean."""
         bw, mean, best = (self.fields.get(k) for k in
                           ('bw_MBps', 't_us', 'min_us'))
         if bw is None or not mean or not best:

@@ -116,6 +116,8 @@ class ContentionTest(CgProgramTest):
             if m['dst'] == src:
                 continue
 
+            # the mean of the trials, not the fastest one (unlike the link
+            # matrix): see cgoutput.Measurement.best_bandwidth
             if self.has_bandwidth and m.get('bw_MBps'):
                 by_node.setdefault(m['dst'], []).append(m['bw_MBps'])
 
