@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, reframe_cmd
+from conftest import ROOT, reframe_cmd, reframe_failures
 
 pytestmark = pytest.mark.e2e
 
@@ -38,7 +38,7 @@ def ci_run(tmp_path_factory):
 
 def test_ci_mode_passes(ci_run):
     res, report, out = ci_run
-    assert res.returncode == 0, res.stdout[-4000:]
+    assert res.returncode == 0, reframe_failures(res.stdout)
     cases = [tc for run in report['runs'] for tc in run['testcases']]
     failed = [tc['display_name'] for tc in cases
               if tc['result'] not in ('pass', 'skip')]
