@@ -253,6 +253,22 @@ def read_json_reports(paths: Iterable[str]) -> List[Sample]:
     return out
 
 
+def load_samples(db=None, json_reports=None, perflogs=None) -> List[Sample]:
+    """Samples from a results database, JSON reports and perflogs (files or
+    directories); raises OSError or ValueError naming what cannot be read."""
+    samples = []
+    if db:
+        samples += read_results_db(db)
+
+    if json_reports:
+        samples += read_json_reports(json_reports)
+
+    if perflogs:
+        samples += read_perflogs(perflogs)
+
+    return samples
+
+
 def select(samples: Sequence[Sample], system=None, check=None,
            since: Optional[float] = None, last: Optional[int] = None,
            include_perf_failures=False) -> List[Sample]:

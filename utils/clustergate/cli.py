@@ -15,6 +15,7 @@ TOOLS = {
     'cluster': 'clustergate.cluster.cli',
     'baseline': 'clustergate.baseline_cmd',
     'report': 'clustergate.report',
+    'history': 'clustergate.history_cmd',
 }
 
 

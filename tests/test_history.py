@@ -1,0 +1,117 @@
+"""Change points across nights (clustergate.history) on given histories."""
+
+import random
+
+import pytest
+
+from clustergate import baseline as bl
+from clustergate import history
+from clustergate import history_cmd
+
+DAY = 86400.0
+T0 = 1_790_000_000.0
+
+
+def _series(values, metric='bw_min', unit='MB/s', ref=None, lower=None,
+            upper=None, check='LinkMatrix'):
+    key = bl.Key('emucluster', 'emu', check, 'environ=openmpi', metric)
+    return key, [bl.Sample(key, v, unit, T0 + i * DAY, f'sess{i}:0', 'pass',
+                           ref, lower, upper)
+                 for i, v in enumerate(values)]
+
+
+def _noisy(n, level, sigma, seed):
+    rng = random.Random(seed)
+    return [level * (1 + rng.gauss(0, sigma)) for _ in range(n)]
+
+
+def test_a_10_percent_loss_from_night_k_is_found_at_night_k():
+    values = _noisy(12, 100.0, 0.02, 1) + _noisy(8, 90.0, 0.02, 2)
+    key, samples = _series(values)
+    found = history.shifts(key, samples)
+    assert len(found) == 1
+    f = found[0]
+    assert f.index == 12 and f.run == 'sess12:0'
+    assert f.change == pytest.approx(-0.10, abs=0.02)
+    assert f.band == 'warn'          # no reference: a warning
+    assert 'since session sess12' in f.message()
+
+
+def test_healthy_noise_gives_no_change_point():
+    # 30 healthy series of 20 nights with 3 % noise: no false alarm
+    for seed in range(30):
+        key, samples = _series(_noisy(20, 100.0, 0.03, seed))
+        assert history.shifts(key, samples) == [], seed
+        assert history.drift(key, samples) is None, seed
+
+
+def test_direction_decides_regression_or_improvement():
+    up = [10.0] * 6 + [12.0] * 6
+    key, samples = _series(up, metric='latency', unit='us')
+    assert [f.band for f in history.shifts(key, samples)] == ['warn']
+    key, samples = _series(up, metric='bandwidth', unit='MB/s')
+    assert [f.band for f in history.shifts(key, samples)] == \
+        ['improvement']
+    key, samples = _series(up[::-1], metric='latency', unit='us')
+    assert [f.band for f in history.shifts(key, samples)] == \
+        ['improvement']
+
+
+def test_regression_out_of_reference_is_fail():
+    values = [100.0] * 6 + [70.0] * 4
+    key, samples = _series(values, ref=100.0, lower=-0.2, upper=None)
+    (f,) = history.shifts(key, samples)
+    assert f.band == 'fail' and f.index == 6
+
+
+def test_slide_of_3_percent_a_night_is_a_drift():
+    values = [100.0 * (1 - 0.03 * i) for i in range(10)]
+    values = [v * (1 + 0.002 * ((-1) ** i)) for i, v in enumerate(values)]
+    key, samples = _series(values)
+    d = history.drift(key, samples)
+    assert d is not None and d.kind == 'drift'
+    assert d.change == pytest.approx(-0.03, abs=0.005)
+    assert d.band == 'warn'
+
+
+def test_small_step_inside_the_noise_is_not_reported():
+    values = _noisy(10, 100.0, 0.05, 7) + _noisy(10, 98.0, 0.05, 8)
+    key, samples = _series(values)
+    assert history.shifts(key, samples) == []
+
+
+def test_robust_noise_ignores_one_step():
+    values = [100.0, 101.0, 99.0, 100.0, 101.0, 50.0, 51.0, 49.0, 50.0]
+    # the step 101 -> 50 is one difference of eight
+    assert history.robust_noise(values) < 0.03
+
+
+def test_history_command_reads_json_reports(tmp_path, capsys):
+    import json
+    runs = []
+    for i, bw in enumerate([100, 101, 99, 100, 100, 80, 81, 79, 80]):
+        runs.append({'session_info': {'uuid': f's{i}'}, 'runs': [{
+            'run_index': 0, 'testcases': [{
+                'name': 'LinkMatrix', 'display_name': 'LinkMatrix',
+                'system': 'emucluster', 'partition': 'emu',
+                'environ': 'openmpi', 'result': 'pass',
+                'job_completion_time_unix': T0 + i * DAY,
+                'perfvalues': {'emucluster:emu:bw_min':
+                               [bw, 100, -0.1, None, 'MB/s']},
+            }]}]})
+    paths = []
+    for i, r in enumerate(runs):
+        p = tmp_path / f'r{i}.json'
+        p.write_text(json.dumps(r))
+        paths.append(str(p))
+
+    parser = __import__('argparse').ArgumentParser()
+    sub = parser.add_subparsers()
+    history_cmd.add_parser(sub)
+    args = parser.parse_args(['history', '--json', *paths])
+    status = history_cmd.run(args)
+    out = capsys.readouterr().out
+    assert status == 1              # 80 MB/s is out of its reference
+    assert 'FAIL: LinkMatrix emucluster:emu [environ=openmpi] bw_min: ' \
+           'shift -20.0%' in out
+    assert 'since session s5, 2026-09-26 14:13 UTC' in out
