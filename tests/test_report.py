@@ -115,3 +115,93 @@ def test_report_from_a_real_run(tmp_path):
     assert (tmp_path / 'r' / 'size_localhost_local_PingPongDistance.png'
             ).exists()
     assert 'with no reference' in text and 'PingPongDistance' in text
+
+
+def _tc(name, result, phase=None, reason=None, perf=None, t=5000.0):
+    return {'name': name, 'display_name': name, 'system': 'emu',
+            'partition': 'p', 'environ': 'openmpi', 'result': result,
+            'fail_phase': phase, 'fail_reason': reason,
+            'job_completion_time_unix': t, 'perfvalues': perf or {}}
+
+
+def _session(uuid, t, cases):
+    return {'session_info': {'uuid': uuid, 'time_end_unix': t},
+            'runs': [{'run_index': 0, 'testcases': cases}]}
+
+
+def test_outcomes_are_the_last_attempt_of_the_latest_session(tmp_path):
+    import json
+    old = _session('s1', 1000.0, [_tc('A', 'fail', 'sanity', 'old')])
+    new = _session('s2', 2000.0, [_tc('B', 'pass')])
+    new['runs'].append({'run_index': 1, 'testcases': [
+        _tc('C', 'fail', 'sanity', 'cg_contention: no CG_DONE line\nmore'),
+        _tc('B', 'fail', 'run', 'retried and failed')]})
+    new['runs'][0]['testcases'].append(_tc('C', 'fail', 'sanity', 'x'))
+    paths = []
+    for i, r in enumerate((old, new)):
+        p = tmp_path / f'r{i}.json'
+        p.write_text(json.dumps(r))
+        paths.append(str(p))
+
+    out = report.load_outcomes(None, paths)
+    assert sorted((o.name, o.phase, o.reason, o.session) for o in out) == [
+        ('B', 'run', 'retried and failed', 's2'),
+        ('C', 'sanity', 'cg_contention: no CG_DONE line', 's2')]
+    assert report.load_outcomes(None, []) is None
+
+
+def test_verdict_first_regression_apart_from_better(tmp_path):
+    samples = []
+    for i in range(10):
+        t = 1000.0 * (i + 1)
+        # a link that lost 20 % from run 6 on: a change point
+        samples.append(_s('LinkMatrix', 'environ=openmpi,interconnect=fab0',
+                          'bw_min', 100.0 if i < 6 else 80.0, 'MB/s', t,
+                          ref=100.0, lower=-0.1, upper=None))
+        # Hotspot far above its reference: better, not a regression
+        samples.append(_s('Hotspot', 'environ=openmpi,msg_bytes=1048576',
+                          'bandwidth', 302.0, 'MB/s', t, ref=63.6,
+                          lower=-0.2, upper=0.5))
+    failed = [report.Outcome('Barrier %ppn=2', 'emu:p+openmpi', 'fail',
+                             'sanity', 'no CG_DONE line', 9000.0, 's9')]
+    page = open(report.render(samples, str(tmp_path / 'r'), [],
+                              outcomes=failed)).read()
+    head = page[:page.index('Latency and bandwidth vs message size')]
+    assert 'RED:' in head and 'Barrier %ppn=2' in head
+    assert '1 metric(s) out of reference the worse way' in head
+    row = head[head.index('<td>Hotspot'):]
+    assert '+374.8 %' in row[:400] and 'better than reference' in row[:400]
+    row = head[head.index('<td>LinkMatrix'):]
+    assert '-20.0 %' in row[:400] and 'regression' in row[:400]
+    # the change point, with its first run and date
+    assert 'session run7000.0' in head
+    assert '1970-01-01 01:56' in head
+    # its trend is drawn first, marked as bad
+    assert page.index('trend_emu_LinkMatrix') < page.index('trend_emu_Hotspot')
+
+
+def test_empty_sections_say_why(tmp_path):
+    samples = [_s('PingPongDistance', 'environ=openmpi,msg_bytes=8',
+                  'latency', 5.0, 'us', 1000.0 * i) for i in range(1, 4)]
+    page = open(report.render(samples, str(tmp_path / 'r'), [])).read()
+    assert 'GREEN:' in page
+    assert 'no test results read: perflogs hold only measurements' in page
+    assert 'none: no metric has a reference' in page
+    assert 'every history is within its noise' in page
+    assert 'no linkmatrix_&lt;fabric&gt;.csv below --matrices' in page
+
+
+def test_size_figures_show_one_session_with_the_mpi():
+    a = [_s('P', f'environ={e},msg_bytes=8', 'latency', v, 'us', t)
+         for e, v, t in (('openmpi', 5.0, 1000.0), ('intelmpi', 9.0, 1100.0),
+                         ('openmpi', 6.0, 9000.0), ('intelmpi', 8.0, 9100.0))]
+    # perflog samples (job@time ids): sessions split at a gap of over 1 h
+    a = [bl.Sample(s.key, s.value, s.unit, s.time, f'1@{s.time}', 'pass')
+         for s in a]
+    assert sorted(s.value for s in report.latest_session(a)) == [6.0, 8.0]
+    # results-DB samples: by session id, whatever the gaps
+    b = [bl.Sample(s.key, s.value, s.unit, s.time,
+                   'u1:0' if s.time < 5000 else 'u2:0', 'pass') for s in a]
+    b.append(bl.Sample(a[0].key, 7.0, 'us', 20000.0, 'u2:0', 'pass'))
+    assert sorted(s.value for s in report.latest_session(b)) == [6.0, 7.0,
+                                                                  8.0]

@@ -226,8 +226,9 @@ def _report_samples(report) -> List[Sample]:
     return out
 
 
-def read_results_db(path: str) -> List[Sample]:
-    """Samples of every session stored in ReFrame's SQLite results DB."""
+def results_db_reports(path: str) -> List[Dict]:
+    """Every session stored in ReFrame's SQLite results DB, as the JSON
+    run report ReFrame stored for it."""
     if not os.path.exists(path):
         raise FileNotFoundError(f'no results database {path}')
 
@@ -237,9 +238,14 @@ def read_results_db(path: str) -> List[Sample]:
     finally:
         conn.close()
 
+    return [json.loads(blob) for (blob,) in rows]
+
+
+def read_results_db(path: str) -> List[Sample]:
+    """Samples of every session stored in ReFrame's SQLite results DB."""
     out = []
-    for (blob,) in rows:
-        out += _report_samples(json.loads(blob))
+    for report in results_db_reports(path):
+        out += _report_samples(report)
 
     return out
 

@@ -259,7 +259,9 @@ def heatmap(matrix: Matrix, path, title='', fraction=DEFAULT_FRACTION,
             for s in matrix.nodes]
     size = max(4.0, 1.0 + 0.9 * n)
     fig, ax = plt.subplots(figsize=(size + 1.5, size))
-    im = ax.imshow(grid, cmap='RdYlGn', vmin=0.0, vmax=1.2)
+    # cividis: ordered dark -> light, readable with any colour vision
+    # (red/green is what the commonest colour blindness cannot tell apart)
+    im = ax.imshow(grid, cmap='cividis', vmin=0.0, vmax=1.2)
     ax.set_xticks(range(n), matrix.nodes)
     ax.set_yticks(range(n), matrix.nodes)
     ax.set_xlabel('destination (receives)')
@@ -272,8 +274,9 @@ def heatmap(matrix: Matrix, path, title='', fraction=DEFAULT_FRACTION,
                         fontsize=8 if n <= 12 else 6)
 
     cb = fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
-    cb.set_label(f'ratio to median ({an.median or 0:.0f} MB/s); '
-                 f'slow < {fraction:g}')
+    cb.set_label(f'ratio to median ({an.median or 0:.0f} MB/s): dark = '
+                 f'slow, slow < {fraction:g}')
+    cb.ax.axhline(fraction, color='white', lw=1.5)
     ax.set_title(title or f'link matrix, fabric {an.fabric} (MB/s)',
                  fontsize=10)
     fig.tight_layout()

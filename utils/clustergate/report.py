@@ -6,15 +6,22 @@ perflogs and/or ReFrame's results database.
     clustergate report                       # perflogs/ -> report/index.html
     clustergate report --db output/results.db --out /tmp/r --system emucluster
 
-Figures (matplotlib, the ``report`` extra):
+The page says the verdict first: every failed test (build, sanity, run,
+performance; from the results database or JSON reports), every metric out
+of its reference with its deviation and whether that is a regression or a
+result *better* than the reference (suspicious, not a failure), and every
+change point across runs (:mod:`clustergate.history`) with its date; an
+empty section says why it is empty. Then the figures (matplotlib, the
+``report`` extra):
 
-* latency and bandwidth vs message size, per check, one line per
-  interconnect and scale (log axes);
+* latency and bandwidth vs message size, per check, of the latest session
+  only, one line per MPI, interconnect and scale (log axes);
 * the (k ppn)/(1 ppn) ratio of the classic studies: the time with k
   processes per node over the time with one, same nodes and size;
 * the link-matrix heat map of the latest matrix per system and fabric
   (``linkmatrix_<fabric>.csv`` in ReFrame's output directory);
-* a trend per metric that has a reference, over time, with its band.
+* a trend per metric that has a reference or a change point, over time,
+  with its band and its change points marked.
 
 The page also lists the latest value of every metric with its status:
 within reference, out of reference, or "no reference" (never counted as
@@ -23,15 +30,19 @@ checked). See docs/reports.md.
 
 import datetime as dt
 import glob
-import html
 import os
 import re
 import sys
-from typing import Dict, List, Sequence
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence
 
 from clustergate import PROJECT_ROOT
 from clustergate import baseline as bl
-from clustergate import linkmatrix, references
+from clustergate import history, linkmatrix, references
+
+#: perflog samples carry no session id: samples further apart than this
+#: belong to different sessions (a night's run has no such gap)
+SESSION_GAP_S = 3600
 
 
 def _plt():
@@ -52,17 +63,68 @@ def _axes(point):
 # -- data ------------------------------------------------------------------
 
 def load_samples(perflogs=(), db=None, json_reports=()) -> List[bl.Sample]:
-    samples = []
-    if perflogs:
-        samples += bl.read_perflogs(perflogs)
+    return bl.load_samples(db, json_reports, perflogs)
 
+
+@dataclass
+class Outcome:
+    """One test case of one session that did not pass."""
+
+    name: str
+    where: str          # system:partition+environ
+    result: str         # 'fail', 'abort', 'fail_deps'
+    phase: str
+    reason: str
+    time: float
+    session: str
+
+
+def _report_outcomes(report) -> List[Outcome]:
+    uuid = report.get('session_info', {}).get('uuid', '?')
+    runs = report.get('runs', [])
+    last = {}
+    # a retried case counts by its last attempt (ReFrame's own rule)
+    for run in runs:
+        for tc in run.get('testcases', []):
+            last[(tc.get('name'), tc.get('system'), tc.get('partition'),
+                  tc.get('environ'))] = tc
+
+    out = []
+    for tc in last.values():
+        if tc.get('result') not in ('fail', 'abort', 'fail_deps'):
+            continue
+
+        reason = (tc.get('fail_reason') or '').strip().splitlines()
+        out.append(Outcome(
+            tc.get('display_name') or tc.get('name', '?'),
+            f'{tc.get("system")}:{tc.get("partition")}+{tc.get("environ")}',
+            tc['result'], tc.get('fail_phase') or '',
+            reason[0] if reason else '',
+            float(tc.get('job_completion_time_unix') or
+                  report.get('session_info', {}).get('time_end_unix') or 0),
+            uuid))
+
+    return out
+
+
+def load_outcomes(db=None, json_reports=()) -> Optional[List[Outcome]]:
+    """Failed test cases of the latest session of the results database and
+    JSON reports; None when there is no such source (perflogs hold only
+    measurements)."""
+    reports = []
     if db:
-        samples += bl.read_results_db(db)
+        reports += bl.results_db_reports(db)
 
-    if json_reports:
-        samples += bl.read_json_reports(json_reports)
+    for path in json_reports or ():
+        with open(path) as fp:
+            reports.append(__import__('json').load(fp))
 
-    return samples
+    if not reports:
+        return None
+
+    latest = max(reports, key=lambda r: r.get('session_info', {})
+                 .get('time_end_unix') or 0)
+    return _report_outcomes(latest)
 
 
 def _by_run_and_key(samples):
@@ -100,17 +162,135 @@ def band(s: bl.Sample):
     return lo, hi
 
 
+@dataclass
+class Deviation:
+    """A latest value out of its reference, and which way."""
+
+    key: bl.Key
+    value: float
+    ref: float
+    unit: Optional[str]
+    deviation: float        # value / ref - 1
+    kind: str               # 'regression' or 'better than reference'
+
+
+def deviations(groups) -> List[Deviation]:
+    """Latest values out of their reference, regressions first (largest
+    first). A value far on the *good* side is listed apart: a network
+    figure that suddenly doubles most likely went through shared memory."""
+    out = []
+    for key, ss in groups.items():
+        s = ss[-1]
+        if status(s) != 'out of reference':
+            continue
+
+        dev = s.value / s.ref - 1
+        good = {'lower': dev < 0, 'higher': dev > 0}.get(
+            bl.direction(key.metric, s.unit), False)
+        out.append(Deviation(key, s.value, s.ref, s.unit, dev,
+                             'better than reference' if good
+                             else 'regression'))
+
+    return sorted(out, key=lambda d: (d.kind != 'regression',
+                                      -abs(d.deviation), d.key.label()))
+
+
+@dataclass
+class Verdict:
+    """What the page says first."""
+
+    failures: Optional[List[Outcome]]   # None: no source of test results
+    deviations: List[Deviation]
+    changes: List[history.Finding]
+    metrics: int
+    referenced: int
+
+    @property
+    def red(self) -> bool:
+        return bool(self.failures) or any(
+            d.kind == 'regression' for d in self.deviations) or any(
+            c.band == 'fail' for c in self.changes)
+
+    def empty_reasons(self) -> Dict[str, str]:
+        """Why each empty section is empty."""
+        why = {}
+        if self.failures is None:
+            why['failures'] = ('no test results read: perflogs hold only '
+                               'measurements (give --db or --json)')
+        elif not self.failures:
+            why['failures'] = 'none: every test case of the latest ' \
+                              'session passed or was skipped'
+        if not self.deviations:
+            why['deviations'] = (
+                'none: no metric has a reference' if not self.referenced
+                else f'none: all {self.referenced} metric(s) with a '
+                     f'reference are within it')
+        if not self.changes:
+            why['changes'] = (f'none in {self.metrics} metric(s): every '
+                              f'history is within its noise (or has fewer '
+                              f'than 4 runs)')
+        return why
+
+
+def verdict(samples, outcomes=None) -> Verdict:
+    groups = _by_run_and_key(samples)
+    referenced = sum(1 for ss in groups.values()
+                     if status(ss[-1]) != references.NO_REFERENCE)
+    changes = [c for c in history.analyse(samples)
+               if c.band != 'improvement']
+    return Verdict(outcomes, deviations(groups), changes, len(groups),
+                   referenced)
+
+
 # -- figures ---------------------------------------------------------------
 
 def _latest_value(ss):
     return ss[-1].value
 
 
+def _session(sample: bl.Sample) -> str:
+    """Session id of a sample of a results DB or JSON report, '' for a
+    perflog sample (job@time)."""
+    return sample.run.split(':')[0] if '@' not in sample.run else ''
+
+
+def latest_session(samples: Sequence[bl.Sample]) -> List[bl.Sample]:
+    """The samples of the most recent session: by session id where the
+    source has one, else the samples after the last gap of more than
+    SESSION_GAP_S (perflogs), so that a figure never mixes two runs."""
+    if not samples:
+        return []
+
+    newest = max(samples, key=lambda s: s.time)
+    if _session(newest):
+        return [s for s in samples if _session(s) == _session(newest)]
+
+    times = sorted(s.time for s in samples)
+    start = times[0]
+    for a, b in zip(times, times[1:]):
+        if b - a > SESSION_GAP_S:
+            start = b
+
+    return [s for s in samples if s.time >= start]
+
+
 def size_figures(groups, outdir) -> List[Dict]:
-    """Latency and bandwidth vs message size per check (log-log)."""
+    """Latency and bandwidth vs message size per check (log-log), of one
+    session: a line joins the points of one MPI, interconnect and scale."""
     plt = _plt()
     series = {}
+    by_check = {}
     for key, ss in groups.items():
+        by_check.setdefault((key.system, key.partition, key.check),
+                            []).extend(ss)
+    latest = {k: {id(s) for s in latest_session(v)}
+              for k, v in by_check.items()}
+    for key, all_ss in groups.items():
+        ss = [s for s in all_ss if id(s) in
+              latest[(key.system, key.partition, key.check)]]
+        if not ss:
+            continue
+
         ax = _axes(key.point)
         if 'msg_bytes' not in ax or key.metric not in ('latency',
                                                         'bandwidth'):
@@ -124,7 +304,7 @@ def size_figures(groups, outdir) -> List[Dict]:
         if size <= 0:
             continue
 
-        label = (f'{ax.get("interconnect", "?")} '
+        label = (f'{ax.get("environ", "?")} {ax.get("interconnect", "?")} '
                  f'{ax.get("num_nodes", "?")}n x {ax.get("ppn", "?")}ppn')
         series.setdefault((key.system, key.partition, key.check), {}) \
             .setdefault(key.metric, {}).setdefault(label, []) \
@@ -151,7 +331,7 @@ def size_figures(groups, outdir) -> List[Dict]:
             ax.set_title(f'{check} {metric}', fontsize=10)
 
         fig.suptitle(f'{system}:{part} {check}: {" and ".join(names)} vs '
-                     f'message size (latest run)', fontsize=10)
+                     f'message size (latest session)', fontsize=10)
         fig.tight_layout()
         name = f'size_{_slug(system)}_{_slug(part)}_{_slug(check)}.png'
         fig.savefig(os.path.join(outdir, name), dpi=100)
@@ -190,7 +370,7 @@ def ppn_ratio_figures(groups, outdir) -> List[Dict]:
 
             r = _axes(rest)
             size = float(r.get('msg_bytes', 0) or 0)
-            label = (f'{r.get("interconnect", "?")} '
+            label = (f'{r.get("environ", "?")} {r.get("interconnect", "?")} '
                      f'{r.get("num_nodes", "?")}n, {k} ppn / 1 ppn')
             lines.setdefault(label, []).append((size, v / one))
 
@@ -258,46 +438,20 @@ def matrix_figures(dirs, outdir, fraction=linkmatrix.DEFAULT_FRACTION):
     return figs
 
 
-def trend_figures(groups, outdir, max_figures=40) -> List[Dict]:
-    """Value over time with the reference band, for metrics that have a
-    reference (the link matrix's and any check's in the reference file)."""
+def trend_figures(groups, outdir, max_figures=40,
+                  changes: Sequence[history.Finding] = ()) -> List[Dict]:
+    """Value over time with the reference band and the change points, for
+    metrics that have a reference or a change point."""
     plt = _plt()
+    found = history.by_key(changes)
     keys = [k for k, ss in groups.items()
-            if status(ss[-1]) != references.NO_REFERENCE]
-    keys.sort(key=lambda k: k.label())
+            if status(ss[-1]) != references.NO_REFERENCE or k in found]
+    # changed metrics first: they are what the reader came for
+    keys.sort(key=lambda k: (k not in found, k.label()))
     figs = []
     for key in keys[:max_figures]:
-        ss = groups[key]
-        fig, ax = plt.subplots(figsize=(6.5, 3.2))
-        times = [dt.datetime.fromtimestamp(s.time) for s in ss]
-        vals = [s.value for s in ss]
-        ax.plot(times, vals, '-', color='tab:blue', lw=1)
-        bad = [status(s) == 'out of reference' for s in ss]
-        ax.scatter(times, vals, c=['tab:red' if b else 'tab:blue'
-                                   for b in bad], s=18, zorder=3)
-        lo, hi = band(ss[-1])
-        ref = ss[-1].ref
-        ymin = min(vals + [v for v in (lo, ref) if v is not None])
-        ymax = max(vals + [v for v in (hi, ref) if v is not None])
-        pad = 0.1 * (ymax - ymin or abs(ymax) or 1)
-        ax.axhline(ref, color='green', lw=0.8, ls='--', label='reference')
-        ax.axhspan(lo if lo is not None else ymin - pad,
-                   hi if hi is not None else ymax + pad,
-                   color='green', alpha=0.12, label='accepted band')
-        ax.set_ylim(ymin - pad, ymax + pad)
-        ax.set_ylabel(f'{key.metric} ({ss[-1].unit or ""})')
-        ax.set_title(f'{key.check} [{key.point}] {key.metric}',
-                     fontsize=8)
-        ax.legend(fontsize=7, loc='best')
-        ax.grid(True, alpha=0.3)
-        fig.autofmt_xdate()
-        fig.tight_layout()
-        name = f'trend_{_slug(key.system)}_{_slug(key.check)}_' \
-               f'{_slug(key.point)}_{_slug(key.metric)}.png'
-        fig.savefig(os.path.join(outdir, name), dpi=90)
-        plt.close(fig)
-        figs.append({'file': name, 'title': key.label(),
-                     'bad': status(ss[-1]) == 'out of reference'})
+        figs.append(_trend_figure(plt, key, groups[key], found.get(key, []),
+                                  outdir))
 
     if len(keys) > max_figures:
         figs.append({'file': None, 'title': f'{len(keys) - max_figures} '
@@ -306,40 +460,62 @@ def trend_figures(groups, outdir, max_figures=40) -> List[Dict]:
     return figs
 
 
+def _trend_figure(plt, key, ss, changes, outdir) -> Dict:
+    fig, ax = plt.subplots(figsize=(6.5, 3.2))
+    times = [dt.datetime.fromtimestamp(s.time, dt.timezone.utc) for s in ss]
+    vals = [s.value for s in ss]
+    ax.plot(times, vals, '-', color='#0072B2', lw=1)
+    bad = [status(s) == 'out of reference' for s in ss]
+    # Okabe-Ito blue / vermillion, squares for out of reference: readable
+    # without colour
+    ax.scatter([t for t, b in zip(times, bad) if not b],
+               [v for v, b in zip(vals, bad) if not b], color='#0072B2',
+               s=18, zorder=3, label='within reference')
+    if any(bad):
+        ax.scatter([t for t, b in zip(times, bad) if b],
+                   [v for v, b in zip(vals, bad) if b], color='#D55E00',
+                   marker='s', s=24, zorder=3, label='out of reference')
+    lo, hi = band(ss[-1])
+    ref = ss[-1].ref
+    ymin = min(vals + [v for v in (lo, ref) if v])
+    ymax = max(vals + [v for v in (hi, ref) if v])
+    pad = 0.1 * (ymax - ymin or abs(ymax) or 1)
+    if ref:
+        ax.axhline(ref, color='#009E73', lw=0.8, ls='--', label='reference')
+        ax.axhspan(lo if lo is not None else ymin - pad,
+                   hi if hi is not None else ymax + pad,
+                   color='#009E73', alpha=0.12, label='accepted band')
+    for i, c in enumerate(changes):
+        ax.axvline(dt.datetime.fromtimestamp(c.time, dt.timezone.utc),
+                   color='#CC79A7', lw=1.5, ls=':',
+                   label='change point' if i == 0 else None)
+    ax.set_ylim(ymin - pad, ymax + pad)
+    ax.set_ylabel(f'{key.metric} ({ss[-1].unit or ""})')
+    ax.set_xlabel('job completion (UTC)')
+    ax.set_title(f'{key.check} [{key.point}] {key.metric}', fontsize=8)
+    ax.legend(fontsize=7, loc='best')
+    ax.grid(True, alpha=0.3)
+    fig.autofmt_xdate()
+    fig.tight_layout()
+    name = f'trend_{_slug(key.system)}_{_slug(key.check)}_' \
+           f'{_slug(key.point)}_{_slug(key.metric)}.png'
+    fig.savefig(os.path.join(outdir, name), dpi=90)
+    plt.close(fig)
+    return {'file': name, 'title': key.label(),
+            'text': '; '.join([key.label()] + [c.message() for c in changes]),
+            'bad': status(ss[-1]) == 'out of reference' or bool(changes)}
+
+
 # -- page ------------------------------------------------------------------
 
-_CSS = """
-body { font-family: sans-serif; margin: 1.5em; color: #222; }
-h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
-table { border-collapse: collapse; font-size: 0.8em; }
-td, th { border: 1px solid #ccc; padding: 2px 6px; text-align: left; }
-td.num { text-align: right; font-family: monospace; }
-.ok { background: #e6f4e6; } .bad { background: #f8d7d7; }
-.noref { background: #f3f3f3; color: #666; }
-figure { display: inline-block; margin: 0.5em; vertical-align: top; }
-figcaption { font-size: 0.8em; max-width: 640px; }
-figure.bad figcaption { color: #a00; font-weight: bold; }
-img { max-width: 640px; border: 1px solid #ddd; }
-"""
+def _utc(t):
+    return dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime(
+        '%Y-%m-%d %H:%M')
 
 
-def _fig_html(figs):
-    out = []
-    for f in figs:
-        if f.get('file') is None:
-            out.append(f'<p>{html.escape(f["title"])}</p>')
-            continue
-
-        cls = ' class="bad"' if f.get('bad') else ''
-        text = f.get('text', f['title'])
-        out.append(f'<figure{cls}><img src="{html.escape(f["file"])}" '
-                   f'alt="{html.escape(f["title"])}"><figcaption>'
-                   f'{html.escape(text)}</figcaption></figure>')
-
-    return '\n'.join(out) or '<p>(no data)</p>'
-
-
-def _table_html(groups):
+def _rows(groups):
+    """Rows of the table of latest values, and the status counts."""
+    fmt = (lambda v: '' if v is None else f'{v:.4g}')
     rows = []
     counts = {'ok': 0, 'out of reference': 0, references.NO_REFERENCE: 0}
     for key in sorted(groups, key=lambda k: k.label()):
@@ -347,65 +523,67 @@ def _table_html(groups):
         st = status(s)
         counts[st] += 1
         lo, hi = band(s)
-        cls = {'ok': 'ok', 'out of reference': 'bad'}.get(st, 'noref')
-        fmt = (lambda v: '' if v is None else f'{v:.4g}')
-        when = dt.datetime.fromtimestamp(s.time).strftime('%Y-%m-%d %H:%M')
-        rows.append(
-            f'<tr class="{cls}"><td>{html.escape(key.system)}:'
-            f'{html.escape(key.partition)}</td><td>{html.escape(key.check)}'
-            f'</td><td>{html.escape(key.point)}</td><td>'
-            f'{html.escape(key.metric)}</td><td class="num">{fmt(s.value)}'
-            f'</td><td>{html.escape(s.unit or "")}</td><td class="num">'
-            f'{fmt(s.ref) if st != references.NO_REFERENCE else ""}</td>'
-            f'<td class="num">{fmt(lo)} .. {fmt(hi)}</td><td>{st}</td>'
-            f'<td class="num">{len(groups[key])}</td><td>{when}</td></tr>'
-        )
+        rows.append({
+            'key': key, 'value': fmt(s.value), 'unit': s.unit or '',
+            'ref': fmt(s.ref) if st != references.NO_REFERENCE else '',
+            'band': f'{fmt(lo)} .. {fmt(hi)}', 'status': st,
+            'cls': {'ok': 'ok', 'out of reference': 'bad'}.get(st, 'noref'),
+            'runs': len(groups[key]), 'when': _utc(s.time),
+        })
 
-    head = ('<tr><th>system</th><th>check</th><th>point</th><th>metric'
-            '</th><th>latest</th><th>unit</th><th>reference</th><th>band'
-            '</th><th>status</th><th>runs</th><th>time</th></tr>')
     summary = (f'{counts["ok"]} within reference, '
                f'{counts["out of reference"]} out of reference, '
                f'{counts[references.NO_REFERENCE]} with no reference '
                f'(run and logged, not checked)')
-    return summary, f'<table>{head}\n' + '\n'.join(rows) + '</table>'
+    return rows, summary
+
+
+#: why a figure section can be empty
+_EMPTY_FIGURES = {
+    'Latency and bandwidth vs message size':
+        'no metric of these runs has a message size (msg_bytes)',
+    '(k ppn) / (1 ppn) ratios':
+        'no latency measured at 1 ppn and at more than 1 ppn on the same '
+        'nodes, interconnect and size',
+    'Link matrices': 'no linkmatrix_<fabric>.csv below --matrices',
+    'Trends with reference bands and change points':
+        'no metric has a reference or a change point',
+}
 
 
 def render(samples, outdir, matrix_dirs=(), max_trends=40,
-           title='clustergate report') -> str:
+           title='clustergate report', outcomes=None) -> str:
     """Write the figures and ``index.html`` to ``outdir``; return the
-    page's path."""
+    page's path. ``outcomes``: failed test cases (:func:`load_outcomes`),
+    None when the sources hold no test results."""
+    import jinja2
+
     os.makedirs(outdir, exist_ok=True)
     groups = _by_run_and_key(samples)
+    ver = verdict(samples, outcomes)
     sections = [
         ('Latency and bandwidth vs message size', size_figures(groups,
                                                                outdir)),
         ('(k ppn) / (1 ppn) ratios', ppn_ratio_figures(groups, outdir)),
         ('Link matrices', matrix_figures(matrix_dirs, outdir)),
-        ('Trends with reference bands', trend_figures(groups, outdir,
-                                                      max_trends)),
+        ('Trends with reference bands and change points',
+         trend_figures(groups, outdir, max_trends, ver.changes)),
     ]
-    summary, table = _table_html(groups)
-    now = dt.datetime.now().strftime('%Y-%m-%d %H:%M')
+    rows, summary = _rows(groups)
     span = ''
     if samples:
-        t0 = min(s.time for s in samples)
-        t1 = max(s.time for s in samples)
-        span = (f'{dt.datetime.fromtimestamp(t0):%Y-%m-%d %H:%M} .. '
-                f'{dt.datetime.fromtimestamp(t1):%Y-%m-%d %H:%M}')
+        span = (f'{_utc(min(s.time for s in samples))} .. '
+                f'{_utc(max(s.time for s in samples))} UTC')
 
-    body = [f'<h1>{html.escape(title)}</h1>',
-            f'<p>Generated {now} from {len(samples)} measurements '
-            f'({span}). {html.escape(summary)}.</p>']
-    for name, figs in sections:
-        body.append(f'<h2>{html.escape(name)}</h2>')
-        body.append(_fig_html(figs))
-
-    body.append('<h2>Latest value of every metric</h2>')
-    body.append(table)
-    page = ('<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
-            f'<title>{html.escape(title)}</title><style>{_CSS}</style>'
-            '</head><body>\n' + '\n'.join(body) + '\n</body></html>\n')
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader('clustergate', 'templates'),
+        autoescape=True, undefined=jinja2.StrictUndefined)
+    page = env.get_template('report.html.j2').render(
+        title=title, verdict=ver, why=ver.empty_reasons(),
+        regressions=[d for d in ver.deviations if d.kind == 'regression'],
+        now=_utc(dt.datetime.now().timestamp()), measurements=len(samples),
+        span=span, summary=summary, sections=sections,
+        empty_figures=_EMPTY_FIGURES, rows=rows)
     path = os.path.join(outdir, 'index.html')
     with open(path, 'w') as fp:
         fp.write(page)
@@ -423,6 +601,7 @@ def run(args):
 
     try:
         samples = load_samples(perflogs or (), args.db, args.json or ())
+        outcomes = load_outcomes(args.db, args.json or ())
     except (OSError, ValueError) as err:
         print(f'clustergate report: error: {err}', file=sys.stderr)
         return 2
@@ -432,7 +611,7 @@ def run(args):
 
     if args.since:
         t = dt.datetime.fromisoformat(args.since)
-        t = t.astimezone() if t.tzinfo is None else t
+        t = t.replace(tzinfo=dt.timezone.utc) if t.tzinfo is None else t
         samples = [s for s in samples if s.time >= t.timestamp()]
 
     dirs = args.matrices if args.matrices is not None else \
@@ -444,7 +623,8 @@ def run(args):
               f'clustergate[report]): {err}', file=sys.stderr)
         return 2
 
-    page = render(samples, args.out, dirs, args.max_trends)
+    page = render(samples, args.out, dirs, args.max_trends,
+                  outcomes=outcomes)
     print(f'wrote {page}')
     return 0
 
@@ -465,7 +645,9 @@ def add_parser(subparsers):
                    help='directories searched for linkmatrix_*.csv '
                         '(default: output/)')
     p.add_argument('--system', help='only this system')
-    p.add_argument('--since', metavar='ISO', help='only runs from then on')
+    p.add_argument('--since', metavar='ISO',
+                   help='only runs from then on (UTC unless the time names '
+                        'its zone)')
     p.add_argument('--max-trends', type=int, default=40,
                    help='at most this many trend figures (default: 40)')
     p.add_argument('-o', '--out', default=os.path.join(PROJECT_ROOT,
