@@ -16,6 +16,7 @@ TOOLS = {
     'baseline': 'clustergate.baseline_cmd',
     'report': 'clustergate.report',
     'history': 'clustergate.history_cmd',
+    'timing': 'clustergate.timing_cmd',
 }
 
 

@@ -1,0 +1,190 @@
+"""Where a session's time went: per family, check and sweep point.
+
+A nightly that cannot say how long it takes, or what makes it long, grows
+past its window unnoticed. This reads ReFrame's JSON run report (the file
+of ``--report-file``, or a session of the results database) and splits each
+test case's time into:
+
+* **build**: the compile phase (our programs' build fixtures, one per
+  environment; reported under family ``build``);
+* **run**: from job submission to completion, *including the time the job
+  waited in the queue* (ReFrame records no start time; on the embedded
+  systems the queue is empty or the jobs run one after the other, so this
+  is run time);
+* **other**: setup, sanity and performance phases (ReFrame's own work).
+
+It also points at repeated work: cases that differ only in the
+interconnect while using one rank, or one node with a node-local
+interconnect, do identical work on every interconnect.
+"""
+
+import os
+import statistics
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence
+
+#: parameters that make a sweep point (loggable in every family)
+POINT_AXES = ('num_nodes', 'ppn', 'interconnect')
+
+
+@dataclass
+class CaseTime:
+    """Timing of one test case (its last attempt)."""
+
+    family: str
+    check: str          # display name without parameters
+    name: str           # display name
+    point: str          # 'num_nodes=2,ppn=1,interconnect=fab0' ('' if none)
+    environ: str
+    result: str
+    build: float
+    run: float
+    other: float
+    nodes: int
+    ranks: int
+    interconnect: str
+
+    @property
+    def total(self) -> float:
+        return self.build + self.run + self.other
+
+
+def _t(tc, name) -> float:
+    value = tc.get(name)
+    return float(value) if isinstance(value, (int, float)) else 0.0
+
+
+def family_of(tc) -> str:
+    """``checks/<family>/...`` of the file that defines the test; ``build``
+    for a fixture (our programs' build); else the file's name."""
+    if tc.get('fixture'):
+        return 'build'
+
+    parts = os.path.normpath(tc.get('filename') or '?').split(os.sep)
+    if 'checks' in parts[:-1]:
+        return parts[parts.index('checks') + 1]
+
+    return os.path.splitext(parts[-1])[0]
+
+
+def _last_attempts(report) -> List[Dict]:
+    last = {}
+    for run in report.get('runs', []):
+        for tc in run.get('testcases', []):
+            last[(tc.get('display_name') or tc.get('name'),
+                  tc.get('system'), tc.get('partition'),
+                  tc.get('environ'))] = tc
+
+    return list(last.values())
+
+
+def case_times(report) -> List[CaseTime]:
+    out = []
+    for tc in _last_attempts(report):
+        name = tc.get('display_name') or tc.get('name', '?')
+        axes = {a: tc.get(a) for a in POINT_AXES if tc.get(a) is not None}
+        nodes = int(axes.get('num_nodes') or 1)
+        ppn = int(axes.get('ppn') or 1)
+        build = _t(tc, 'time_compile')
+        run = _t(tc, 'time_run')
+        total = _t(tc, 'time_total')
+        out.append(CaseTime(
+            family_of(tc), name.split()[0] if name.split() else name, name,
+            ','.join(f'{a}={v}' for a, v in axes.items()),
+            tc.get('environ') or '', tc.get('result') or '?', build, run,
+            max(0.0, total - build - run), nodes, nodes * ppn,
+            str(axes.get('interconnect') or '')))
+
+    return out
+
+
+def repeated_work(cases: Sequence[CaseTime]) -> List[List[CaseTime]]:
+    """Groups of cases doing identical work: the same check, environment
+    and parameters on several interconnects with a single rank, where the
+    interconnect carries nothing."""
+    groups = {}
+    for c in cases:
+        if not c.interconnect or c.ranks != 1:
+            continue
+
+        rest = c.name.replace(f'%interconnect={c.interconnect}', '')
+        groups.setdefault((c.check, c.environ, rest), []).append(c)
+
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def _fmt(seconds: float) -> str:
+    seconds = int(round(seconds))
+    if seconds >= 3600:
+        return f'{seconds // 3600}h{seconds % 3600 // 60:02d}m'
+
+    if seconds >= 60:
+        return f'{seconds // 60}m{seconds % 60:02d}s'
+
+    return f'{seconds}s'
+
+
+def _table(rows, key, label, top=None) -> List[str]:
+    by = {}
+    for c in rows:
+        by.setdefault(key(c), []).append(c)
+
+    total = sum(c.total for c in rows) or 1.0
+    items = sorted(by.items(), key=lambda kv: -sum(c.total for c in kv[1]))
+    lines = [f'  {label:<28} {"cases":>5} {"build":>7} {"run":>7} '
+             f'{"other":>7} {"total":>7} {"share":>6} {"median":>7}']
+    for name, cs in items[:top]:
+        t = sum(c.total for c in cs)
+        lines.append(
+            f'  {name[:28]:<28} {len(cs):>5} '
+            f'{_fmt(sum(c.build for c in cs)):>7} '
+            f'{_fmt(sum(c.run for c in cs)):>7} '
+            f'{_fmt(sum(c.other for c in cs)):>7} {_fmt(t):>7} '
+            f'{t / total:>6.0%} '
+            f'{_fmt(statistics.median(c.total for c in cs)):>7}')
+
+    if top and len(items) > top:
+        lines.append(f'  ... {len(items) - top} more')
+
+    return lines
+
+
+def breakdown(report, top=8) -> List[str]:
+    """The lines printed at the end of a session."""
+    cases = case_times(report)
+    ran = [c for c in cases if c.result not in ('skip', 'fail_deps')]
+    info = report.get('session_info', {})
+    wall = info.get('time_elapsed')
+    head = (f'TIME BREAKDOWN: {len(ran)} case(s) ran'
+            + (f' in {_fmt(wall)} wall' if wall else '')
+            + f', {_fmt(sum(c.total for c in ran))} in test cases '
+              f'(run includes queue wait)')
+    lines = [head]
+    if not ran:
+        return lines + ['  (no test case ran)']
+
+    lines += _table(ran, lambda c: c.family, 'family')
+    lines += _table(ran, lambda c: c.check, 'slowest checks', top)
+    lines += _table([c for c in ran if c.point], lambda c: c.point,
+                    'slowest sweep points', top)
+    rep = repeated_work(ran)
+    if rep:
+        extra = sum(sum(c.total for c in g[1:]) for g in rep)
+        lines.append(f'  repeated work: {sum(len(g) - 1 for g in rep)} '
+                     f'one-rank case(s) repeat the same work on another '
+                     f'interconnect ({_fmt(extra)})')
+
+    return lines
+
+
+def load_report(path: str) -> Dict:
+    import json
+    with open(path) as fp:
+        return json.load(fp)
+
+
+def latest_report(db: str) -> Optional[Dict]:
+    from clustergate import baseline
+    reports = baseline.results_db_reports(db)
+    return max(reports, key=lambda r: r.get('session_info', {})
+               .get('time_end_unix') or 0) if reports else None
