@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs everything clustergate needs on a fresh Debian 12 machine:
-# compilers, OpenMPI and MPICH, Slurm and munge (for the emulated cluster),
-# hwloc/libnuma, and the project venv (.venv) with `pip install -e .`.
+# compilers, OpenMPI and MPICH with their headers (Debian's `mpich` alone
+# has mpicc.mpich but no mpi.h: that is libmpich-dev), Slurm and munge (for
+# the emulated cluster), hwloc/libnuma, and the project venv (.venv) with
+# `pip install -e .`. An MPI that still does not work is left out of the
+# configuration with the reason (clustergate.mpiprobe).
 # Idempotent: a second run only checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +14,7 @@ if [ "$(id -u)" -ne 0 ]; then
     SUDO=sudo
 fi
 
-PKGS=(build-essential gfortran openmpi-bin libopenmpi-dev mpich
+PKGS=(build-essential gfortran openmpi-bin libopenmpi-dev mpich libmpich-dev
       slurm-wlm munge libpmi2-0 hwloc libhwloc-dev libnuma-dev iproute2 procps
       python3 python3-venv python3-pip git)
 

@@ -4,7 +4,8 @@ Debian MPI packages. Systems import what they need from here.
 """
 
 import os
-import shutil
+
+from clustergate import mpiprobe
 
 #: Run-as-root switches OpenMPI needs in containers and CI (harmless for
 #: ordinary users).
@@ -63,8 +64,10 @@ def intelmpi_tcp(iface):
 
 
 def debian_environments(target_systems):
-    """Programming environments of Debian's OpenMPI and (if installed)
-    MPICH, both at /usr."""
+    """Programming environments of Debian's OpenMPI and MPICH, both at
+    /usr, each only if it works here (:mod:`clustergate.mpiprobe`: its
+    wrapper compiles, links and runs a two-rank hello; otherwise it is left
+    out with the reason)."""
     envs = [
         {
             'name': 'openmpi',
@@ -80,20 +83,19 @@ def debian_environments(target_systems):
             'extras': {'mpi_family': 'openmpi', 'mpi_prefix': '/usr'},
         },
     ]
-    if shutil.which('mpicc.mpich') or os.environ.get('CG_FORCE_MPICH'):
-        envs.append({
-            'name': 'mpich',
-            'target_systems': target_systems,
-            'features': ['mpi', 'mpich'],
-            'cc': 'mpicc.mpich',
-            'cxx': 'mpicxx.mpich',
-            'ftn': 'mpifort.mpich',
-            'cflags': ['-O2'],
-            'env_vars': [['CG_MPIRUN', 'mpirun.mpich']],
-            'extras': {'mpi_family': 'mpich', 'mpi_prefix': '/usr'},
-        })
+    envs.append({
+        'name': 'mpich',
+        'target_systems': target_systems,
+        'features': ['mpi', 'mpich'],
+        'cc': 'mpicc.mpich',
+        'cxx': 'mpicxx.mpich',
+        'ftn': 'mpifort.mpich',
+        'cflags': ['-O2'],
+        'env_vars': [['CG_MPIRUN', 'mpirun.mpich']],
+        'extras': {'mpi_family': 'mpich', 'mpi_prefix': '/usr'},
+    })
 
-    return envs
+    return mpiprobe.working(envs)
 
 
 def impi_prefix():
@@ -129,6 +131,9 @@ def intelmpi_environments(target_systems, slurm=False):
     """
     prefix = impi_prefix()
     if prefix is None:
+        mpiprobe.not_installed(
+            'intelmpi', 'Intel MPI not installed (pip install -e '
+            "'.[intelmpi]', or CG_IMPI_ROOT)")
         return []
 
     lib = os.path.join(prefix, 'lib')
@@ -140,11 +145,7 @@ def intelmpi_environments(target_systems, slurm=False):
         ['CG_MPIRUN', os.path.join(prefix, 'bin', 'mpirun')],
     ]
     extras = {'mpi_family': 'intelmpi', 'mpi_prefix': prefix}
-    if slurm:
-        env_vars.append(['I_MPI_PMI_LIBRARY', SLURM_PMI2_LIBRARY])
-        extras['srun_options'] = ['--mpi=pmi2']
-
-    return [{
+    env = {
         'name': 'intelmpi',
         'target_systems': target_systems,
         'features': ['mpi', 'intelmpi'],
@@ -154,7 +155,15 @@ def intelmpi_environments(target_systems, slurm=False):
         'cflags': ['-O2'],
         'env_vars': env_vars,
         'extras': extras,
-    }]
+    }
+    # probed as installed, with its own mpirun: Slurm's PMI library only
+    # works under srun
+    envs = mpiprobe.working([env])
+    if envs and slurm:
+        env_vars.append(['I_MPI_PMI_LIBRARY', SLURM_PMI2_LIBRARY])
+        extras['srun_options'] = ['--mpi=pmi2']
+
+    return envs
 
 
 _PROJECT = os.path.dirname(os.path.dirname(os.path.dirname(

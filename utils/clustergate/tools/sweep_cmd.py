@@ -4,7 +4,7 @@ system runs, and why the others are skipped, straight from the config."""
 import os
 import runpy
 
-from clustergate import PROJECT_ROOT, sweep
+from clustergate import PROJECT_ROOT, mpiprobe, sweep
 
 
 def add_parser(subparsers):
@@ -23,7 +23,23 @@ def add_parser(subparsers):
 
 
 def run(args):
-    conf = runpy.run_path(args.config)['site_configuration']
+    # the probe's reasons are printed here, on stdout, with the sweep
+    quiet = os.environ.get('CG_MPI_PROBE_QUIET')
+    os.environ['CG_MPI_PROBE_QUIET'] = '1'
+    try:
+        conf = runpy.run_path(args.config)['site_configuration']
+    finally:
+        if quiet is None:
+            del os.environ['CG_MPI_PROBE_QUIET']
+        else:
+            os.environ['CG_MPI_PROBE_QUIET'] = quiet
+
+    for name, reason in sorted(mpiprobe.left_out().items()):
+        print(f'{name} left out: {reason}')
+
+    if mpiprobe.left_out():
+        print()
+
     req = sweep.Requirements(min_ranks=args.min_ranks)
     found = False
     for system in conf['systems']:
@@ -39,6 +55,7 @@ def run(args):
 
             found = True
             print(f'{name}')
+            print(f'environments: {", ".join(part["environs"]) or "none"}')
             print(sweep.format_points(sweep.points(extras, name, req)))
             print()
 
