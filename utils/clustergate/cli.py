@@ -17,6 +17,7 @@ TOOLS = {
     'report': 'clustergate.report',
     'history': 'clustergate.history_cmd',
     'timing': 'clustergate.timing_cmd',
+    'cost': 'clustergate.cost_cmd',
 }
 
 

@@ -1,0 +1,94 @@
+"""The cost model (clustergate.costmodel) on given sites."""
+
+import pytest
+
+from clustergate import costmodel as cm
+from clustergate import timing
+
+
+def _site(**kw):
+    data = {
+        'overhead_s': 10,
+        'families': {
+            'contention': {'cases_per_point': 4, 'run_s': 20, 'n0': 2,
+                           'alpha': 1.0},
+            'node': {'cases_per_point': 2, 'run_s': 30, 'max_nodes': 1},
+        },
+        'partitions': [{
+            'name': 'cpu', 'nodes': 8, 'environments': 2,
+            'sweep': {
+                'ci': {'nodes': [2], 'ppn': [1], 'interconnects': ['ib']},
+                'acceptance': {'nodes': [1, 2, 4, 16], 'ppn': [1, 4],
+                               'interconnects': ['ib', 'eth']},
+            }}],
+    }
+    data.update(kw)
+    return cm.load_site(data)
+
+
+def test_jobs_wall_and_node_hours_follow_the_formula():
+    site = _site()
+    ci = cm.cost(site, 'ci')
+    # contention at n=2: 1 ppn x 1 ic x 2 envs x 4 cases = 8 jobs of
+    # 10 + 20 s; node checks need n=1, not in the ci sweep
+    assert ci.jobs == 8
+    assert ci.wall_s == pytest.approx(8 * 30)
+    assert ci.node_hours == pytest.approx(8 * 2 * 30 / 3600)
+    # nightly has no entry: the acceptance sweep
+    acc = cm.cost(site, 'acceptance')
+    nightly = cm.cost(site, 'nightly')
+    assert (nightly.jobs, nightly.wall_s) == (acc.jobs, acc.wall_s)
+    # acceptance: n=16 > 8 nodes is not a point; per (n) 2 ppn x 2 ic x 2
+    # envs = 8 x cases
+    jobs = {1: 8 * 4 + 8 * 2, 2: 8 * 4, 4: 8 * 4}
+    assert acc.jobs == sum(jobs.values())
+    wall = (8 * 4 * (10 + 20 * 0.5) + 8 * 2 * (10 + 30) +
+            8 * 4 * (10 + 20) + 8 * 4 * (10 + 20 * 2))
+    assert acc.wall_s == pytest.approx(wall)
+
+
+def test_partitions_at_once_take_the_longest():
+    two = [{'name': n, 'nodes': 4, 'sweep': {'acceptance': {
+        'nodes': [2], 'ppn': [1], 'interconnects': ['ib']}}}
+        for n in ('a', 'b')]
+    serial = cm.cost(_site(partitions=two), 'acceptance')
+    both = cm.cost(_site(partitions=two, parallel_partitions=True),
+                   'acceptance')
+    assert serial.wall_s == pytest.approx(2 * both.wall_s)
+    assert serial.node_hours == pytest.approx(both.node_hours)
+
+
+@pytest.mark.parametrize('bad, message', [
+    ({'overhead_s': None, 'families': {}}, None),
+    ({'partitions': [{'name': 'x', 'nodes': 1, 'sweep': {
+        'ci': {'nodes': [1], 'ppn': [1], 'interconnects': ['a']}}}]},
+     'x: sweep needs an acceptance entry'),
+    ({'partitions': [{'name': 'x', 'nodes': 1, 'families': ['npb'],
+                      'sweep': {'acceptance': {'nodes': [1], 'ppn': [1],
+                                               'interconnects': ['a']}}}]},
+     "x: unknown family 'npb'"),
+    ({'partitions': [{'name': 'x', 'nodes': 1, 'sweep': {'acceptance': {
+        'nodes': [1], 'ppn': [1]}}}]},
+     "x.sweep.acceptance: missing key 'interconnects'"),
+])
+def test_bad_site_names_the_key(bad, message):
+    if message is None:
+        with pytest.raises((ValueError, TypeError)):
+            _site(**bad)
+        return
+
+    with pytest.raises(ValueError, match=message):
+        _site(**bad)
+
+
+def test_measured_families_from_a_session():
+    def tc(name, point, run, nodes):
+        return timing.CaseTime('contention', name, f'{name} {point}', point,
+                               'openmpi', 'pass', 0.0, run, 1.0, nodes,
+                               nodes, 'fab0')
+    cases = [tc('A', 'p1', 10.0, 2), tc('B', 'p1', 30.0, 2),
+             tc('A', 'p2', 20.0, 4), tc('B', 'p2', 40.0, 4)]
+    fams = cm.measured_families(cases, _site().families)
+    c = fams['contention']
+    assert (c.cases_per_point, c.run_s, c.n0, c.alpha) == (2.0, 25.0, 3, 1.0)
+    assert fams['node'].run_s == 30      # not measured: kept
