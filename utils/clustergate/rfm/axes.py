@@ -8,6 +8,7 @@ partition cannot run is skipped with the reason, visibly.
 
 import reframe as rfm
 from reframe.core.builtins import parameter, run_after, variable
+from reframe.core.exceptions import ReframeFatalError
 
 from clustergate import sweep
 
@@ -15,11 +16,16 @@ from clustergate import sweep
 _FALLBACK = ([1], [1], ['shm'])
 
 
+#: What ReFrame raises when no runtime is configured (a plain import, e.g.
+#: ``python -m clustergate.rfm.npb``): ReframeFatalError is a BaseException
+_NO_RUNTIME = (Exception, ReframeFatalError)
+
+
 def _current_partitions():
     try:
         from reframe.core.runtime import runtime
         return [(p.name, p.extras) for p in runtime().system.partitions]
-    except Exception:
+    except _NO_RUNTIME:
         return []
 
 
@@ -76,7 +82,7 @@ class SweepAxes(rfm.RegressionTestPlugin):
         try:
             from reframe.core.runtime import runtime
             system = runtime().system
-        except Exception:
+        except _NO_RUNTIME:
             return
 
         for part in system.partitions:
