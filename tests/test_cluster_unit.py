@@ -9,6 +9,7 @@ import pytest
 
 from clustergate.cluster import cli, lifecycle, netns, procs, shaping, slurm
 from clustergate.cluster import state as st
+from clustergate.cluster import tree as tr
 from clustergate.cluster.layout import Layout, node_index
 
 
@@ -270,7 +271,10 @@ def _parse(argv):
 
 def test_cli_parsing():
     args = _parse(['cluster', 'up'])
-    assert (args.nodes, args.rate, args.func) == (4, '1gbit', cli._up)
+    # defaults are filled in by _up: flat 4 x 1gbit, leafspine 8 x 250mbit
+    assert (args.nodes, args.rate, args.topology, args.func) == \
+        (None, None, None, cli._up)
+    assert (cli.FLAT_NODES, cli.FLAT_RATE) == (4, '1gbit')
     args = _parse(['cluster', 'degrade', '--node', 'n2', '--rate', '250mbit'])
     assert args.fabric == 'fab0'
     for action in ('down', 'status', 'restore', 'env'):
@@ -314,3 +318,158 @@ def test_slurm_conf_topology_from_slurmd_c(tmp_path):
             'CoresPerSocket=2 ThreadsPerCore=1 RealMemory=4800 '
             'State=UNKNOWN') in conf.splitlines()
     assert slurm.parse_slurmd_c('garbage') == {}
+
+
+# leaf/spine tree ---------------------------------------------------------------
+
+def test_leafspine_split_and_devices():
+    tree = tr.leafspine(Layout(8).node_names, 2)
+    assert tree.leaves == (('leaf1', ('n1', 'n2', 'n3', 'n4')),
+                           ('leaf2', ('n5', 'n6', 'n7', 'n8')))
+    assert tree.leaf_of('n6') == 'leaf2'
+    assert tree.leaf_bridge('leaf2', 'fab1') == 'cgl2f1'
+    assert tree.uplink_leaf_end('leaf1', 'fab0') == 'cgu1f0'
+    assert tree.uplink_spine_end('leaf1', 'fab0') == 'cgs1f0'
+    assert tree.leaf_of_bridge('cgl2f0') == 'leaf2'
+    assert tree.leaf_of_bridge('cgfab0') == 'spine'
+    assert tree.leaf_of_bridge('cgl3f0') is None
+    assert tree.leaf_of_bridge(None) is None
+    # uneven: the first leaves take the extra nodes
+    odd = tr.leafspine(Layout(7).node_names, 3)
+    assert [len(n) for _, n in odd.leaves] == [3, 2, 2]
+    with pytest.raises(ValueError, match='leaves'):
+        tr.leafspine(Layout(4).node_names, 1)
+    with pytest.raises(ValueError, match='no leaf'):
+        tree.leaf_bridge('leaf9', 'fab0')
+    # every device name fits the kernel's 15 characters
+    big = tr.leafspine(Layout(64).node_names, 16)
+    assert all(len(d) <= 15 for leaf in big.leaf_names for f in ('fab0',)
+               for d in (big.leaf_bridge(leaf, f),
+                         big.uplink_spine_end(leaf, f)))
+
+
+def test_topology_conf_as_meant():
+    tree = tr.leafspine(Layout(8).node_names, 2)
+    lines = [ln for ln in tree.topology_conf().splitlines()
+             if not ln.startswith('#')]
+    assert lines == ['SwitchName=leaf1 Nodes=n[1-4]',
+                     'SwitchName=leaf2 Nodes=n[5-8]',
+                     'SwitchName=spine Switches=leaf[1-2]']
+    assert tr.hostlist(['n1', 'n2', 'n4']) == 'n[1-2,4]'
+    assert tr.hostlist(['n3']) == 'n3'
+    assert tr.hostlist(['a', 'b1']) == 'a,b1'
+    assert tr.Tree.from_json(tree.to_json()) == tree
+
+
+@pytest.mark.parametrize('text,nominal,bits', [
+    ('25%', 500 * 10**6, 125 * 10**6), ('50%', 250 * 10**6, 125 * 10**6),
+    ('0.25x', 10**9, 250 * 10**6), ('100%', 10**9, 10**9),
+    ('125mbit', 10**9, 125 * 10**6),
+])
+def test_rate_or_share(text, nominal, bits):
+    assert tr.resolve_rate(text, nominal) == bits
+
+
+@pytest.mark.parametrize('text', ['0%', '150%', 'half%', '-5%', '2x'])
+def test_rate_share_rejected(text):
+    with pytest.raises(ValueError):
+        tr.resolve_rate(text, 10**9)
+
+
+def test_plan_tree_rates():
+    lay = Layout(8)
+    assert lifecycle.plan_tree(lay, None, 2, 10**9) == (None, None)
+    tree, up = lifecycle.plan_tree(lay, 'leafspine', 2, 250 * 10**6)
+    # 4 nodes x 250 Mbit/s over 2:1 oversubscription
+    assert up == 500 * 10**6
+    _, up = lifecycle.plan_tree(lay, 'leafspine', 2, 250 * 10**6, 4.0)
+    assert up == 250 * 10**6
+    _, up = lifecycle.plan_tree(lay, 'leafspine', 2, 250 * 10**6,
+                                uplink_rate='25%')
+    assert up == 250 * 10**6
+    _, up = lifecycle.plan_tree(lay, 'leafspine', 4, 250 * 10**6,
+                                uplink_rate='300mbit')
+    assert up == 300 * 10**6
+    with pytest.raises(ValueError, match='not both'):
+        lifecycle.plan_tree(lay, 'leafspine', 2, 1, 2.0, '1gbit')
+    with pytest.raises(ValueError, match='need --topology'):
+        lifecycle.plan_tree(lay, 'flat', 2, 1, 2.0)
+    with pytest.raises(ValueError, match='unknown topology'):
+        lifecycle.plan_tree(lay, 'dragonfly', 2, 1)
+
+
+def test_tree_ip_batch():
+    lay = Layout(4)
+    tree = tr.leafspine(lay.node_names, 2)
+    host = netns.host_batch(lay, tree)
+    # the spine keeps the fabric's bridge and the head's address
+    assert 'addr add 10.77.0.1/24 dev cgfab0' in host
+    assert 'link add cgu2f1 type veth peer name cgs2f1' in host
+    assert 'link set cgu2f1 master cgl2f1 up' in host
+    assert 'link set cgs2f1 master cgfab1 up' in host
+    assert 'link set cgn3f0 master cgl2f0 up' in host
+    assert 'link set cgn1f0 master cgl1f0 up' in host
+    # bridges exist before anything is enslaved to them
+    assert host.index('link add cgl2f0 type bridge stp_state 0 '
+                      'forward_delay 0') < host.index(
+        'link set cgn3f0 master cgl2f0 up')
+    assert not any('master cgfab0' in ln and 'cgn' in ln for ln in host)
+    assert netns.tree_devices(tree)[:2] == ['bridge:cgl1f0', 'link:cgu1f0']
+    assert netns.tree_devices(None) == []
+    tc = netns.uplink_batch(tree, {('leaf1', 'fab0'): 125 * 10**6})
+    assert [c.split()[3] for c in tc] == ['cgu1f0', 'cgs1f0']
+    assert all('rate 125000000bit' in c for c in tc)
+
+
+def test_slurm_conf_tree(tmp_path):
+    conf = slurm.render_conf(Layout(8), st.Paths(str(tmp_path)), 2, 4800,
+                             tree=True)
+    assert 'TopologyPlugin=topology/tree' in conf.splitlines()
+    assert 'TopologyPlugin' not in _conf(tmp_path)
+    assert st.Paths(str(tmp_path)).topology_conf == str(
+        tmp_path / 'topology.conf')
+
+
+def test_state_of_a_tree(tmp_path):
+    tree = tr.leafspine(Layout(8).node_names, 2)
+    paths = st.Paths(str(tmp_path))
+    state = st.new_state(8, 250 * 10**6, tree, 500 * 10**6)
+    state['rates'][tr.uplink_key('leaf1', 'fab0')] = 125 * 10**6
+    st.save(state, paths)
+    back = st.load(paths)
+    assert st.tree_of(back) == tree
+    ups = st.uplink_rates(back, tree)
+    assert ups[('leaf1', 'fab0')] == 125 * 10**6
+    assert ups[('leaf2', 'fab1')] == 500 * 10**6
+    assert st.tree_of(st.new_state(4, 10**9)) is None
+
+
+def test_cabling_lines_mark_a_miscabled_node():
+    tree = tr.leafspine(Layout(8).node_names, 2)
+    over = {'n3': 'leaf2'}
+    real = {'fab0': tr.real_cabling(tree, over)}
+    lines = tr.cabling_lines(tree, real, {('leaf1', 'fab0'): 125 * 10**6,
+                                          ('leaf2', 'fab0'): 500 * 10**6},
+                             500 * 10**6)
+    assert 'leaf1  uplink 125mbit * nodes: n1 n2 n4' in lines[1]
+    assert 'n3!(topology.conf: leaf1) n5 n6 n7 n8' in lines[2]
+    real['fab0']['n8'] = None
+    assert 'not on any leaf: n8' in tr.cabling_lines(
+        tree, real, {}, 1)[-1]
+
+
+def test_cli_tree_options():
+    args = _parse(['cluster', 'up', '--topology', 'leafspine',
+                   '--uplink-rate', '50%'])
+    assert (args.topology, args.leaves, args.uplink_rate) == \
+        ('leafspine', 2, '50%')
+    args = _parse(['cluster', 'degrade', '--uplink', 'leaf1', '--rate',
+                   '25%'])
+    assert (args.uplink, args.node, args.fabric) == ('leaf1', None, 'fab0')
+    args = _parse(['cluster', 'miscable', '--node', 'n3', '--leaf', 'leaf2'])
+    assert args.func is cli._miscable
+    with pytest.raises(SystemExit):    # a node or an uplink, not both
+        _parse(['cluster', 'degrade', '--uplink', 'leaf1', '--node', 'n1',
+                '--rate', '1gbit'])
+    with pytest.raises(SystemExit):
+        _parse(['cluster', 'up', '--topology', 'torus'])

@@ -16,7 +16,10 @@
  *
  * With N even, round N/2 pairs the nodes mutually (both directions of a
  * pair on the same connection at once, unlike the other rounds): that round
- * is timed in two halves, one direction each (--no-split: at once).
+ * is timed in two halves, one direction each (--no-split: at once); its
+ * lines carry half=0 (the lower rank of each pair sends) or half=1, so that
+ * an analysis of concurrent flows (clustergate.topology) knows which flows
+ * ran together.
  *
  * usage: cg_linkmatrix [--bytes 4M] [--no-split] [--any-placement (allow several ranks
  *        per node: a rank matrix, for tests)] [harness options: --trials ...]
@@ -164,8 +167,12 @@ int main(int argc, char **argv)
                 /* trial 0 is the warm-up: dropped */
                 cg_stats_compute(all + (size_t)r * nt + 1, nt - 1,
                                  CG_SPIKE_FACTOR, CG_MAX_FILTERED, &st);
-                snprintf(extra, sizeof extra, "round=%d src_rank=%d "
-                         "dst_rank=%d", k, from, r);
+                if (mutual && split)
+                    snprintf(extra, sizeof extra, "round=%d half=%d "
+                             "src_rank=%d dst_rank=%d", k, half, from, r);
+                else
+                    snprintf(extra, sizeof extra, "round=%d src_rank=%d "
+                             "dst_rank=%d", k, from, r);
                 cg_measurement p = m;
                 p.peer = r;
                 p.src = from;

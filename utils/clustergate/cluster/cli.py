@@ -3,9 +3,13 @@
 ::
 
     clustergate cluster up [--nodes 4] [--rate 1gbit] [--timeout 30]
+    clustergate cluster up --topology leafspine [--nodes 8] [--leaves 2]
+        [--rate 250mbit] [--oversubscription 2 | --uplink-rate 500mbit]
     clustergate cluster status
     clustergate cluster env            # export SLURM_CONF=...
     clustergate cluster degrade --node n2 --fabric fab0 --rate 250mbit
+    clustergate cluster degrade --uplink leaf1 --fabric fab0 --rate 25%
+    clustergate cluster miscable --node n3 --leaf leaf2 [--fabric fab0]
     clustergate cluster restore
     clustergate cluster down
 
@@ -17,6 +21,12 @@ import sys
 from . import lifecycle, state as st
 from .layout import FABRICS, MAX_NODES
 from .procs import ClusterError
+
+FLAT_NODES, FLAT_RATE = 4, '1gbit'
+#: Defaults of ``--topology leafspine``: 8 nodes under 2 leaves; node links
+#: at 250 Mbit/s so that 8 concurrent flows are limited by the links, not
+#: by the 2 CPUs (docs/emulated-cluster.md has the measurements)
+TREE_NODES, TREE_RATE = 8, '250mbit'
 
 
 def _guard(fn):
@@ -33,7 +43,13 @@ def _guard(fn):
 
 @_guard
 def _up(args):
-    lifecycle.up(nodes=args.nodes, rate=args.rate, timeout=args.timeout)
+    tree = args.topology not in (None, 'flat')
+    nodes = args.nodes or (TREE_NODES if tree else FLAT_NODES)
+    rate = args.rate or (TREE_RATE if tree else FLAT_RATE)
+    lifecycle.up(nodes=nodes, rate=rate, timeout=args.timeout,
+                 topology=args.topology, leaves=args.leaves,
+                 oversubscription=args.oversubscription,
+                 uplink_rate=args.uplink_rate)
     for line in lifecycle.env_lines():
         print(line)
 
@@ -54,7 +70,13 @@ def _status(args):
 @_guard
 def _degrade(args):
     lifecycle.degrade(args.node, args.fabric, args.rate,
-                      delay=args.delay, loss=args.loss)
+                      delay=args.delay, loss=args.loss, uplink=args.uplink)
+    return 0
+
+
+@_guard
+def _miscable(args):
+    lifecycle.miscable(args.node, args.leaf, args.fabric)
     return 0
 
 
@@ -97,10 +119,27 @@ def add_parser(subparsers):
     sub.required = True
 
     up = sub.add_parser('up', help='create nodes, fabrics and Slurm')
-    up.add_argument('--nodes', type=_nodes, default=4,
-                    help='number of nodes n1..nN (default: 4)')
-    up.add_argument('--rate', default='1gbit',
-                    help='nominal rate of every link (default: 1gbit)')
+    up.add_argument('--nodes', type=_nodes,
+                    help=f'number of nodes n1..nN (default: {FLAT_NODES}, '
+                         f'{TREE_NODES} with --topology leafspine)')
+    up.add_argument('--rate',
+                    help=f'nominal rate of every node link (default: '
+                         f'{FLAT_RATE}, {TREE_RATE} with --topology '
+                         f'leafspine)')
+    up.add_argument('--topology', choices=['flat', 'leafspine'],
+                    help='flat: one bridge per fabric (default); '
+                         'leafspine: leaf switches under a spine, '
+                         'described to Slurm in topology.conf')
+    up.add_argument('--leaves', type=int, default=2,
+                    help='leaf switches of --topology leafspine '
+                         '(default: 2)')
+    up.add_argument('--oversubscription', type=float,
+                    help='node bandwidth of a leaf over its uplink\'s '
+                         '(default: 2)')
+    up.add_argument('--uplink-rate',
+                    help='uplink rate instead of --oversubscription: '
+                         'absolute (1gbit) or a share of the leaf\'s node '
+                         'bandwidth (50%%)')
     up.add_argument('--timeout', type=float, default=30.0,
                     help='seconds to wait for each start-up step '
                          '(default: 30)')
@@ -112,17 +151,35 @@ def add_parser(subparsers):
     status = sub.add_parser('status', help='nodes, Slurm state, shaping')
     status.set_defaults(func=_status)
 
-    deg = sub.add_parser('degrade', help="lower a node's link rate")
-    deg.add_argument('--node', required=True, help='node, e.g. n2')
+    deg = sub.add_parser('degrade',
+                         help="lower a node's link or an uplink's rate")
+    which = deg.add_mutually_exclusive_group(required=True)
+    which.add_argument('--node', help='node, e.g. n2')
+    which.add_argument('--uplink', metavar='LEAF',
+                       help='the uplink of a leaf to the spine, e.g. leaf1')
     deg.add_argument('--fabric', default=FABRICS[0],
                      choices=[*FABRICS, 'all'],
                      help='fabric (default: fab0)')
-    deg.add_argument('--rate', required=True, help='e.g. 250mbit')
+    deg.add_argument('--rate', required=True,
+                     help='absolute (250mbit) or a share of the nominal '
+                          'rate (25%%)')
     deg.add_argument('--delay', help='refused: this kernel has no netem')
     deg.add_argument('--loss', help='refused: this kernel has no netem')
     deg.set_defaults(func=_degrade)
 
-    restore = sub.add_parser('restore', help='all links back to nominal')
+    mis = sub.add_parser('miscable',
+                         help="move a node's cable to another leaf "
+                              "(topology.conf unchanged)")
+    mis.add_argument('--node', required=True, help='node, e.g. n3')
+    mis.add_argument('--leaf', required=True, help='leaf, e.g. leaf2')
+    mis.add_argument('--fabric', default=FABRICS[0],
+                     choices=[*FABRICS, 'all'],
+                     help='fabric (default: fab0)')
+    mis.set_defaults(func=_miscable)
+
+    restore = sub.add_parser('restore',
+                             help='all links back to nominal, every node '
+                                  'back on its leaf')
     restore.set_defaults(func=_restore)
 
     env = sub.add_parser('env', help='print export SLURM_CONF=...')

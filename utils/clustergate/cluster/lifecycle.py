@@ -15,6 +15,7 @@ import sys
 import time
 
 from . import netns, procs, shaping, slurm, state as st
+from . import tree as tr
 from .layout import FABRICS, Layout
 from .procs import ClusterError
 
@@ -89,11 +90,13 @@ def ensure_user(name=RUN_USER):
         log(f'created user {name}')
 
 
-def _conflicts(layout):
+def _conflicts(layout, tree=None):
     found = [f'namespace {n}' for n in layout.node_names
              if n in netns.existing_namespaces()]
     found += [f'bridge {layout.bridge(f)}' for f in FABRICS
               if netns.link_exists(layout.bridge(f))]
+    found += [what.replace(':', ' ', 1) for what in netns.tree_devices(tree)
+              if netns.link_exists(what.split(':', 1)[1])]
     found += [f'interface {layout.host_veth(n, f)}'
               for n, f in layout.links()
               if netns.link_exists(layout.host_veth(n, f))]
@@ -140,12 +143,43 @@ def _start(state, paths, name, cmd, logfile):
     st.save(state, paths)
 
 
-def up(nodes=4, rate='1gbit', timeout=30.0, paths=None):
+def plan_tree(layout, topology, leaves, rate_bits, oversubscription=None,
+              uplink_rate=None):
+    """``(tree, uplink bits)`` of ``up --topology``: None, None for the flat
+    fabric. ``topology`` is ``leafspine``; the uplink rate is given
+    (absolute or a share of the leaf's node bandwidth) or follows from the
+    oversubscription (default 2:1)."""
+    if topology in (None, '', 'flat'):
+        if uplink_rate or oversubscription:
+            raise ValueError('--uplink-rate and --oversubscription need '
+                             '--topology leafspine')
+        return None, None
+
+    if topology != 'leafspine':
+        raise ValueError(f'unknown topology {topology!r} (choose flat or '
+                         f'leafspine)')
+
+    if uplink_rate and oversubscription:
+        raise ValueError('give --uplink-rate or --oversubscription, not both')
+
+    tree = tr.leafspine(layout.node_names, leaves)
+    if uplink_rate:
+        full = tree.uplink_rate(rate_bits, 1.0)
+        return tree, tr.resolve_rate(uplink_rate, full)
+
+    return tree, tree.uplink_rate(
+        rate_bits, oversubscription or tr.DEFAULT_OVERSUBSCRIPTION)
+
+
+def up(nodes=4, rate='1gbit', timeout=30.0, paths=None, topology=None,
+       leaves=2, oversubscription=None, uplink_rate=None):
     """Bring the cluster up; on any failure undo everything and raise."""
     paths = paths or st.Paths()
     t0 = time.monotonic()
     layout = Layout(nodes)
     bits = shaping.parse_rate(rate)
+    tree, up_bits = plan_tree(layout, topology, leaves, bits,
+                              oversubscription, uplink_rate)
     preflight()
     old = st.load(paths)
     if old is not None:
@@ -164,18 +198,18 @@ def up(nodes=4, rate='1gbit', timeout=30.0, paths=None):
             f'`clustergate cluster down` to clean it up, then `up` again'
         )
 
-    conflicts = _conflicts(layout)
+    conflicts = _conflicts(layout, tree)
     if conflicts:
         raise ClusterError('cannot bring the cluster up, these already '
                            'exist (not recorded as ours): ' +
                            ', '.join(conflicts))
 
     ensure_user()
-    state = st.new_state(nodes, bits)
+    state = st.new_state(nodes, bits, tree, up_bits)
     _prepare_dirs(paths, layout)
     st.save(state, paths)
     try:
-        _bring_up(state, layout, paths, timeout)
+        _bring_up(state, layout, paths, timeout, tree)
     except BaseException as err:
         if isinstance(err, ClusterError):
             _show_logs(paths, err.daemons[:3])
@@ -184,7 +218,12 @@ def up(nodes=4, rate='1gbit', timeout=30.0, paths=None):
         teardown(paths, quiet=True)
         raise
 
-    log(f'emulated cluster up: {nodes} nodes in '
+    shape = ''
+    if tree is not None:
+        shape = (f' under {len(tree.leaves)} leaves and a spine (nodes '
+                 f'{shaping.format_rate(bits)}, uplinks '
+                 f'{shaping.format_rate(up_bits)})')
+    log(f'emulated cluster up: {nodes} nodes{shape} in '
         f'{time.monotonic() - t0:.2f} s; SLURM_CONF={paths.slurm_conf}')
     return state
 
@@ -204,10 +243,12 @@ def _show_logs(paths, daemons):
             f'{procs.tail(logfile, 12).rstrip()}')
 
 
-def _bring_up(state, layout, paths, timeout):
+def _bring_up(state, layout, paths, timeout, tree=None):
     rates = st.link_rates(state, layout)
     netns.build(layout, rates,
-                on_created=lambda what: st.mark_created(state, what, paths))
+                on_created=lambda what: st.mark_created(state, what, paths),
+                tree=tree,
+                uplink_rates=st.uplink_rates(state, tree) if tree else None)
     st.mark_created(state, 'hosts', paths)
     netns.install_hosts(layout)
     check = _checker(state)
@@ -218,10 +259,15 @@ def _bring_up(state, layout, paths, timeout):
         raise ClusterError('munged did not create its socket', ['munged'])
 
     m = slurm.machine()
+    if tree is not None:
+        with open(paths.topology_conf, 'w') as fp:
+            fp.write(tree.topology_conf())
+
     with open(paths.slurm_conf, 'w') as fp:
         fp.write(slurm.render_conf(
             layout, paths, m['cpus'],
-            slurm.node_memory_mib(m['mem_mib'], layout.nodes), m['topology']
+            slurm.node_memory_mib(m['mem_mib'], layout.nodes), m['topology'],
+            tree=tree is not None
         ))
 
     _start(state, paths, 'slurmctld', slurm.slurmctld_cmd(paths),
@@ -284,6 +330,19 @@ def teardown(paths=None, quiet=False):
         except ClusterError as err:
             problems.append(str(err))
 
+    # the uplinks (one end deletes the pair), then the leaf bridges
+    created = state.get('created', [])
+    for what in ([w for w in created if w.startswith('link:')] +
+                 [w for w in created if w.startswith('bridge:')]):
+        name = what.split(':', 1)[1]
+        try:
+            if what.startswith('link:'):
+                netns.delete_link(name)
+            else:
+                netns.delete_bridge(name)
+        except ClusterError as err:
+            problems.append(str(err))
+
     for f in FABRICS:
         try:
             netns.delete_bridge(Layout.bridge(f))
@@ -335,12 +394,21 @@ def _running_state(paths):
     return state
 
 
-def degrade(node, fabric, rate, delay=None, loss=None, paths=None):
-    """Set the rate of ``node``'s link(s) on ``fabric`` (or ``all``)."""
+def degrade(node, fabric, rate, delay=None, loss=None, paths=None,
+            uplink=None):
+    """Set the rate of ``node``'s link(s) on ``fabric`` (or ``all``), or of
+    the uplink of leaf ``uplink``; ``rate`` is absolute (``250mbit``) or a
+    share of the nominal rate (``25%``)."""
     shaping.reject_netem(delay, loss)
     paths = paths or st.Paths()
-    bits = shaping.parse_rate(rate)
+    if (node is None) == (uplink is None):
+        raise ValueError('give --node or --uplink (one of them)')
+
     state = _running_state(paths)
+    if uplink is not None:
+        return _degrade_uplink(state, paths, uplink, fabric, rate)
+
+    bits = tr.resolve_rate(rate, state['rate'])
     layout = Layout(state['nodes'])
     if node not in layout.node_names:
         raise ClusterError(f'no node {node!r} (nodes: '
@@ -359,15 +427,92 @@ def degrade(node, fabric, rate, delay=None, loss=None, paths=None):
             f'{shaping.format_rate(state["rate"])})')
 
 
+def _tree_state(paths):
+    state = _running_state(paths)
+    tree = st.tree_of(state)
+    if tree is None:
+        raise ClusterError('the emulated cluster is flat (one bridge per '
+                           'fabric): uplinks and leaves need `clustergate '
+                           'cluster up --topology leafspine`')
+
+    return state, tree
+
+
+def _degrade_uplink(state, paths, leaf, fabric, rate):
+    tree = st.tree_of(state)
+    if tree is None:
+        raise ClusterError('the emulated cluster is flat: --uplink needs '
+                           '`clustergate cluster up --topology leafspine`')
+
+    tree.check_leaf(leaf)
+    bits = tr.resolve_rate(rate, state['uplink_rate'])
+    fabrics = FABRICS if fabric == 'all' else [fabric]
+    for f in fabrics:
+        state['rates'][tr.uplink_key(leaf, f)] = bits
+
+    netns.apply_uplink_rates(tree, {(leaf, f): bits for f in fabrics})
+    st.save(state, paths)
+    for f in fabrics:
+        log(f'uplink {leaf}-{tree.spine} {f}: {shaping.format_rate(bits)} '
+            f'(nominal {shaping.format_rate(state["uplink_rate"])})')
+
+
+def _fabric_bridges(tree, fabric, layout):
+    return [layout.bridge(fabric)] + [tree.leaf_bridge(leaf, fabric)
+                                      for leaf in tree.leaf_names]
+
+
+def miscable(node, leaf, fabric='fab0', paths=None):
+    """Move ``node``'s cable on ``fabric`` (or ``all``) to leaf ``leaf``;
+    topology.conf keeps saying where it was meant to be."""
+    paths = paths or st.Paths()
+    state, tree = _tree_state(paths)
+    layout = Layout(state['nodes'])
+    if node not in layout.node_names:
+        raise ClusterError(f'no node {node!r} (nodes: '
+                           f'{", ".join(layout.node_names)})')
+
+    tree.check_leaf(leaf)
+    fabrics = FABRICS if fabric == 'all' else [fabric]
+    cabling = state.setdefault('cabling', {})
+    for f in fabrics:
+        netns.recable(node, f, tree.leaf_bridge(leaf, f), layout,
+                      _fabric_bridges(tree, f, layout))
+        over = cabling.setdefault(f, {})
+        if leaf == tree.leaf_of(node):
+            over.pop(node, None)
+        else:
+            over[node] = leaf
+
+        st.save(state, paths)
+        log(f'{node} {f}: cabled to {leaf} (topology.conf: '
+            f'{tree.leaf_of(node)})')
+
+
 def restore(paths=None):
-    """All links back to the nominal rate."""
+    """All links back to the nominal rate, every node back on the leaf
+    topology.conf names."""
     paths = paths or st.Paths()
     state = _running_state(paths)
     layout = Layout(state['nodes'])
     state['rates'] = {}
     netns.apply_rates(layout, st.link_rates(state, layout))
+    tree = st.tree_of(state)
+    if tree is not None:
+        netns.apply_uplink_rates(tree, st.uplink_rates(state, tree))
+        for f, over in state.get('cabling', {}).items():
+            for node in sorted(over):
+                netns.recable(node, f, tree.leaf_bridge(tree.leaf_of(node),
+                                                        f), layout,
+                              _fabric_bridges(tree, f, layout))
+        state['cabling'] = {}
+
     st.save(state, paths)
-    log(f'all links at {shaping.format_rate(state["rate"])}')
+    up = ''
+    if tree is not None:
+        up = (f', uplinks at {shaping.format_rate(state["uplink_rate"])}, '
+              f'every node on its leaf')
+    log(f'all links at {shaping.format_rate(state["rate"])}{up}')
 
 
 # status / env ----------------------------------------------------------
@@ -421,6 +566,17 @@ def status(paths=None, out=sys.stdout):
                          f'{fmt(h)}/{inner}{mark}')
 
         print(f'  {n:4} ' + '   '.join(cells), file=out)
+
+    tree = st.tree_of(state)
+    if tree is not None:
+        real = {f: {n: tree.leaf_of_bridge(netns.bridge_of(
+                    layout.host_veth(n, f))) for n in layout.node_names}
+                for f in FABRICS}
+        uplinks = {(leaf, f): netns.read_dev_rate(tree.uplink_leaf_end(
+                   leaf, f)) for leaf in tree.leaf_names for f in FABRICS}
+        for line in tr.cabling_lines(tree, real, uplinks,
+                                     state['uplink_rate']):
+            print(line, file=out)
 
     return ok
 

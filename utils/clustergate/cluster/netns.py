@@ -19,25 +19,47 @@ HOSTS_BEGIN = '# BEGIN clustergate-emu (managed by `clustergate cluster`)'
 HOSTS_END = '# END clustergate-emu'
 
 
-def host_batch(layout):
+def _bridge_lines(br):
+    return [f'link add {br} type bridge stp_state 0 forward_delay 0',
+            f'link set {br} addrgenmode none']
+
+
+def host_batch(layout, tree=None):
     """ip batch on the host: bridges with their addresses, namespaces, veth
     pairs (the peer created directly inside the namespace, named after the
-    fabric), host ends enslaved to the bridges and up."""
+    fabric), host ends enslaved to the bridges and up.
+
+    With a leaf/spine ``tree`` (:mod:`clustergate.cluster.tree`) the
+    fabric's bridge is the spine (it keeps the head's address), each leaf
+    is a bridge joined to the spine by an uplink veth pair, and each node's
+    veth goes on the bridge of the leaf the tree puts it under."""
     lines = []
     for f in FABRICS:
         br = layout.bridge(f)
-        lines += [f'link add {br} type bridge stp_state 0 forward_delay 0',
-                  f'link set {br} addrgenmode none',
-                  f'addr add {layout.host_addr(f)}/24 dev {br}',
-                  f'link set {br} up']
+        lines += _bridge_lines(br) + [
+            f'addr add {layout.host_addr(f)}/24 dev {br}',
+            f'link set {br} up']
+        for leaf in (tree.leaf_names if tree else []):
+            lb = tree.leaf_bridge(leaf, f)
+            up, down = (tree.uplink_leaf_end(leaf, f),
+                        tree.uplink_spine_end(leaf, f))
+            lines += _bridge_lines(lb) + [
+                f'link set {lb} up',
+                f'link add {up} type veth peer name {down}',
+                f'link set {up} addrgenmode none',
+                f'link set {down} addrgenmode none',
+                f'link set {up} master {lb} up',
+                f'link set {down} master {br} up']
 
     for n in layout.node_names:
         lines.append(f'netns add {n}')
         for f in FABRICS:
             veth = layout.host_veth(n, f)
+            master = (tree.leaf_bridge(tree.leaf_of(n), f) if tree
+                      else layout.bridge(f))
             lines += [f'link add {veth} type veth peer name {f} netns {n}',
                       f'link set {veth} addrgenmode none',
-                      f'link set {veth} master {layout.bridge(f)} up']
+                      f'link set {veth} master {master} up']
 
     return lines
 
@@ -60,16 +82,30 @@ def _batch(cmd, lines):
     run(cmd + ['-batch', '-'], input='\n'.join(lines) + '\n')
 
 
-def build(layout, rates, on_created):
+def tree_devices(tree):
+    """Names of the host devices a tree adds: leaf bridges and the leaf
+    ends of the uplinks (deleting one end of a veth deletes both)."""
+    if tree is None:
+        return []
+
+    return [d for f in FABRICS for leaf in tree.leaf_names
+            for d in (f'bridge:{tree.leaf_bridge(leaf, f)}',
+                      f'link:{tree.uplink_leaf_end(leaf, f)}')]
+
+
+def build(layout, rates, on_created, tree=None, uplink_rates=None):
     """Create the whole network, calling ``on_created(what)`` before each
     resource kind is created so a failure can be undone."""
     for f in FABRICS:
         on_created(f'bridge:{layout.bridge(f)}')
 
+    for what in tree_devices(tree):
+        on_created(what)
+
     for n in layout.node_names:
         on_created(f'netns:{n}')
 
-    _batch(['ip'], host_batch(layout))
+    _batch(['ip'], host_batch(layout, tree))
     procs = [
         subprocess.Popen(['ip', '-n', n, '-batch', '-'],
                          stdin=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -88,6 +124,48 @@ def build(layout, rates, on_created):
                            '\n'.join(errors))
 
     apply_rates(layout, rates)
+    if tree is not None:
+        apply_uplink_rates(tree, uplink_rates)
+
+
+def uplink_batch(tree, uplink_rates):
+    """tc batch: TBF on both ends of the uplinks; ``uplink_rates`` maps
+    ``(leaf, fabric)`` to bits/s."""
+    return [shaping.tbf_command(dev, bits)
+            for (leaf, f), bits in sorted(uplink_rates.items())
+            for dev in (tree.uplink_leaf_end(leaf, f),
+                        tree.uplink_spine_end(leaf, f))]
+
+
+def apply_uplink_rates(tree, uplink_rates):
+    if uplink_rates:
+        _batch(['tc'], uplink_batch(tree, uplink_rates))
+
+
+def recable(node, fabric, bridge, layout, bridges=()):
+    """Move ``node``'s veth on ``fabric`` onto ``bridge`` (a miscabled or
+    re-cabled node: the link and its shaping stay as they are), then flush
+    the learnt addresses of the fabric's ``bridges``: the spine would
+    otherwise keep sending the node's frames towards its old leaf until
+    the entry ages out (300 s; seen: srun "Communication connection
+    failure" right after a restore)."""
+    lines = [f'link set {layout.host_veth(node, fabric)} master {bridge}']
+    lines += [f'link set dev {b} type bridge fdb_flush' for b in bridges]
+    _batch(['ip'], lines)
+
+
+def bridge_of(dev):
+    """Name of the bridge ``dev`` is enslaved to (None if none): the real
+    cabling, read from the kernel."""
+    try:
+        return os.path.basename(os.readlink(f'/sys/class/net/{dev}/master'))
+    except OSError:
+        return None
+
+
+def delete_link(name):
+    if link_exists(name):
+        run(['ip', 'link', 'delete', name], timeout=20)
 
 
 def apply_rates(layout, rates, nodes=None):
@@ -108,6 +186,12 @@ def read_rate(node, fabric, layout, side='host'):
         cmd = ['tc', '-n', node, 'qdisc', 'show', 'dev', fabric]
 
     cp = run(cmd, check=False, timeout=10)
+    return shaping.parse_tc_show(cp.stdout) if cp.returncode == 0 else None
+
+
+def read_dev_rate(dev):
+    """TBF rate (bits/s) of a host device, None if unshaped or missing."""
+    cp = run(['tc', 'qdisc', 'show', 'dev', dev], check=False, timeout=10)
     return shaping.parse_tc_show(cp.stdout) if cp.returncode == 0 else None
 
 

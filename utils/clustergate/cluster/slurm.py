@@ -65,10 +65,11 @@ def node_memory_mib(total_mib, nodes):
     return max(256, share // 64 * 64)
 
 
-def render_conf(layout, paths, cpus, mem_mib, topology=None):
+def render_conf(layout, paths, cpus, mem_mib, topology=None, tree=False):
     """Text of slurm.conf for ``layout`` with state under ``paths``; every
     node gets ``cpus`` CPUs (with the machine's ``topology`` from ``slurmd
-    -C``, if given) and ``mem_mib`` of RealMemory."""
+    -C``, if given) and ``mem_mib`` of RealMemory. ``tree``: the fabric is
+    a switch hierarchy described in topology.conf (``topology/tree``)."""
     topo = ''.join(f' {k}={v}' for k, v in (topology or {}).items())
     head_addr = layout.host_addr(FABRICS[0])
     node_dir = os.path.join(paths.nodes_dir, '%n')
@@ -115,6 +116,7 @@ def render_conf(layout, paths, cpus, mem_mib, topology=None):
         'InactiveLimit=0',
         'MinJobAge=60',
         'MailProg=/bin/true',
+        *(['TopologyPlugin=topology/tree'] if tree else []),
         f'NodeName=DEFAULT CPUs={cpus}{topo} RealMemory={mem_mib} '
         f'State=UNKNOWN',
     ]

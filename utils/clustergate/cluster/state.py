@@ -28,6 +28,10 @@ class Paths:
 
     state_file = property(lambda s: os.path.join(s.root, 'state.json'))
     slurm_conf = property(lambda s: os.path.join(s.root, 'slurm.conf'))
+    # Slurm reads topology.conf from slurm.conf's directory
+    topology_conf = property(
+        lambda s: os.path.join(s.root, 'topology.conf')
+    )
     munge_dir = property(lambda s: os.path.join(s.root, 'munge'))
     munge_key = property(lambda s: os.path.join(s.munge_dir, 'munge.key'))
     munge_log = property(lambda s: os.path.join(s.munge_dir, 'munged.log'))
@@ -62,9 +66,16 @@ class Paths:
         return None
 
 
-def new_state(nodes, rate):
-    """The state of a cluster about to be brought up."""
+def new_state(nodes, rate, tree=None, uplink_rate=None):
+    """The state of a cluster about to be brought up (``tree``: a
+    :class:`clustergate.cluster.tree.Tree` for a leaf/spine fabric)."""
+    extra = {}
+    if tree is not None:
+        extra = {'tree': tree.to_json(), 'uplink_rate': uplink_rate,
+                 'cabling': {}}
+
     return {
+        **extra,
         'version': STATE_VERSION,
         'nodes': nodes,
         'rate': rate,
@@ -132,3 +143,19 @@ def mark_created(state, what, paths=None):
     if what not in state['created']:
         state['created'].append(what)
         save(state, paths)
+
+
+def tree_of(state):
+    """The declared leaf/spine tree of the cluster, None when flat."""
+    from .tree import Tree
+    return Tree.from_json(state['tree']) if state.get('tree') else None
+
+
+def uplink_rates(state, tree):
+    """``{(leaf, fabric): bits}`` of all uplinks, nominal where
+    unrecorded."""
+    from .layout import FABRICS
+    from .tree import uplink_key
+    recorded = state.get('rates', {})
+    return {(leaf, f): recorded.get(uplink_key(leaf, f), state['uplink_rate'])
+            for leaf in tree.leaf_names for f in FABRICS}
