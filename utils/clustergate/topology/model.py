@@ -1,0 +1,362 @@
+"""The switch tree of a fabric: which leaf switch each node is cabled to,
+which switch each switch hangs under, and the nominal rate of every link.
+
+Links are directed (a cable carries both directions independently):
+
+* ``('node', n, 'up')``: node n's link, n -> its leaf (what n sends),
+  ``('node', n, 'down')``: leaf -> n (what n receives);
+* ``('switch', s, 'up')``: the trunk from switch s to its parent (all the
+  cables between them, taken together), ``('switch', s, 'down')``: parent
+  -> s.
+
+A flow from a to b goes up a's node link, up the trunks from a's leaf to
+the lowest switch above both, down the trunks to b's leaf and down b's
+node link. Rates are in any one unit (MB/s when known); Slurm's
+``LinkSpeed`` has arbitrary units and the analysis fits the scale anyway.
+
+Constructors: :func:`parse_topology_conf` (Slurm ``topology.conf``),
+:func:`parse_scontrol_topology` (``scontrol show topology``) and
+:meth:`Topology.fat_tree` (simulation).
+"""
+
+import re
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+from .hostlist import HostlistError, compress, expand
+
+Link = Tuple[str, str, str]          # ('node'|'switch', name, 'up'|'down')
+
+
+class TopologyError(ValueError):
+    """A topology that cannot be used (one line naming the cause)."""
+
+
+def node_link(node: str, direction: str) -> Link:
+    return ('node', node, direction)
+
+
+def trunk(switch: str, direction: str) -> Link:
+    return ('switch', switch, direction)
+
+
+def link_name(link: Link, parent: Optional[str] = None) -> str:
+    """``n3 up``, ``leaf1-spine up``."""
+    kind, name, direction = link
+    if kind == 'switch':
+        return f'{name}-{parent or "parent"} {direction}'
+    return f'{name} {direction}'
+
+
+@dataclass
+class Topology:
+    """A tree of switches with nodes on its leaves (see the module doc).
+
+    ``node_rate[n]`` is the rate of n's link (both directions),
+    ``uplink_rate[s]`` that of the trunk from s to its parent (both
+    directions); ``link_rate`` overrides single directed links."""
+
+    leaf_of: Dict[str, str]
+    parent: Dict[str, Optional[str]]
+    node_rate: Dict[str, float] = field(default_factory=dict)
+    uplink_rate: Dict[str, float] = field(default_factory=dict)
+    link_rate: Dict[Link, float] = field(default_factory=dict)
+    source: str = ''
+
+    def __post_init__(self):
+        for n, s in self.leaf_of.items():
+            if s not in self.parent:
+                raise TopologyError(f'{self.source or "topology"}: node {n} '
+                                    f'on unknown switch {s}')
+        for s in self.parent:
+            seen, p = {s}, self.parent[s]
+            while p is not None:
+                if p not in self.parent:
+                    raise TopologyError(f'{self.source or "topology"}: '
+                                        f'switch {s} under unknown switch {p}')
+                if p in seen:
+                    raise TopologyError(f'{self.source or "topology"}: '
+                                        f'switch loop through {p}')
+                seen.add(p)
+                p = self.parent[p]
+        self._chains = {}
+
+    # -- structure ---------------------------------------------------------
+    @property
+    def nodes(self) -> List[str]:
+        return list(self.leaf_of)
+
+    @property
+    def switches(self) -> List[str]:
+        return list(self.parent)
+
+    @property
+    def leaves(self) -> List[str]:
+        """Switches with nodes, in order of their first node."""
+        out = []
+        for s in self.leaf_of.values():
+            if s not in out:
+                out.append(s)
+        return out
+
+    def nodes_of(self, switch: str) -> List[str]:
+        return [n for n, s in self.leaf_of.items() if s == switch]
+
+    def chain(self, switch: str) -> List[str]:
+        """``switch`` and the switches above it, bottom up."""
+        c = self._chains.get(switch)
+        if c is None:
+            c, s = [], switch
+            while s is not None:
+                c.append(s)
+                s = self.parent[s]
+            self._chains[switch] = c
+        return c
+
+    def path(self, src: str, dst: str) -> List[Link]:
+        """Directed links of the flow src -> dst."""
+        a, b = self.chain(self.leaf_of[src]), self.chain(self.leaf_of[dst])
+        common = set(a) & set(b)
+        if not common:
+            raise TopologyError(f'{src} and {dst} are on switches with no '
+                                f'common root ({a[-1]}, {b[-1]})')
+        links = [('node', src, 'up')]
+        links += [('switch', s, 'up') for s in a if s not in common]
+        links += [('switch', s, 'down') for s in reversed(b)
+                  if s not in common]
+        links.append(('node', dst, 'down'))
+        return links
+
+    def capacity(self, link: Link) -> float:
+        rate = self.link_rate.get(link)
+        if rate is not None:
+            return rate
+        kind, name, _ = link
+        if kind == 'node':
+            return self.node_rate.get(name, 1.0)
+        rate = self.uplink_rate.get(name)
+        if rate is None:
+            # undeclared trunk: non-blocking (the sum of what is below it)
+            rate = sum(self.node_rate.get(n, 1.0) for n in self.leaf_of
+                       if name in self.chain(self.leaf_of[n]))
+        return rate
+
+    def describe(self, link: Link) -> str:
+        kind, name, direction = link
+        if kind == 'switch':
+            return f'uplink {name}-{self.parent.get(name)} ({direction})'
+        return f'node link {name} ({direction})'
+
+    # -- variants (hypotheses and faults) ----------------------------------
+    def copy(self) -> 'Topology':
+        return Topology(dict(self.leaf_of), dict(self.parent),
+                        dict(self.node_rate), dict(self.uplink_rate),
+                        dict(self.link_rate), self.source)
+
+    def rehomed(self, node: str, leaf: str) -> 'Topology':
+        """The same fabric with ``node`` cabled to ``leaf``."""
+        if leaf not in self.parent:
+            raise TopologyError(f'unknown switch {leaf}')
+        t = self.copy()
+        # the trunks keep their cables: freeze undeclared (non-blocking)
+        # trunk rates before the node moves
+        for s in self.parent:
+            if self.parent[s] is not None:
+                t.uplink_rate[s] = self.capacity(('switch', s, 'up'))
+        t.leaf_of[node] = leaf
+        return t
+
+    def scaled(self, link: Link, factor: float) -> 'Topology':
+        """The same fabric with one directed link at ``factor`` x its
+        rate."""
+        t = self.copy()
+        t.link_rate[link] = self.capacity(link) * factor
+        return t
+
+    # -- constructors and output -------------------------------------------
+    @classmethod
+    def fat_tree(cls, leaves: int, per_leaf: int, node_rate: float = 1.0,
+                 oversubscription: float = 1.0, prefix: str = 'n',
+                 width: int = 0) -> 'Topology':
+        """``leaves`` leaf switches of ``per_leaf`` nodes under one spine
+        (the spine layer taken as one non-blocking switch); each leaf's
+        trunk carries ``per_leaf * node_rate / oversubscription``."""
+        leaf_of, parent, rates = {}, {'spine': None}, {}
+        w = width or 0
+        k = 0
+        for i in range(1, leaves + 1):
+            leaf = f'leaf{i}'
+            parent[leaf] = 'spine'
+            rates[leaf] = per_leaf * node_rate / oversubscription
+            for _ in range(per_leaf):
+                k += 1
+                leaf_of[f'{prefix}{str(k).zfill(w)}'] = leaf
+        return cls(leaf_of, parent, {n: node_rate for n in leaf_of}, rates,
+                   source=f'fat tree {leaves}x{per_leaf}')
+
+    def to_topology_conf(self) -> str:
+        """Slurm ``topology.conf`` text of this tree (no rates: Slurm's
+        LinkSpeed is informational)."""
+        lines = []
+        by_level = sorted(self.parent, key=lambda s: len(self.chain(s)),
+                          reverse=True)
+        for s in by_level:
+            nodes = self.nodes_of(s)
+            kids = [c for c, p in self.parent.items() if p == s]
+            words = [f'SwitchName={s}']
+            if kids:
+                words.append(f'Switches={compress(kids)}')
+            if nodes:
+                words.append(f'Nodes={compress(nodes)}')
+            lines.append(' '.join(words))
+        return '\n'.join(lines) + '\n'
+
+
+# -- parsers -------------------------------------------------------------
+
+_RATE = re.compile(r'^([\d.]+)\s*(?:([kKmMgGtT]?)(bit|bps|B|b)(?:/s)?)?$')
+
+
+def parse_rate(text) -> float:
+    """A rate as a number: ``12500`` (as is), ``100gbit``, ``500mbit``,
+    ``125MB`` (-> MB/s). Raises ValueError naming the text."""
+    if isinstance(text, (int, float)):
+        return float(text)
+    m = _RATE.match(str(text).strip())
+    if not m:
+        raise ValueError(f'bad rate {text!r} (a number, or e.g. 500mbit, '
+                         f'100gbit, 125MB)')
+    value = float(m.group(1))
+    if not m.group(3):
+        return value
+    factor = {'': 1, 'k': 1e3, 'm': 1e6, 'g': 1e9, 't': 1e12}[
+        (m.group(2) or '').lower()]
+    bits = m.group(3) in ('bit', 'bps')
+    return value * factor / (8 if bits else 1) / 1e6
+
+
+def _records(text: str, source: str):
+    """(line number, {key lower: value}) of each SwitchName line."""
+    out = []
+    for i, raw in enumerate(text.splitlines(), 1):
+        line = raw.split('#', 1)[0].strip()
+        if not line:
+            continue
+        kv = {}
+        for word in line.split():
+            if '=' not in word:
+                raise TopologyError(f'{source}:{i}: expected key=value, got '
+                                    f'{word!r}')
+            k, v = word.split('=', 1)
+            kv[k.lower()] = v
+        if 'switchname' not in kv:
+            raise TopologyError(f'{source}:{i}: no SwitchName')
+        out.append((i, kv))
+    return out
+
+
+def _build(records, source, derived_nodes: bool, node_rate=None,
+           uplink_rate=None) -> Topology:
+    parent, direct, speed, kids = {}, {}, {}, {}
+    for i, kv in records:
+        s = kv['switchname']
+        if s in parent:
+            raise TopologyError(f'{source}:{i}: switch {s} declared twice')
+        parent[s] = None
+        try:
+            direct[s] = expand(kv.get('nodes', ''))
+            kids[s] = expand(kv.get('switches', ''))
+        except HostlistError as err:
+            raise TopologyError(f'{source}:{i}: {err}') from None
+        if 'linkspeed' in kv:
+            try:
+                speed[s] = parse_rate(kv['linkspeed'])
+            except ValueError as err:
+                raise TopologyError(f'{source}:{i}: LinkSpeed: {err}') \
+                    from None
+
+    for s, children in kids.items():
+        for c in children:
+            if c not in parent:
+                raise TopologyError(f'{source}: switch {s} lists unknown '
+                                    f'switch {c}')
+            if parent[c] is not None:
+                raise TopologyError(f'{source}: switch {c} under both '
+                                    f'{parent[c]} and {s}')
+            parent[c] = s
+    roots = [s for s, p in parent.items() if p is None]
+    if len(roots) > 1:
+        # Slurm allows a forest (jobs then never span it); we need one tree
+        parent['(root)'] = None
+        for r in roots:
+            parent[r] = '(root)'
+
+    t0 = Topology({}, parent, source=source)       # for chain()
+
+    def below(s):
+        out = []
+        for c in kids.get(s, []):
+            out += below(c)
+        return out + direct.get(s, [])
+
+    leaf_of = {}
+    for s in sorted(parent, key=lambda s: -len(t0.chain(s))):
+        nodes = direct.get(s, [])
+        if derived_nodes and kids.get(s):
+            # scontrol lists every node below an upper switch
+            under = set()
+            for c in kids[s]:
+                under.update(below(c))
+            nodes = [n for n in nodes if n not in under]
+        for n in nodes:
+            if n in leaf_of:
+                if derived_nodes:
+                    continue
+                raise TopologyError(f'{source}: node {n} on both '
+                                    f'{leaf_of[n]} and {s}')
+            leaf_of[n] = s
+    order = [n for s in parent for n in direct.get(s, []) if n in leaf_of]
+    leaf_of = {n: leaf_of[n] for n in dict.fromkeys(order)}
+    if not leaf_of:
+        raise TopologyError(f'{source}: no node in any switch')
+
+    # LinkSpeed of a switch line: the rate of the links below it
+    nrate = {n: speed.get(s, 1.0) for n, s in leaf_of.items()}
+    urate = {c: speed[parent[c]] * 1.0 for c in parent
+             if parent[c] in speed}
+    if node_rate is not None:
+        nrate = {n: parse_rate(node_rate) for n in leaf_of}
+    if uplink_rate is not None:
+        urate = {c: parse_rate(uplink_rate) for c, p in parent.items()
+                 if p is not None}
+    t = Topology(leaf_of, parent, nrate, urate, source=source)
+    return t
+
+
+def parse_topology_conf(text: str, source: str = 'topology.conf',
+                        node_rate=None, uplink_rate=None) -> Topology:
+    """Topology of a Slurm ``topology.conf`` (topology/tree)::
+
+        SwitchName=leaf1 Nodes=n[1-4] LinkSpeed=500
+        SwitchName=leaf2 Nodes=n[5-8] LinkSpeed=500
+        SwitchName=spine Switches=leaf[1-2] LinkSpeed=500
+
+    ``LinkSpeed`` of a switch is taken as the rate of each link below it
+    (node links of a leaf, trunks of the switches under it); absent, node
+    links are 1 and trunks non-blocking. ``node_rate`` and ``uplink_rate``
+    (e.g. from the partition's config) override every link of their kind.
+    """
+    return _build(_records(text, source), source, False, node_rate,
+                  uplink_rate)
+
+
+def parse_scontrol_topology(text: str, source: str = 'scontrol show topology',
+                            node_rate=None, uplink_rate=None) -> Topology:
+    """Topology of the output of ``scontrol show topology``::
+
+        SwitchName=leaf1 Level=0 LinkSpeed=1 Nodes=n[1-4]
+        SwitchName=spine Level=1 LinkSpeed=1 Nodes=n[1-8] Switches=leaf[1-2]
+
+    (upper switches list every node below them)."""
+    return _build(_records(text, source), source, True, node_rate,
+                  uplink_rate)
