@@ -57,6 +57,9 @@ class Requirements:
     ranks_shape: Optional[str] = None
     #: names of MPI families the check can drive (None: any)
     mpi_families: Optional[Tuple[str, ...]] = None
+    #: only the partition's largest node count (a test of the whole
+    #: partition, e.g. the link matrix)
+    all_nodes: bool = False
 
 
 def _int_list(value, what, partition):
@@ -203,6 +206,10 @@ def why_not(extras: Mapping, point: SweepPoint,
 
     if req.max_ppn is not None and point.ppn > req.max_ppn:
         return f'needs at most {req.max_ppn} ppn, point has {point.ppn}'
+
+    if req.all_nodes and point.nodes != max(desc['nodes']):
+        return (f'runs on all {max(desc["nodes"])} nodes of partition '
+                f'{partition!r}, point has {point.nodes}')
 
     if req.ranks_shape == 'pow2' and not _is_pow2(point.ranks):
         return f'{point.ranks} ranks is not a power of two'

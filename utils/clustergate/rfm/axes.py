@@ -75,9 +75,9 @@ class SweepAxes(rfm.RegressionTestPlugin):
 
     @run_after('init')
     def restrict_to_capable_partitions(self):
-        # Run a point only on partitions that offer it; if none does, keep
-        # it everywhere so that setup skips it with the reason (visible in
-        # the run, instead of silently vanishing from the listing).
+        # Run a point only on partitions that offer it; a point that none
+        # offers is not a test case at all (-l lists what will run); the
+        # reasons are listed by `clustergate sweep`.
         names, capable = [], []
         try:
             from reframe.core.runtime import runtime
@@ -96,7 +96,7 @@ class SweepAxes(rfm.RegressionTestPlugin):
                 capable.append(part.fullname)
 
         self.capable_partitions = capable
-        if capable and len(capable) < len(names):
+        if names and len(capable) < len(names):
             self.valid_systems = capable
 
     @run_after('setup')

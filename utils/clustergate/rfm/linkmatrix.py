@@ -1,0 +1,175 @@
+"""Generic base test of the link matrix (cg_linkmatrix, mpiGraph-like): the
+node-to-node bandwidth matrix of all nodes of a partition, per interconnect
+(see checks/src/cg_linkmatrix.c and :mod:`clustergate.linkmatrix`).
+
+Self-referencing: the test fails in sanity when a pair is below
+``fraction`` x the matrix median, naming the suspect node/NIC or link, e.g.
+``suspect node n4 on fabric fab0: ...`` or ``suspect link n1<->n3 on fabric
+fab0: 0.26x median``. Each pair counts at its fastest trial, which load
+elsewhere does not slow down and a slow link cannot beat. The median and
+the slowest pair are performance variables, so a file reference also
+catches a fabric that is uniformly slow.
+
+After the run (before sanity, so that a failing matrix is kept too) the
+matrix is written as ``linkmatrix_<fabric>.csv`` and drawn as
+``linkmatrix_<fabric>.png`` in the stage directory; both are kept in the
+output directory.
+
+To refine the verdict (e.g. by switch topology), override
+:meth:`LinkMatrixTest.verdict_lines`: it gets the analysed matrix and
+returns the lines that fail the test.
+"""
+
+import os
+import statistics
+import subprocess
+import sys
+
+import reframe.utility.sanity as sn
+from reframe.core.builtins import (parameter, performance_function, run_after,
+                                   run_before, variable)
+from reframe.core.exceptions import SanityError
+
+from clustergate import cgoutput, linkmatrix, sweep
+from clustergate.rfm import modes
+from clustergate.rfm.cgprogram import CgProgramTest
+
+
+class LinkMatrixTest(CgProgramTest):
+    """N x N bandwidth matrix of all nodes, one rank per node, in N-1 shift
+    rounds; names slow nodes and links.
+
+    Performance variables: ``bw_median`` and ``bw_min`` (MB/s, pairs at
+    their fastest trial).
+    """
+
+    #: Message size of every pair (large: bandwidth, not latency)
+    msg_bytes = parameter([4000000], loggable=True)
+
+    #: Trials per round (the first is dropped)
+    trials = variable(int, value=8, loggable=True)
+
+    #: A pair below this fraction of the matrix median is slow
+    fraction = variable(float, value=linkmatrix.DEFAULT_FRACTION,
+                        loggable=True)
+
+    program = 'cg_linkmatrix'
+    #: The matrix is of the whole partition: all its nodes, one rank each
+    sweep_requirements = sweep.Requirements(min_nodes=2, max_ppn=1,
+                                            all_nodes=True)
+    time_limit = '10m'
+
+    @run_after('init')
+    def describe_matrix(self):
+        self.descr = (f'link matrix of {self.num_nodes} nodes over '
+                      f'{self.interconnect}, {self.msg_bytes} B')
+        self.keep_files = [self.csv_name(), self.png_name()]
+        self.tags = modes.tags_for(True, True, self.sweep_point()) | {
+            'linkmatrix'}
+
+    def csv_name(self):
+        return f'linkmatrix_{self.interconnect}.csv'
+
+    def png_name(self):
+        return f'linkmatrix_{self.interconnect}.png'
+
+    @run_before('run')
+    def set_command(self):
+        self.executable = self.program_path()
+        self.executable_opts = ['--bytes', str(self.msg_bytes),
+                                '--trials', str(self.trials)]
+
+    # -- output -----------------------------------------------------------
+
+    def matrix(self, run=None):
+        """The measured matrix (of ``run``, or of the job's output)."""
+        run = run if run is not None else self._run()
+        return linkmatrix.from_measurements(run.measurements)
+
+    def analysis(self, matrix):
+        """The matrix analysed: slow pairs, suspect nodes and links."""
+        return linkmatrix.analyse(matrix, self.fraction, self.interconnect)
+
+    def verdict_lines(self, analysis):
+        """The lines that fail the test (none: healthy). Subclasses may
+        refine them, e.g. with the switch topology."""
+        return analysis.messages()
+
+    def expected_pattern(self):
+        return 'linkmatrix'
+
+    def check_run(self, run):
+        n = self.num_nodes
+        if len(run.measurements) != n * (n - 1):
+            raise SanityError(f'{len(run.measurements)} pairs measured, '
+                              f'expected {n * (n - 1)} ({n} nodes)')
+
+        analysis = self.analysis(self.matrix(run))
+        self.logger.info(analysis.summary())
+        lines = self.verdict_lines(analysis)
+        if lines:
+            raise SanityError('; '.join(lines))
+
+    # -- artefacts, written after the run ---------------------------------
+
+    @run_after('run')
+    def write_artefacts(self):
+        # Before sanity, so that the matrix of a failing run is kept (in
+        # the stage directory, which ReFrame keeps on failure). An output
+        # that cannot be read gives no artefact; sanity says why.
+        try:
+            run = self._run()
+            cgoutput.verify(run, program=self.program,
+                            pattern=self.expected_pattern())
+            matrix = self.matrix(run)
+        except (cgoutput.OutputError, SanityError) as err:
+            self.logger.info(f'no link matrix artefacts: {err}')
+            return
+
+        if not matrix.bw:
+            return
+
+        linkmatrix.write_csv(matrix, os.path.join(self.stagedir,
+                                                  self.csv_name()))
+        self.draw_heatmap()
+
+    def heatmap_title(self):
+        return (f'{self.current_system.name}:{self.current_partition.name} '
+                f'{self.interconnect} link matrix (MB/s)')
+
+    def draw_heatmap(self):
+        """``linkmatrix_<fabric>.png`` from the CSV, in a separate Python:
+        matplotlib is slow to import, and optional."""
+        png = os.path.join(self.stagedir, self.png_name())
+        cmd = [sys.executable, '-m', 'clustergate.linkmatrix',
+               os.path.join(self.stagedir, self.csv_name()), png,
+               '--fraction', str(self.fraction),
+               '--fabric', self.interconnect,
+               '--title', self.heatmap_title()]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True,
+                                  timeout=120)
+            failed = not os.path.exists(png)
+        except (OSError, subprocess.SubprocessError) as err:
+            proc, failed = err, True
+
+        if failed:
+            tail = getattr(proc, 'stderr', str(proc)) or ''
+            self.logger.info(f'no heat map (matplotlib missing? pip '
+                             f'install clustergate[report]): '
+                             f'{tail.strip().splitlines()[-1:]}')
+
+    # -- performance ------------------------------------------------------
+
+    @performance_function('MB/s')
+    def bw_median(self):
+        return sn.defer(statistics.median(self.matrix().bw.values()))
+
+    @performance_function('MB/s')
+    def bw_min(self):
+        return sn.defer(min(self.matrix().bw.values()))
+
+    @run_before('performance')
+    def set_perf_variables(self):
+        self.perf_variables = {'bw_median': self.bw_median(),
+                               'bw_min': self.bw_min()}
