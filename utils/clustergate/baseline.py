@@ -19,7 +19,6 @@ A group with fewer runs than ``min_runs`` is refused (or skipped on
 request): a reference from two runs is a guess.
 """
 
-import datetime as dt
 import difflib
 import glob
 import json
@@ -31,7 +30,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from clustergate import references
+from clustergate import references, times
 
 #: MAD -> standard deviation for normally distributed noise
 MAD_TO_SIGMA = 1.4826
@@ -93,18 +92,8 @@ def _num(text):
 
 
 def _time(text) -> float:
-    if isinstance(text, (int, float)):
-        return float(text)
-
-    try:
-        t = dt.datetime.fromisoformat(str(text).strip())
-    except ValueError:
-        return 0.0
-
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=dt.timezone.utc)
-
-    return t.timestamp()
+    t = times.parse(text)
+    return 0.0 if t is None else t
 
 
 _PERFVAR = re.compile(r'(?:(?<=\|)|^)(\w+)=([^|]*)\|ref=([^|]*)\|lower=([^|]*)\|'
@@ -126,12 +115,20 @@ def parse_perflog_line(line: str, system: str, partition: str,
 
     point = references.format_axes(axes)
     status = None
-    if header and 'reference_status' in header:
-        i = header.index('reference_status')
-        # columns shift where values contain '|' (perf values): only trust
-        # the column if the line has as many fields as the header
-        if len(fields) == len(header):
-            status = fields[i] or None
+    # the first field is the completion time as the logging config formats
+    # it (a site's datefmt may drop the zone); the loggable
+    # job_completion_time_unix is the same in every zone: prefer it
+    completed = _time(when)
+    # columns shift where values contain '|' (perf values): only trust
+    # a named column if the line has as many fields as the header
+    if header and len(fields) == len(header):
+        if 'reference_status' in header:
+            status = fields[header.index('reference_status')] or None
+
+        if 'job_completion_time_unix' in header:
+            unix = times.parse(
+                fields[header.index('job_completion_time_unix')])
+            completed = completed if unix is None else unix
 
     out = {}
     for m in _PERFVAR.finditer(line):
@@ -144,7 +141,7 @@ def parse_perflog_line(line: str, system: str, partition: str,
             continue
 
         out[metric] = Sample(Key(system, partition, check, point, metric),
-                             val, unit or None, _time(when),
+                             val, unit or None, completed,
                              f'{jobid}@{when}', result, _num(ref),
                              _num(lower), _num(upper), status)
 

@@ -15,34 +15,17 @@ failures against the old reference count with ``--include-perf-failures``).
 See docs/references.md.
 """
 
-import datetime as dt
 import os
 import sys
 
 from clustergate import PROJECT_ROOT
 from clustergate import baseline as bl
-from clustergate import references
+from clustergate import references, times
 
 
 def _default_perflogs():
     return os.environ.get('CG_PERFLOG_DIR',
                           os.path.join(PROJECT_ROOT, 'perflogs'))
-
-
-def _since(text):
-    if text is None:
-        return None
-
-    try:
-        t = dt.datetime.fromisoformat(text)
-    except ValueError:
-        raise SystemExit(f'clustergate baseline: --since: not an ISO date '
-                         f'or time: {text!r}')
-
-    if t.tzinfo is None:
-        t = t.astimezone()
-
-    return t.timestamp()
 
 
 def _directions(items):
@@ -55,10 +38,6 @@ def _directions(items):
         out[metric] = d
 
     return out
-
-
-def _fmt_time(t):
-    return dt.datetime.fromtimestamp(t).isoformat(timespec='seconds')
 
 
 def run(args, out=sys.stdout, err=sys.stderr):
@@ -109,7 +88,8 @@ def run(args, out=sys.stdout, err=sys.stderr):
         system = systems[0]
 
     chosen = bl.select(samples, system=system, check=args.check,
-                       since=_since(args.since), last=args.last,
+                       since=times.since(args.since, 'baseline'),
+                       last=args.last,
                        include_perf_failures=args.include_perf_failures)
     try:
         base = bl.make(chosen, min_runs=args.min_runs, k=args.mad_k,
@@ -121,8 +101,9 @@ def run(args, out=sys.stdout, err=sys.stderr):
         return 3
 
     print(f'baseline of {system}: {len(base.stats)} metric(s) from '
-          f'{len(base.runs)} run(s), {_fmt_time(base.span[0])} .. '
-          f'{_fmt_time(base.span[1])}; tolerance = max({args.floor:g}, '
+          f'{len(base.runs)} run(s), {times.iso_utc(base.span[0])} .. '
+          f'{times.iso_utc(base.span[1])}; tolerance = max('
+          f'{args.floor:g}, '
           f'{args.mad_k:g} x 1.4826 x MAD / median)', file=out)
     print(bl.spread_table(base), file=out)
     for key, n in sorted(base.short.items(), key=lambda kv: kv[0].label()):
@@ -143,7 +124,8 @@ def run(args, out=sys.stdout, err=sys.stderr):
     comment = [
         f'Performance references of system {system} (docs/references.md).',
         f'Written by: clustergate baseline ({len(base.runs)} runs, '
-        f'{_fmt_time(base.span[0])} .. {_fmt_time(base.span[1])},',
+        f'{times.iso_utc(base.span[0])} .. '
+        f'{times.iso_utc(base.span[1])},',
         f'  min-runs {args.min_runs}, tolerance max({args.floor:g}, '
         f'{args.mad_k:g} sigma-from-MAD), better side x'
         f'{args.better_factor:g}).',
@@ -196,7 +178,8 @@ def add_parser(subparsers):
     sel.add_argument('--check', metavar='REGEX',
                      help='only checks whose name matches')
     sel.add_argument('--since', metavar='ISO',
-                     help='only runs completed at or after this time')
+                     help='only runs completed at or after this time '
+                          '(UTC unless it names a zone)')
     sel.add_argument('--last', type=int, metavar='N',
                      help='only the N most recent runs of each metric')
     sel.add_argument('--include-perf-failures', action='store_true',

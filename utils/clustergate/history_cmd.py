@@ -12,34 +12,17 @@ Examples:
   clustergate history --perflogs perflogs/ --all
 """
 
-import datetime as dt
 import os
 import sys
 
 from clustergate import PROJECT_ROOT
 from clustergate import baseline as bl
-from clustergate import history
+from clustergate import history, times
 
 
 def _default_db():
     return os.environ.get('CG_RESULTS_DB',
                           os.path.join(PROJECT_ROOT, 'output', 'results.db'))
-
-
-def _since(text):
-    if text is None:
-        return None
-
-    try:
-        t = dt.datetime.fromisoformat(text)
-    except ValueError:
-        raise SystemExit(f'clustergate history: --since: not an ISO date or '
-                         f'time: {text!r}')
-
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=dt.timezone.utc)
-
-    return t.timestamp()
 
 
 def run(args, out=None, err=None):
@@ -52,7 +35,8 @@ def run(args, out=None, err=None):
         return 2
 
     chosen = bl.select(samples, system=args.system, check=args.check,
-                       since=_since(args.since), include_perf_failures=True)
+                       since=times.since(args.since, 'history'),
+                       include_perf_failures=True)
     findings = history.analyse(chosen, alpha=args.alpha,
                                min_shift=args.min_shift)
     if not args.all:

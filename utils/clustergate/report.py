@@ -38,7 +38,7 @@ from typing import Dict, List, Optional, Sequence
 
 from clustergate import PROJECT_ROOT
 from clustergate import baseline as bl
-from clustergate import history, linkmatrix, references
+from clustergate import history, linkmatrix, references, times
 
 #: perflog samples carry no session id: samples further apart than this
 #: belong to different sessions (a night's run has no such gap)
@@ -427,11 +427,12 @@ def matrix_figures(dirs, outdir, fraction=linkmatrix.DEFAULT_FRACTION):
         mat = linkmatrix.read_csv(path)
         fabric = label.split()[-1]
         an = linkmatrix.analyse(mat, fraction, fabric)
-        when = dt.datetime.fromtimestamp(os.path.getmtime(path))
+        when = dt.datetime.fromtimestamp(os.path.getmtime(path),
+                                         dt.timezone.utc)
         name = f'linkmatrix_{_slug(label)}.png'
         linkmatrix.heatmap(mat, os.path.join(outdir, name),
                            f'{label}: link matrix (MB/s), '
-                           f'{when:%Y-%m-%d %H:%M}', fraction, an)
+                           f'{when:%Y-%m-%d %H:%M} UTC', fraction, an)
         figs.append({'file': name, 'title': f'link matrix {label}',
                      'text': an.summary(), 'bad': not an.healthy})
 
@@ -610,9 +611,8 @@ def run(args):
         samples = [s for s in samples if s.key.system == args.system]
 
     if args.since:
-        t = dt.datetime.fromisoformat(args.since)
-        t = t.replace(tzinfo=dt.timezone.utc) if t.tzinfo is None else t
-        samples = [s for s in samples if s.time >= t.timestamp()]
+        t = times.since(args.since, 'report')
+        samples = [s for s in samples if s.time >= t]
 
     dirs = args.matrices if args.matrices is not None else \
         [os.path.join(PROJECT_ROOT, 'output')]
