@@ -2,7 +2,8 @@
 # Installs everything clustergate needs on a fresh Debian 12 machine:
 # compilers, OpenMPI and MPICH with their headers (Debian's `mpich` alone
 # has mpicc.mpich but no mpi.h: that is libmpich-dev), Slurm and munge (for
-# the emulated cluster), hwloc/libnuma, and the project venv (.venv) with
+# the emulated cluster), hwloc/libnuma, HPC Challenge, NetPIPE and iperf3
+# (real benchmarks from Debian), and the project venv (.venv) with
 # `pip install -e .`. An MPI that still does not work is left out of the
 # configuration with the reason (clustergate.mpiprobe).
 # Idempotent: a second run only checks.
@@ -16,7 +17,8 @@ fi
 
 PKGS=(build-essential gfortran openmpi-bin libopenmpi-dev mpich libmpich-dev
       slurm-wlm munge libpmi2-0 hwloc libhwloc-dev libnuma-dev iproute2 procps
-      python3 python3-venv python3-pip git)
+      python3 python3-venv python3-pip git
+      hpcc netpipe-openmpi netpipe-tcp iperf3)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -34,7 +34,9 @@ site_configuration = {
         {
             # minutes: smallest sizes and scales, for merge requests and CI
             'name': 'ci',
-            'options': _common_opts + ['--tag=ci'],
+            # HPC Challenge at N <= 768: seconds, not hours
+            'options': _common_opts + ['--tag=ci',
+                                       '-S', 'HpccRun.max_problem_size=768'],
         },
         {
             # what a site runs every night

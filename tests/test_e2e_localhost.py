@@ -68,3 +68,24 @@ def test_perflog_has_values_and_axes(ci_run):
         for axis in ('num_nodes', 'ppn', 'interconnect', 'msg_bytes'):
             assert axis in ln, ln
         assert 'latency=' in ln and 'bandwidth=' in ln
+
+
+def test_hpcc_hpl_and_beff_ran_for_real(ci_run):
+    # HPL and b_eff are in the ci subset: one real hpcc run per point
+    res, report, out = ci_run
+    cases = [tc for run in report['runs'] for tc in run['testcases']]
+    for name in ('HpccHpl', 'HpccBeff'):
+        passed = [tc for tc in cases if tc['name'].startswith(name)
+                  and tc['result'] == 'pass']
+        assert passed, f'no {name} passed'
+
+    logs = glob.glob(str(out / 'perflogs' / '**' / 'Hpcc*.log'),
+                     recursive=True)
+    lines = [ln for f in logs for ln in open(f)]
+    gflops = [float(m) for ln in lines
+              for m in re.findall(r'\|gflops=([0-9.e+-]+)\|', ln)]
+    ring = [float(m) for ln in lines
+            for m in re.findall(r'\|random_ring_bandwidth=([0-9.e+-]+)\|',
+                                ln)]
+    assert gflops and all(g > 0 for g in gflops)
+    assert ring and all(b > 0 for b in ring)

@@ -176,7 +176,8 @@ def benchmark_sources(system):
     clustergate.benchmarks and docs/benchmarks.md): NPB, OSU, STREAM and
     IMB from the system's Spack environment, built against Debian's
     OpenMPI; IMB also prebuilt from impi-rt for the ``intelmpi``
-    environment, when that is installed.
+    environment, when that is installed; HPCC from Debian's ``hpcc``
+    package (/usr/bin/hpcc, OpenMPI).
     """
     spack = {'source': 'spack',
              'spack_env': os.path.join(_PROJECT, 'spack-env', system),
@@ -187,5 +188,7 @@ def benchmark_sources(system):
         imb.insert(0, {'source': 'prebuilt', 'prefix': prefix,
                        'environs': ['intelmpi']})
 
+    # HPC Challenge: Debian's hpcc package, built against its OpenMPI
+    hpcc = {'source': 'prebuilt', 'prefix': '/usr', 'environs': ['openmpi']}
     return {'npb': dict(spack), 'osu': dict(spack),
-            'stream': dict(spack), 'imb': imb}
+            'stream': dict(spack), 'imb': imb, 'hpcc': hpcc}

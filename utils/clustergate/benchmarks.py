@@ -1,4 +1,4 @@
-"""Where the third-party benchmarks (NPB, IMB, OSU, STREAM) come from.
+"""Where the third-party benchmarks (NPB, IMB, OSU, STREAM, HPCC) come from.
 
 Chosen per partition in the configuration, never in the checks. A
 partition's ``extras`` name a source per benchmark family::
@@ -28,7 +28,8 @@ the environment first (idempotent when the manifest lists them already),
 put on ``PATH`` by ``modules``).
 
 Binaries are found by their standard names: ``<bench>.<CLASS>.x`` (NPB),
-``IMB-MPI1``, ``osu_latency`` and friends, ``stream_c.exe``.
+``IMB-MPI1``, ``osu_latency`` and friends, ``stream_c.exe``, ``hpcc``
+(Debian's package: ``{'source': 'prebuilt', 'prefix': '/usr'}``).
 
 Pure Python (no ReFrame import): the ReFrame fixture
 (:mod:`clustergate.rfm.thirdparty`) and the unit tests use it alike.
@@ -39,7 +40,7 @@ import shutil
 from dataclasses import dataclass, field
 from typing import List, Mapping, Optional, Sequence, Tuple
 
-FAMILIES = ('npb', 'imb', 'osu', 'stream')
+FAMILIES = ('npb', 'imb', 'osu', 'stream', 'hpcc')
 KINDS = ('spack', 'prebuilt')
 
 #: OSU 7.x installs its binaries here (below the prefix or the view)

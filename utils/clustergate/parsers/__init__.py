@@ -16,6 +16,7 @@ Modules:
 * :mod:`clustergate.parsers.imb` -- Intel MPI Benchmarks 2021.x
 * :mod:`clustergate.parsers.osu` -- OSU Micro-Benchmarks 7.x
 * :mod:`clustergate.parsers.stream` -- STREAM 5.10 and stream_mpi.c
+* :mod:`clustergate.parsers.hpcc` -- HPC Challenge 1.5.0 (hpccoutf.txt)
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ __all__ = [
     'parse_imb',
     'parse_osu',
     'parse_stream',
+    'parse_hpcc',
 ]
 
 
@@ -87,3 +89,4 @@ from .npb import parse_npb  # noqa: E402
 from .imb import parse_imb  # noqa: E402
 from .osu import parse_osu  # noqa: E402
 from .stream import parse_stream  # noqa: E402
+from .hpcc import parse_hpcc  # noqa: E402

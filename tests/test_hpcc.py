@@ -1,0 +1,196 @@
+"""HPC Challenge: the input file generator (clustergate.hpccinf), the
+parser of hpccoutf.txt and the kernel checks' sanity and performance, on
+real outputs of Debian's hpcc 1.5.0 made here from inputs this generator
+wrote (tests/fixtures/benchmark-outputs/hpcc, see its README)."""
+
+import math
+
+import pytest
+import reframe.utility.sanity as sn
+from reframe.core.exceptions import SanityError
+
+from clustergate import hpccinf
+from clustergate.parsers import ParseError, parse_hpcc
+from conftest import cut_before, fixture_text
+from rfm_loader import load_checks, pick
+
+PASS = 'hpcc1.5.0-np2-n768'
+RESIDUAL_FAIL = 'hpcc1.5.0-np2-n768-residual-fail'
+ONE_RANK = 'hpcc1.5.0-np1-n768'
+
+
+def out(name):
+    return fixture_text('benchmark-outputs', 'hpcc', f'{name}.hpccoutf.txt')
+
+
+def inp(name):
+    return fixture_text('benchmark-outputs', 'hpcc', f'{name}.hpccinf.txt')
+
+
+# -- input file ---------------------------------------------------------------
+
+@pytest.mark.parametrize('ranks,grid', [
+    (1, (1, 1)), (2, (1, 2)), (4, (2, 2)), (6, (2, 3)), (7, (1, 7)),
+    (8, (2, 4)), (12, (3, 4)), (16, (4, 4)),
+])
+def test_grid_is_nearest_square(ranks, grid):
+    assert hpccinf.process_grid(ranks) == grid
+
+
+def test_grid_needs_a_rank():
+    with pytest.raises(hpccinf.HpccInputError):
+        hpccinf.process_grid(0)
+
+
+def test_problem_size_from_memory_fraction():
+    mem = 24 * 2**30
+    n = hpccinf.problem_size(mem, 0.5, 128)
+    assert n % 128 == 0
+    assert n <= math.sqrt(0.5 * mem / 8) < n + 128
+    assert hpccinf.problem_size(mem, 0.5, 128, max_n=800) == 768
+    assert hpccinf.problem_size(1000, 0.5, 128) == 128     # one block
+
+
+def test_problem_size_grows_with_nodes():
+    one = hpccinf.for_job(8, 1, 4)
+    four = hpccinf.for_job(8, 4, 4)
+    assert four.n == pytest.approx(2 * one.n, rel=0.01)
+    assert (four.p, four.q) == (2, 2)
+
+
+def test_no_memory_is_a_config_error():
+    with pytest.raises(hpccinf.HpccInputError, match='memory_per_node_gib'):
+        hpccinf.for_job(None, 1, 2, partition='sys:part')
+
+
+@pytest.mark.parametrize('name,ranks,threshold', [
+    (PASS, 2, 16), (RESIDUAL_FAIL, 2, 0.0001), (ONE_RANK, 1, 16)])
+def test_fixture_inputs_are_the_generator(name, ranks, threshold):
+    # the real outputs were made from exactly what the generator writes
+    made = hpccinf.for_job(24, 1, ranks, max_n=768, threshold=threshold)
+    assert made.render() == inp(name)
+
+
+def test_hpcc_read_the_generated_input():
+    text = out(PASS)
+    assert 'N      :     768' in text
+    assert 'P      :       1' in text and 'Q      :       2' in text
+    res = parse_hpcc(text)
+    assert (res.value('HPL_N'), res.value('HPL_NB')) == (768, 128)
+    assert (res.value('HPL_nprow'), res.value('HPL_npcol')) == (1, 2)
+
+
+# -- parser -------------------------------------------------------------------
+
+def test_parse_complete_run():
+    res = parse_hpcc(out(PASS))
+    assert res.processes == 2
+    assert res.residuals == [(0.0088113, 'PASSED')]
+    assert (res.hpl_passed, res.hpl_failed) == (1, 0)
+    assert res.hpl_verdict() is None
+    assert res.value('HPL_Tflops') == 0.00186537
+    assert res.value('RandomlyOrderedRingBandwidth_GBytes') == 5.83005
+    for section in ('HPL', 'PTRANS', 'StarSTREAM', 'MPIFFT',
+                    'MPIRandomAccess', 'LatencyBandwidth'):
+        assert section in res.sections
+
+
+def test_ptrans_residual_counts_are_not_hpl_s():
+    # PTRANS prints "5 tests completed and passed residual checks" first
+    res = parse_hpcc(out(PASS))
+    assert res.hpl_passed == 1
+
+
+def test_parse_failed_residual():
+    res = parse_hpcc(out(RESIDUAL_FAIL))
+    assert res.residuals == [(0.0088113, 'FAILED')]
+    assert res.value('Success') == 0
+    assert 'residual' in res.hpl_verdict()
+
+
+@pytest.mark.parametrize('marker,what', [
+    ('Begin of Summary section', 'no complete Summary'),
+    ('End of Summary section', 'no complete Summary'),
+    ('End of HPC Challenge tests', 'End of HPC Challenge tests'),
+])
+def test_parse_cut_short(marker, what):
+    with pytest.raises(ParseError, match=what):
+        parse_hpcc(cut_before(out(PASS), marker))
+
+
+@pytest.mark.parametrize('text,what', [
+    ('', 'empty'), ('hello\n', 'not an HPCC output')])
+def test_parse_foreign(text, what):
+    with pytest.raises(ParseError, match=what):
+        parse_hpcc(text)
+
+
+# -- checks -------------------------------------------------------------------
+
+@pytest.fixture(scope='module')
+def checks():
+    return load_checks('checks/hpcc/hpcc_checks.py')
+
+
+def fed(checks, cls, text):
+    c = pick(checks, cls)
+    c.stdout_text = lambda: text
+    return c
+
+
+def value(deferred):
+    return sn.evaluate(deferred)
+
+
+def perf(check):
+    check.set_perf_variables()
+    return {k: value(v) for k, v in check.perf_variables.items()}
+
+
+def test_kernel_checks_read_one_run(checks):
+    text = out(PASS)
+    hpl = fed(checks, 'HpccHpl', text)
+    assert value(hpl.validate()) is True
+    assert perf(hpl) == {'gflops': pytest.approx(1.86537),
+                         'time': 0.162367}
+    beff = fed(checks, 'HpccBeff', text)
+    assert value(beff.validate()) is True
+    got = perf(beff)
+    assert got['random_ring_bandwidth'] == 5.83005
+    assert got['natural_ring_bandwidth'] == 11.6047
+    assert got['pingpong_latency'] > 0
+    for cls in ('HpccStream', 'HpccRandomAccess', 'HpccPtrans', 'HpccFft'):
+        c = fed(checks, cls, text)
+        assert value(c.validate()) is True, cls
+        assert all(v > 0 for v in perf(c).values()), cls
+
+
+def test_hpl_residual_failure_is_a_sanity_failure(checks):
+    hpl = fed(checks, 'HpccHpl', out(RESIDUAL_FAIL))
+    with pytest.raises(SanityError, match='residual 0.0088113'):
+        value(hpl.validate())
+
+    # the other kernels of the same run are still valid
+    assert value(fed(checks, 'HpccStream',
+                     out(RESIDUAL_FAIL)).validate()) is True
+
+
+def test_beff_with_one_rank_measured_nothing(checks):
+    beff = fed(checks, 'HpccBeff', out(ONE_RANK))
+    with pytest.raises(SanityError, match='measured nothing'):
+        value(beff.validate())
+
+
+def test_truncated_run_names_what_is_missing(checks):
+    hpl = fed(checks, 'HpccHpl', cut_before(out(PASS), 'Begin of HPL'))
+    with pytest.raises(SanityError, match='Summary'):
+        value(hpl.validate())
+
+
+def test_checks_carry_the_run_s_point(checks):
+    hpl = [c for c in checks if type(c).__name__ == 'HpccHpl']
+    points = {(c.num_nodes, c.ppn, c.interconnect) for c in hpl}
+    assert len(points) == len(hpl) >= 2
+    assert all({'hpcc', 'HPL', 'ci'} <= set(c.tags) for c in hpl)
+    stream = pick(checks, 'HpccStream')
+    assert 'ci' not in stream.tags and 'nightly' in stream.tags

@@ -1,0 +1,241 @@
+"""Generic base of the HPC Challenge checks (Debian's ``hpcc`` 1.5.0).
+
+One HPCC run measures every kernel (HPL, DGEMM, STREAM, PTRANS,
+RandomAccess, FFT, b_eff): running it once per metric would multiply the
+cost by six. So the run is a fixture, :class:`HpccRun`, one per sweep
+point, partition and environment; each kernel's check
+(:class:`HpccKernelTest`, thin subclasses in ``checks/hpcc/``) depends on
+it, reads its ``hpccoutf.txt`` and reports that kernel's figures with its
+own sanity (HPL's residual, RandomAccess's error fraction, ...). The
+checks fork over the run's sweep points (``action='fork'``), and carry the
+point as loggable variables, so their perflog lines and references look
+like any other family's.
+
+``hpccinf.txt`` is written by :mod:`clustergate.hpccinf` from the
+partition's ``memory_per_node_gib`` and the rank count, with the
+partition's optional ``extras['hpcc']``::
+
+    'hpcc': {'memory_fraction': 0.5, 'nb': 128, 'max_n': 20000}
+
+and :attr:`HpccRun.max_problem_size` (``ci`` mode caps N with ``-S``).
+"""
+
+import os
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+from reframe.core.builtins import (fixture, run_after, run_before,
+                                   sanity_function, variable)
+from reframe.core.exceptions import SanityError
+
+from clustergate import hpccinf, sweep
+from clustergate.parsers import ParseError, parse_hpcc
+from clustergate.rfm import modes
+from clustergate.rfm.joboutput import JobOutput
+from clustergate.rfm.thirdparty import (BenchmarkBinaries, ThirdPartyTest,
+                                        environs_for)
+
+#: HPCC writes its results here, in the working directory
+OUTPUT_FILE = 'hpccoutf.txt'
+INPUT_FILE = 'hpccinf.txt'
+
+
+class HpccBinaries(BenchmarkBinaries):
+    family = 'hpcc'
+
+
+class HpccRun(ThirdPartyTest):
+    """One ``hpcc`` run at one sweep point: every kernel, once.
+
+    Sanity: the output file is complete (HPCC reached its last line). The
+    kernels' own verdicts belong to the checks that report them.
+    """
+
+    family = 'hpcc'
+
+    #: Upper bound on HPL's N, whatever the memory (0: none); the ci mode
+    #: sets it (config/common.py) so that a run takes seconds
+    max_problem_size = variable(int, value=0, loggable=True)
+
+    #: HPL's N, NB and grid of this run (set at run time, logged)
+    problem_size = variable(int, value=0, loggable=True)
+
+    binaries = fixture(HpccBinaries, scope='environment')
+    keep_files = [INPUT_FILE, OUTPUT_FILE]
+    time_limit = '60m'
+
+    def binary_name(self):
+        return 'hpcc'
+
+    def hpcc_input(self):
+        """The input of this point (clustergate.hpccinf.for_job)."""
+        part = self.current_partition
+        opts = part.extras.get('hpcc', {})
+        max_n = [n for n in (opts.get('max_n'), self.max_problem_size) if n]
+        return hpccinf.for_job(
+            part.extras.get('memory_per_node_gib'), self.num_nodes,
+            self.num_tasks,
+            fraction=opts.get('memory_fraction',
+                              hpccinf.DEFAULT_MEMORY_FRACTION),
+            nb=opts.get('nb', hpccinf.DEFAULT_NB),
+            max_n=min(max_n) if max_n else None,
+            partition=part.fullname)
+
+    @run_before('run')
+    def write_input(self):
+        try:
+            inp = self.hpcc_input()
+        except hpccinf.HpccInputError as err:
+            self.skip(str(err))
+
+        self.problem_size = inp.n
+        self.descr = (f'HPCC (N={inp.n}, NB={inp.nb}, {inp.p}x{inp.q}) on '
+                      f'{self.num_nodes} node(s) x {self.ppn} ppn over '
+                      f'{self.interconnect}')
+        with open(os.path.join(self.stagedir, INPUT_FILE), 'w') as fp:
+            fp.write(inp.render())
+
+        # idle ranks wait in barriers: let them yield shared cores
+        self.env_vars.setdefault('OMPI_MCA_mpi_yield_when_idle', '1')
+
+    def output_text(self):
+        path = os.path.join(self.stagedir, OUTPUT_FILE)
+        try:
+            with open(path, errors='replace') as fp:
+                return fp.read()
+        except OSError:
+            raise SanityError(self.explained(
+                f'HPCC wrote no {OUTPUT_FILE}')) from None
+
+    def parse(self, text):
+        return parse_hpcc(text)
+
+    @sanity_function
+    def validate(self):
+        return sn.defer(self.check_output(self.output_text()))
+
+
+class HpccKernelTest(JobOutput, rfm.RunOnlyRegressionTest):
+    """The figures of one HPCC kernel, read from the :class:`HpccRun` of
+    the same sweep point (the run is shared by every kernel's check).
+
+    Subclasses set :attr:`kernel`, :meth:`check_kernel` (sanity beyond
+    "the run completed") and :attr:`metrics`: ``{perf variable: (summary
+    key, unit, scale)}``.
+    """
+
+    hpcc = fixture(HpccRun, scope='environment', action='fork')
+
+    #: Kernel name (HPL, STREAM, ...), logged
+    kernel = variable(str, loggable=True)
+
+    #: perf variable -> (HPCC summary key, unit, factor applied)
+    metrics = variable(dict)
+
+    #: Also in the ci subset (where the partition's ci subset has the point)
+    in_ci = variable(bool, value=False)
+
+    #: Minimum ranks for this kernel to mean anything (b_eff: 2)
+    min_ranks = variable(int, value=1)
+
+    #: The sweep point of the run (copied from the fixture: loggable like
+    #: the parameters of other families, used by the references)
+    num_nodes = variable(int, loggable=True)
+    ppn = variable(int, loggable=True)
+    interconnect = variable(str, loggable=True)
+    reference_status = variable(str, value='', loggable=True)
+
+    valid_systems = ['+mpi']
+    valid_prog_environs = ['+mpi']
+    # reads a file of the run's stage directory: no allocation needed
+    local = True
+    executable = 'cat'
+    maintainers = ['clustergate']
+
+    def sweep_point(self):
+        return sweep.SweepPoint(self.num_nodes, self.ppn, self.interconnect)
+
+    def reference_axes(self):
+        """The axes a reference key may name (clustergate.references)."""
+        return {'num_nodes': self.num_nodes, 'ppn': self.ppn,
+                'interconnect': self.interconnect}
+
+    @run_after('init')
+    def take_point(self):
+        info = type(self).get_variant_info(self.variant_num, recurse=True)
+        params = info['fixtures']['hpcc']['params']
+        self.num_nodes = params['num_nodes']
+        self.ppn = params['ppn']
+        self.interconnect = params['interconnect']
+        envs = environs_for('hpcc')
+        if envs:
+            self.valid_prog_environs = envs
+
+        self.tags = (modes.tags_for(self.in_ci, True, self.sweep_point()) |
+                     {'thirdparty', 'hpcc', self.kernel})
+        self.descr = (f'HPCC {self.kernel} on {self.num_nodes} node(s) x '
+                      f'{self.ppn} ppn over {self.interconnect}')
+
+    @run_after('setup')
+    def need_ranks(self):
+        ranks = self.num_nodes * self.ppn
+        self.skip_if(ranks < self.min_ranks,
+                     f'HPCC {self.kernel} needs at least {self.min_ranks} '
+                     f'ranks, this point has {ranks}')
+
+    @run_after('setup')
+    def load_reference(self):
+        from clustergate import references
+        references.apply(self)
+
+    @run_before('run')
+    def read_run(self):
+        self.executable_opts = [os.path.join(self.hpcc.stagedir, OUTPUT_FILE)]
+
+    def parsed(self):
+        try:
+            return parse_hpcc(self.stdout_text())
+        except ParseError as err:
+            raise SanityError(str(err)) from None
+
+    @sanity_function
+    def validate(self):
+        return sn.defer(self.check_output(self.stdout_text()))
+
+    def check_output(self, text):
+        """Sanity of one hpccoutf.txt; SanityError with the cause. Separate
+        from ReFrame's deferred machinery so unit tests call it on fixture
+        files."""
+        try:
+            result = parse_hpcc(text)
+        except ParseError as err:
+            raise SanityError(str(err)) from None
+
+        for key, *_ in self.metrics.values():
+            try:
+                result.value(key)
+            except KeyError as err:
+                raise SanityError(err.args[0]) from None
+
+        self.check_kernel(result)
+        return True
+
+    def check_kernel(self, result):
+        pass
+
+    def metric_value(self, name, result=None):
+        key, _, scale = self.metrics[name]
+        return (result or self.parsed()).value(key) * scale
+
+    @run_before('performance')
+    def set_perf_variables(self):
+        self.perf_variables = {
+            name: sn.make_performance_function(_metric(self, name), unit)
+            for name, (_, unit, _) in self.metrics.items()
+        }
+
+
+@sn.deferrable
+def _metric(test, name):
+    """One metric, read when ReFrame evaluates the performance."""
+    return test.metric_value(name)
