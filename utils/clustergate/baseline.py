@@ -65,7 +65,9 @@ class Sample:
     status: Optional[str] = None    # reference_status of the test
 
 
-_PARAM = re.compile(r'%(\w+)=(\S+)')
+# a check forked over its fixture's parameters shows them as
+# %fixture.param=value (HPCC kernels: %hpcc.num_nodes=4)
+_PARAM = re.compile(r'%(?:\w+\.)*(\w+)=(\S+)')
 
 
 def split_display_name(name: str) -> Tuple[str, Dict[str, str]]:

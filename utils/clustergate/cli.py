@@ -18,6 +18,7 @@ TOOLS = {
     'history': 'clustergate.history_cmd',
     'timing': 'clustergate.timing_cmd',
     'cost': 'clustergate.cost_cmd',
+    'score': 'clustergate.score_cmd',
 }
 
 

@@ -1,0 +1,88 @@
+"""clustergate score: the acceptance score of a session.
+
+One figure per partition: the geometric mean of every measured metric
+relative to its reference (times and latencies inverted, so above 1 is
+better), and the metrics that pulled it down; written to a JSON file a
+site can archive as its signed-off baseline (and pass back with
+--baseline where config/references has no reference). Reads a JSON run
+report (reframe --report-file) or the latest session of the results
+database (default: output/results.db, or $CG_RESULTS_DB).
+"""
+
+import json
+import os
+import sys
+
+from clustergate import PROJECT_ROOT, score, timing
+
+
+def default_output(report):
+    uuid = (report.get('session_info', {}).get('uuid') or 'session')[:8]
+    return os.path.join(PROJECT_ROOT, 'output', f'score-{uuid}.json')
+
+
+def run(args, out=None, err=None):
+    out, err = out or sys.stdout, err or sys.stderr
+    try:
+        if args.json:
+            report = timing.load_report(args.json)
+        else:
+            db = args.db or os.environ.get(
+                'CG_RESULTS_DB',
+                os.path.join(PROJECT_ROOT, 'output', 'results.db'))
+            report = timing.latest_report(db)
+            if report is None:
+                print(f'clustergate score: error: no session in {db}',
+                      file=err)
+                return 2
+
+        base = None
+        if args.baseline:
+            with open(args.baseline) as fp:
+                base = json.load(fp)
+    except (OSError, ValueError) as e:
+        print(f'clustergate score: error: {e}', file=err)
+        return 2
+
+    scores = score.compute(report, base)
+    for line in score.summary_lines(scores):
+        print(line, file=out)
+
+    doc = score.to_json(scores, report)
+    path = args.output or default_output(report)
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        score.write_json(path, doc)
+        if args.json and args.annotate:
+            # the run report carries its own score
+            report['clustergate_score'] = doc
+            with open(args.json, 'w') as fp:
+                json.dump(report, fp, indent=2)
+    except OSError as e:
+        print(f'clustergate score: error: cannot write {e.filename}: '
+              f'{e.strerror}', file=err)
+        return 2
+
+    print(f'  written to {path}', file=out)
+    return 0
+
+
+def add_parser(subparsers):
+    p = subparsers.add_parser(
+        'score', help='acceptance score per partition',
+        description=__doc__.strip().split('\n\n')[1]
+    )
+    p.add_argument('--json', metavar='FILE', help='a JSON run report')
+    p.add_argument('--db', metavar='FILE',
+                   help="ReFrame's results database (latest session)")
+    p.add_argument('--baseline', metavar='FILE',
+                   help='a signed-off score JSON: references for metrics '
+                        'config/references does not cover')
+    p.add_argument('-o', '--output', metavar='FILE',
+                   help='where to write the score JSON (default: '
+                        'output/score-<session>.json)')
+    p.add_argument('--annotate', action='store_true',
+                   help='also add the score to the JSON run report '
+                        '(key clustergate_score)')
+    p.set_defaults(func=run)
+    return p
