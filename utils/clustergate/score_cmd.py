@@ -24,18 +24,7 @@ def default_output(report):
 def run(args, out=None, err=None):
     out, err = out or sys.stdout, err or sys.stderr
     try:
-        if args.json:
-            report = timing.load_report(args.json)
-        else:
-            db = args.db or os.environ.get(
-                'CG_RESULTS_DB',
-                os.path.join(PROJECT_ROOT, 'output', 'results.db'))
-            report = timing.latest_report(db)
-            if report is None:
-                print(f'clustergate score: error: no session in {db}',
-                      file=err)
-                return 2
-
+        report = timing.session_report(args.json, args.db)
         base = None
         if args.baseline:
             with open(args.baseline) as fp:

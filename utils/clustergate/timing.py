@@ -188,3 +188,22 @@ def latest_report(db: str) -> Optional[Dict]:
     reports = baseline.results_db_reports(db)
     return max(reports, key=lambda r: r.get('session_info', {})
                .get('time_end_unix') or 0) if reports else None
+
+
+def session_report(json_path: Optional[str] = None,
+                   db: Optional[str] = None) -> Dict:
+    """A JSON run report, or the latest session of the results database
+    (``db``, else $CG_RESULTS_DB, else output/results.db); ValueError
+    naming the database when it holds no session."""
+    if json_path:
+        return load_report(json_path)
+
+    from clustergate import PROJECT_ROOT
+    db = db or os.environ.get('CG_RESULTS_DB',
+                              os.path.join(PROJECT_ROOT, 'output',
+                                           'results.db'))
+    report = latest_report(db)
+    if report is None:
+        raise ValueError(f'no session in {db}')
+
+    return report

@@ -7,27 +7,15 @@ report (reframe --report-file) or the latest session of the results
 database (default: output/results.db, or $CG_RESULTS_DB).
 """
 
-import os
 import sys
 
-from clustergate import PROJECT_ROOT
 from clustergate import timing
 
 
 def run(args, out=None, err=None):
     out, err = out or sys.stdout, err or sys.stderr
     try:
-        if args.json:
-            report = timing.load_report(args.json)
-        else:
-            db = args.db or os.environ.get(
-                'CG_RESULTS_DB',
-                os.path.join(PROJECT_ROOT, 'output', 'results.db'))
-            report = timing.latest_report(db)
-            if report is None:
-                print(f'clustergate timing: error: no session in {db}',
-                      file=err)
-                return 2
+        report = timing.session_report(args.json, args.db)
     except (OSError, ValueError) as e:
         print(f'clustergate timing: error: {e}', file=err)
         return 2
