@@ -11,7 +11,7 @@ deviation ``sigma`` (lognormal ratios): by default 0.15, from the emulated
 cluster's healthy spread, where the worst of 12 pairs was at 0.78x the
 median by its fastest trial on a busy machine (0.91x quiet); the expected
 minimum of 12 normal draws is -1.63 sigma, so sigma = ln(1/0.78) / 1.63 =
-0.15. A flow counts ``min(z^2, 9)`` with ``z = (e - median e) / sigma``
+0.15. A flow counts ``min(z^2, 16)`` with ``z = (e - median e) / sigma``
 (clipped: one wild flow cannot dominate).
 
 **Explanations** are faults of the fabric, each a changed topology whose
@@ -47,7 +47,7 @@ from .rounds import Round
 
 DEFAULT_SIGMA = 0.15
 DEFAULT_MIN_EFFECT = 0.7
-CLIP = 3.0
+CLIP = 4.0
 ALPHA = 1e-4
 # above this many flows the scale stays fixed while candidates are compared
 FULL_REFIT_FLOWS = 20000
@@ -135,24 +135,61 @@ def _z_of_median(values, sigma):
     return abs(_median(values)) / (1.2533 * sigma / math.sqrt(len(values)))
 
 
+class Prepared:
+    """The rounds' predictions on the declared topology and the indices
+    the diagnosis uses, which depend only on the flows: build once and
+    pass to :func:`diagnose` (``prepared=``) when the same rounds are
+    diagnosed again with other measurements (simulations)."""
+
+    def __init__(self, topology: Topology, flows: Sequence[Sequence]):
+        self.topology = topology
+        self.models = [RoundModel(topology, fl) for fl in flows]
+        self.base = [m.rates for m in self.models]
+        self.logp = [[math.log(p) if p > 0 else -20.0 for p in row]
+                     for row in self.base]
+        # flows by sending/receiving node and by trunk (declared paths)
+        self.by_node: Dict[str, Dict[str, List[Tuple[int, int]]]] = {}
+        self.through: Dict[Link, List[Tuple[int, int]]] = {}
+        self.loaded: List[set] = []     # per round: switches with traffic
+        for ri, m in enumerate(self.models):
+            loaded = set()
+            for fi, (s, d) in enumerate(m.flows):
+                self.by_node.setdefault(s, {'up': [], 'down': []})[
+                    'up'].append((ri, fi))
+                self.by_node.setdefault(d, {'up': [], 'down': []})[
+                    'down'].append((ri, fi))
+                for link in m.paths[fi]:
+                    if link[0] == 'switch':
+                        self.through.setdefault(link, []).append((ri, fi))
+                        loaded.add(link[1])
+            self.loaded.append(loaded)
+
+    def flows(self):
+        return [m.flows for m in self.models]
+
+
 class _Fit:
     """Predictions and residuals of the declared topology with faults."""
 
     def __init__(self, topology: Topology, rounds: Sequence[Round],
-                 sigma: float):
+                 sigma: float, prepared: Optional[Prepared] = None):
         self.topology = topology
         self.rounds = list(rounds)
         self.sigma = sigma
-        self.models = [RoundModel(topology, r.flows) for r in self.rounds]
-        self.logm = [[math.log(v) if v > 0 else math.log(1e-9)
-                      for v in r.measured] for r in self.rounds]
+        pre = prepared or Prepared(topology, [r.flows for r in self.rounds])
+        self.models = pre.models
+        self.by_node, self.through, self.loaded = \
+            pre.by_node, pre.through, pre.loaded
+        log = math.log
+        self.logm = [[log(v) if v > 0 else -20.0 for v in r.measured]
+                     for r in self.rounds]
         self.n = sum(len(x) for x in self.logm)
         self.full = self.n <= FULL_REFIT_FLOWS
-        self.base = [m.rates for m in self.models]
+        self.base = pre.base
+        self.e0 = [[a - b for a, b in zip(lm, lp)]
+                   for lm, lp in zip(self.logm, pre.logp)]
 
-    def rates_for(self, faults: Sequence[Fault]):
-        if not faults:
-            return self.base
+    def _variant_args(self, faults):
         topo = self.topology
         links, nodes = [], []
         for f in faults:
@@ -160,10 +197,50 @@ class _Fit:
             links += list(f.links)
             if f.kind == 'miscabled':
                 nodes.append(f.subject)
-                for leaf in (self.topology.leaf_of[f.subject], f.leaf):
-                    for s in self.topology.chain(leaf)[:-1]:
-                        links += [('switch', s, 'up'), ('switch', s, 'down')]
+        return topo, links, nodes
+
+    def rates_for(self, faults: Sequence[Fault]):
+        if not faults:
+            return self.base
+        topo, links, nodes = self._variant_args(faults)
         return [m.variant(topo, links, nodes) for m in self.models]
+
+    def sparse_for(self, faults: Sequence[Fault]):
+        """Per round, (flow indices, rates) that differ from the base."""
+        topo, links, nodes = self._variant_args(faults)
+        return [m.variant_sparse(topo, links, nodes) for m in self.models]
+
+    def gain(self, sparse, e, c):
+        """Loss of the current residuals ``e`` minus that with the rates
+        of ``sparse``, the scale ``c`` held."""
+        s, k2 = self.sigma, CLIP * CLIP
+        total = 0.0
+        for ri, (members, sub) in enumerate(sparse):
+            lms, row = self.logm[ri], e[ri]
+            for f, p in zip(members, sub):
+                z0 = (row[f] - c) / s
+                z1 = (lms[f] - math.log(p) - c) / s if p > 0 else 1e9
+                z0 *= z0
+                z1 *= z1
+                total += (z0 if z0 < k2 else k2) - (z1 if z1 < k2 else k2)
+        return total
+
+    def dense(self, sparse, rates, e):
+        """Rates and residuals with ``sparse`` applied to the base."""
+        new_rates, ne = [], []
+        for ri, (members, sub) in enumerate(sparse):
+            if not members:
+                new_rates.append(self.base[ri])
+                ne.append(self.e0[ri])
+                continue
+            r = list(self.base[ri])
+            for f, p in zip(members, sub):
+                r[f] = p
+            new_rates.append(r)
+            lms = self.logm[ri]
+            ne.append([lm - math.log(p) if p > 0 else 20.0
+                       for lm, p in zip(lms, r)])
+        return new_rates, ne
 
     def residuals(self, rates):
         return [[lm - math.log(p) if p > 0 else 20.0
@@ -188,7 +265,7 @@ def _pick_verdicts(fit: _Fit, fabric, min_effect, max_faults, alpha):
     topo = fit.topology
     faults: List[Fault] = []
     rates = fit.base
-    e = fit.residuals(rates)
+    e = fit.e0
     c = fit.scale_of(e)
     cur = fit.loss(e, c)
     verdicts = []
@@ -202,15 +279,21 @@ def _pick_verdicts(fit: _Fit, fabric, min_effect, max_faults, alpha):
         threshold = 2 * (math.log(len(cands) + 1) + math.log(1 / alpha))
         scored = []
         for fault in cands:
-            new_rates = fit.rates_for(faults + [fault])
-            ne = fit.residuals(new_rates)
-            nc = fit.scale_of(ne) if fit.full else c
-            scored.append((cur - fit.loss(ne, nc), fault, new_rates, ne, nc))
+            sparse = fit.sparse_for(faults + [fault])
+            if fit.full:
+                new_rates, ne = fit.dense(sparse, rates, e)
+                nc = fit.scale_of(ne)
+                scored.append((cur - fit.loss(ne, nc), fault, sparse))
+            else:
+                # many flows, a local change: the scale holds
+                scored.append((fit.gain(sparse, e, c), fault, sparse))
         scored.sort(key=lambda x: -x[0])
         best = scored[0]
         if best[0] < threshold:
             break
-        gain, fault, new_rates, ne, nc = best
+        gain, fault, sparse = best
+        new_rates, ne = fit.dense(sparse, rates, e)
+        nc = fit.scale_of(ne) if fit.full else c
         # ratios against the scale of the better fit
         v = _verdict(fit, fault, faults, rates, new_rates, e, nc, ne, nc,
                      fabric, gain)
@@ -250,14 +333,14 @@ def _name(f: Fault):
 def _touched(fit: _Fit, fault: Fault):
     """Indices (round, flow) whose path uses the fault's links or node."""
     out = set()
-    links = set(fault.links)
-    for ri, m in enumerate(fit.models):
-        for fi, p in enumerate(m.paths):
-            if fault.kind == 'miscabled':
-                if fault.subject in m.flows[fi]:
-                    out.add((ri, fi))
-            elif links.intersection(p):
-                out.add((ri, fi))
+    if fault.kind == 'miscabled':
+        g = fit.by_node.get(fault.subject, {})
+        return set(g.get('up', [])) | set(g.get('down', []))
+    for kind, name, d in fault.links:
+        if kind == 'node':
+            out.update(fit.by_node.get(name, {}).get(d, []))
+        else:
+            out.update(fit.through.get((kind, name, d), []))
     return out
 
 
@@ -271,95 +354,107 @@ def _candidates(fit: _Fit, faults, rates, e, c) -> List[Fault]:
         topo = f.apply(topo)
     sig = fit.sigma
     done = {(f.kind, f.subject) for f in faults}
-    sent: Dict[str, List[float]] = {}
-    recv: Dict[str, List[float]] = {}
-    through: Dict[Link, List[Tuple[int, int]]] = {}
-    score: Dict[str, float] = {}
     k2 = CLIP * CLIP
+    # misfit of each node's flows: what lies beyond 2.5 sigma (many mild
+    # deviations of a healthy node among thousands weigh little)
+    score: Dict[str, float] = {}
     for ri, m in enumerate(fit.models):
+        row = e[ri]
         for fi, (s, d) in enumerate(m.flows):
-            x = e[ri][fi] - c
-            sent.setdefault(s, []).append(x)
-            recv.setdefault(d, []).append(x)
-            z2 = min((x / sig) ** 2, k2)
-            if z2 > 4:
+            z = (row[fi] - c) / sig
+            z2 = z * z
+            if z2 > 6.25:
+                z2 = min(z2, 25.0) - 6.25
                 score[s] = score.get(s, 0.0) + z2
                 score[d] = score.get(d, 0.0) + z2
-            for link in m.paths[fi]:
-                if link[0] == 'switch':
-                    through.setdefault(link, []).append((ri, fi))
 
-    cands: List[Fault] = []
-    floor = math.log(0.85)
-    # node links: the nodes whose sent or received flows are slowest,
-    # relative to the flows that do not touch them
     def rel(group):
+        """Median residual of ``group`` against the flows outside it."""
         inside = [e[ri][fi] for ri, fi in group]
-        gs = set(group)
-        outside = [x for ri, row in enumerate(e) for fi, x in enumerate(row)
-                   if (ri, fi) not in gs] if fit.full else None
-        ref = _median(outside) if outside else c
+        if fit.full:
+            gs = set(group)
+            outside = [x for ri, row in enumerate(e)
+                       for fi, x in enumerate(row) if (ri, fi) not in gs]
+            ref = _median(outside) if outside else c
+        else:
+            ref = c
         return _median(inside) - ref, ref
 
-    by_node: Dict[str, Dict[str, List[Tuple[int, int]]]] = {}
-    for ri, m in enumerate(fit.models):
-        for fi, (s, d) in enumerate(m.flows):
-            by_node.setdefault(s, {'up': [], 'down': []})['up'].append(
-                (ri, fi))
-            by_node.setdefault(d, {'up': [], 'down': []})['down'].append(
-                (ri, fi))
-    node_rank = sorted(topo.nodes, key=lambda n: min(_median(sent.get(n, [])),
-                                                     _median(recv.get(n, []))))
-    for n in node_rank[:3]:
-        if ('node', n) in done or n not in by_node:
+    cands: List[Fault] = []
+    floor, near = math.log(0.85), math.log(0.9)
+
+    def directions(meds):
+        """Both directions, or one when the other looks healthy."""
+        out = []
+        if min(m for m, _ in meds.values()) > floor:
+            return out
+        out.append(tuple(meds))
+        for link, (m, _) in meds.items():
+            others = [mm for l, (mm, _) in meds.items() if l != link]
+            if m <= floor and others and min(others) > near:
+                out.append((link,))
+        return out
+
+    # node links: the flows that a node's link limits (the fastest
+    # predicted of its flows; the others sit at a trunk's share)
+    def fastest(n, d):
+        return _fastest(rates, fit.by_node.get(n, {}).get(d, []))
+
+    def low(n):
+        return min(_median([e[ri][fi] - c for ri, fi in fastest(n, d)])
+                   for d in ('up', 'down'))
+
+    for n in sorted(topo.nodes, key=low)[:3]:
+        if ('node', n) in done or n not in fit.by_node:
             continue
-        (ms, ref_s), (mr, ref_r) = rel(by_node[n]['up']), \
-            rel(by_node[n]['down'])
-        for dirs, med in ((('up', 'down'), max(ms, mr)), (('up',), ms),
-                          (('down',), mr)):
-            if med > floor:
-                continue
-            links = tuple(('node', n, d) for d in dirs)
-            f0 = _fit_factor(fit, topo, links, rates, min(ref_s, ref_r))
-            cands += [Fault('node', n, links, f0 * g) for g in (0.85, 1.0)]
+        meds = {('node', n, d): rel(fastest(n, d)) for d in ('up', 'down')
+                if fastest(n, d)}
+        for links in directions(meds):
+            groups = {l: fastest(n, l[2]) for l in links}
+            f0 = _fit_factor(fit, topo, groups, max(meds[l][1] for l in links),
+                             per_round=False)
+            cands.append(Fault('node', n, links, f0))
 
     # trunks
-    trunk_rank = sorted(through, key=lambda l: rel(through[l])[0]
-                        if fit.full else _median(
-                            [e[ri][fi] - c for ri, fi in through[l]]))
-    seen_sw = []
-    for link in trunk_rank[:4] if fit.full else trunk_rank[:4]:
+    def trunk_key(link):
+        return _median([e[ri][fi] for ri, fi in fit.through[link]]) - c
+
+    seen = set()
+    for link in sorted(fit.through, key=trunk_key)[:4]:
         sw = link[1]
-        if ('uplink', sw) in done or sw in seen_sw:
+        if ('uplink', sw) in done or sw in seen:
             continue
-        up, down = ('switch', sw, 'up'), ('switch', sw, 'down')
-        meds = {l: rel(through[l]) for l in (up, down) if l in through}
-        if min(v[0] for v in meds.values()) > floor:
-            continue
-        seen_sw.append(sw)
-        for links in ((up, down), (up,), (down,)):
-            if not all(l in meds for l in links):
-                continue
-            if len(links) == 1 and meds[links[0]][0] > floor:
-                continue
-            f0 = _fit_factor(fit, topo, links, rates,
-                             max(meds[l][1] for l in links))
-            cands += [Fault('uplink', sw, links, f0 * g, topo.parent[sw])
-                      for g in (0.85, 1.0)]
+        seen.add(sw)
+        meds = {l: rel(fit.through[l]) for l in
+                (('switch', sw, 'up'), ('switch', sw, 'down'))
+                if l in fit.through}
+        for links in directions(meds):
+            groups = {l: fit.through[l] for l in links}
+            f0 = _fit_factor(fit, topo, groups,
+                             max(meds[l][1] for l in links), per_round=True)
+            cands.append(Fault('uplink', sw, links, f0, topo.parent[sw]))
 
     # miscabling: nodes whose flows fit worst, re-homed to likely leaves
     leaves = topo.leaves
     if len(leaves) >= 2:
-        suspects = sorted(score, key=lambda n: -score[n])[:3]
+        suspects = sorted(score, key=lambda n: -score[n])[:5]
         for n in suspects:
-            if score[n] < 3 * k2 or ('miscabled', n) in done:
+            if score[n] < 20 or ('miscabled', n) in done:
                 continue
             home = topo.leaf_of[n]
             options = [l for l in leaves if l != home]
             if len(options) > 6:
-                options = _likely_leaves(fit, topo, n, e, c, options)[:4]
+                options = _likely_leaves(fit, topo, n, e, c, options)[:3]
             cands += [Fault('miscabled', n, (), 1.0, leaf) for leaf in options]
     return cands
+
+
+def _fastest(rates, group, share=0.9):
+    """The flows of ``group`` predicted within ``share`` of its fastest."""
+    if not group:
+        return group
+    top = max(rates[ri][fi] for ri, fi in group)
+    return [(ri, fi) for ri, fi in group if rates[ri][fi] >= share * top]
 
 
 def _likely_leaves(fit, topo, n, e, c, options):
@@ -369,51 +464,45 @@ def _likely_leaves(fit, topo, n, e, c, options):
     ran slower (it shared their trunk)."""
     sig = fit.sigma
     votes = {leaf: 0.0 for leaf in options}
-    for ri, m in enumerate(fit.models):
-        loaded = None
-        for fi, (s, d) in enumerate(m.flows):
-            if n not in (s, d):
-                continue
-            z = (e[ri][fi] - c) / sig
-            if z > 2:
-                other = d if s == n else s
-                leaf = topo.leaf_of.get(other)
+    g = fit.by_node.get(n, {})
+    for ri, fi in g.get('up', []) + g.get('down', []):
+        z = (e[ri][fi] - c) / sig
+        if z > 2:
+            s, d = fit.models[ri].flows[fi]
+            leaf = topo.leaf_of.get(d if s == n else s)
+            if leaf in votes:
+                votes[leaf] += min(z, CLIP)
+        elif z < -2:
+            for leaf in fit.loaded[ri]:
                 if leaf in votes:
-                    votes[leaf] += min(z, CLIP)
-            elif z < -2:
-                if loaded is None:
-                    loaded = set()
-                    for p in m.paths:
-                        for link in p:
-                            if link[0] == 'switch':
-                                loaded.add(link[1])
-                for leaf in loaded:
-                    if leaf in votes:
-                        votes[leaf] += 1.0
+                    votes[leaf] += 1.0
     return sorted(options, key=lambda l: -votes[l])
 
 
-def _fit_factor(fit, topo, links, rates, c):
-    """Factor of ``links``' rate that their flows' measurements suggest:
-    the median over rounds of the largest load they carried (measured,
-    unscaled), as a share of the capacity."""
-    scale = math.exp(c)
-    loads: Dict[Link, List[float]] = {}
-    for ri, m in enumerate(fit.models):
-        per: Dict[Link, float] = {}
-        for fi, p in enumerate(m.paths):
-            for link in links:
-                if link in p:
-                    per[link] = per.get(link, 0.0) + \
-                        fit.rounds[ri].measured[fi] / scale
-        for link, v in per.items():
-            loads.setdefault(link, []).append(v)
+def _fit_factor(fit, topo, groups, ref, per_round):
+    """Factor of the links' rate that their flows' measurements suggest
+    (``ref``: the log scale of healthy flows). A node link carries one
+    flow per round: its flows' median rate. A trunk: the median of the
+    loads it carried in the rounds where it carried most flows."""
+    scale = math.exp(ref)
     shares = []
-    for link in links:
-        vals = sorted(loads.get(link, []), reverse=True)
-        if vals:
-            top = vals[:max(1, min(3, len(vals)))]
-            shares.append(_median(top) / topo.capacity(link))
+    for link, group in groups.items():
+        if not group:
+            continue
+        if not per_round:
+            rate = _median([fit.rounds[ri].measured[fi] / scale
+                            for ri, fi in group])
+        else:
+            load: Dict[int, float] = {}
+            count: Dict[int, int] = {}
+            for ri, fi in group:
+                load[ri] = load.get(ri, 0.0) + \
+                    fit.rounds[ri].measured[fi] / scale
+                count[ri] = count.get(ri, 0) + 1
+            most = max(count.values())
+            rate = _median([load[ri] for ri in load
+                            if count[ri] >= 0.75 * most])
+        shares.append(rate / topo.capacity(link))
     if not shares:
         return 1.0
     return min(1.0, max(1e-3, _median(shares)))
@@ -426,7 +515,11 @@ def _verdict(fit, fault, faults, rates, new_rates, e, c, ne, nc, fabric,
     touched = _touched(fit, fault)
     if not touched:
         return None
-    # ratios of the touched flows to the prediction without this fault
+    # ratios to the prediction without this fault, of the flows whose
+    # prediction it changes (the flows it explains)
+    changed = [(ri, fi) for ri, fi in sorted(touched)
+               if abs(math.log(new_rates[ri][fi] / rates[ri][fi])) > 0.05]
+    touched = set(changed) or touched
     xs = [e[ri][fi] - c for ri, fi in touched]
     ratio = math.exp(_median(xs))
     z = _z_of_median(xs, sig)
@@ -446,14 +539,14 @@ def _verdict(fit, fault, faults, rates, new_rates, e, c, ne, nc, fabric,
 
     if fault.kind == 'uplink':
         sw = fault.subject
-        under = set(topo.nodes_of(sw)) | {
-            n for n in topo.nodes if sw in topo.chain(topo.leaf_of[n])}
-        within = [e[ri][fi] - c
-                  for ri, m in enumerate(fit.models)
-                  for fi, (a, b) in enumerate(m.flows)
-                  if (ri, fi) not in touched and (a in under or b in under)
-                  and not any(l[0] == 'switch' and l[1] == sw
-                              for l in m.paths[fi])]
+        under = [n for n in topo.nodes if sw in topo.chain(topo.leaf_of[n])]
+        crossing = set(fit.through.get(('switch', sw, 'up'), [])) | \
+            set(fit.through.get(('switch', sw, 'down'), []))
+        flows = set()
+        for n in under:
+            for d in ('up', 'down'):
+                flows.update(fit.by_node.get(n, {}).get(d, []))
+        within = [e[ri][fi] - c for ri, fi in flows - crossing]
         wr = (f'{math.exp(_median(within)):.2f}x' if within
               else 'not measured')
         dirs = ' and '.join(
@@ -485,9 +578,11 @@ def _verdict(fit, fault, faults, rates, new_rates, e, c, ne, nc, fabric,
 def diagnose(topology: Topology, rounds: Sequence[Round], fabric: str = '?',
              sigma: float = DEFAULT_SIGMA,
              min_effect: float = DEFAULT_MIN_EFFECT, max_faults: int = 3,
-             alpha: float = ALPHA) -> Analysis:
+             alpha: float = ALPHA,
+             prepared: Optional[Prepared] = None) -> Analysis:
     """Verdicts that explain ``rounds`` (measured) on ``topology`` (see
-    the module doc)."""
+    the module doc). ``prepared``: :class:`Prepared` of the same topology
+    and flows, when already built (simulations reuse it)."""
     if not 0 < min_effect < 1:
         raise ValueError(f'min_effect must be in (0, 1), got {min_effect}')
     known = set(topology.nodes)
@@ -513,7 +608,10 @@ def diagnose(topology: Topology, rounds: Sequence[Round], fabric: str = '?',
         an.notes.append('no measured flow')
         return an
 
-    fit = _Fit(topology, kept, sigma)
+    if prepared is not None and (prepared.topology is not topology or
+                                 prepared.flows() != [r.flows for r in kept]):
+        raise ValueError('prepared= is of other flows or another topology')
+    fit = _Fit(topology, kept, sigma, prepared)
     an.flows, an.rounds = fit.n, len(kept)
     faults, rates, e, c, verdicts = _pick_verdicts(
         fit, fabric, min_effect, max_faults, alpha)

@@ -131,11 +131,12 @@ class RoundModel:
             for f, r in zip(members, sub):
                 self.rates[f] = r
 
-    def variant(self, topology: Topology, links: Iterable[Link] = (),
-                nodes: Iterable[str] = ()) -> List[float]:
-        """Rates of the same flows on ``topology``, which differs from the
+    def variant_sparse(self, topology: Topology, links: Iterable[Link] = (),
+                       nodes: Iterable[str] = ()):
+        """``(flow indices, their rates)`` that differ from the model's
+        solve when the fabric is ``topology``, which differs from the
         model's only in the capacity of ``links`` and the cabling of
-        ``nodes``."""
+        ``nodes`` (other flows keep :attr:`rates`)."""
         comps = set()
         moved = []
         for n in nodes:
@@ -156,12 +157,19 @@ class RoundModel:
                 comps.add(c)
         comps.discard(-1)
         if not comps and not moved:
-            return self.rates
+            return [], []
 
         members = sorted({f for c in comps for f in self.comp_flows[c]} |
                          set(moved))
         paths = [new_paths.get(f, self.paths[f]) for f in members]
-        sub = fair_share(paths, topology.capacity)
+        return members, fair_share(paths, topology.capacity)
+
+    def variant(self, topology: Topology, links: Iterable[Link] = (),
+                nodes: Iterable[str] = ()) -> List[float]:
+        """Rates of all flows on ``topology`` (see :meth:`variant_sparse`)."""
+        members, sub = self.variant_sparse(topology, links, nodes)
+        if not members:
+            return self.rates
         out = list(self.rates)
         for f, r in zip(members, sub):
             out[f] = r

@@ -80,6 +80,7 @@ class Topology:
                 seen.add(p)
                 p = self.parent[p]
         self._chains = {}
+        self._caps = {}   # the rates are not changed in place
 
     # -- structure ---------------------------------------------------------
     @property
@@ -128,6 +129,12 @@ class Topology:
         return links
 
     def capacity(self, link: Link) -> float:
+        rate = self._caps.get(link)
+        if rate is None:
+            rate = self._caps[link] = self._capacity(link)
+        return rate
+
+    def _capacity(self, link: Link) -> float:
         rate = self.link_rate.get(link)
         if rate is not None:
             return rate

@@ -1,0 +1,44 @@
+"""The topology diagnosis on a simulated 1024-node fat tree (fast: a few
+cases per fault kind; ``python -m clustergate.topology.simulate`` runs
+100 of each)."""
+
+import pytest
+
+from clustergate.topology import simulate
+
+
+def test_overhead_is_derived_from_the_emulation():
+    # 8 s for 8 timed rounds x 8 trials of 4 MB at ~100 MB/s
+    assert simulate.OVERHEAD == pytest.approx((8 - 64 * 0.04) / 64)
+    assert simulate.time_to_verdict(8, 100.0) == pytest.approx(8.0)
+    assert simulate.time_to_verdict(43, 6250.0) == pytest.approx(
+        43 * 8 * (simulate.OVERHEAD + 4 / 6250))
+
+
+def test_1024_nodes_each_fault_named_and_no_false_alarm():
+    rep = simulate.run(nodes=1024, per_leaf=32, oversubscription=2.0,
+                       cases=4, seed=11)
+    assert (rep.nodes, rep.leaves, rep.rounds) == (1024, 32, 43)
+    for kind in simulate.KINDS:
+        bad = [f'{simulate._describe(c.fault)}: {c.verdicts}'
+               for c in rep.cases[kind] if not c.correct]
+        assert not bad, f'{kind}: {bad}'
+    # 43 rounds instead of the 1023 (+1) shift rounds of the full matrix
+    assert rep.time_to_verdict < rep.full_matrix_time / 10
+    lines = '\n'.join(rep.lines())
+    assert 'miscabled  4/4 named correctly' in lines
+
+
+def test_cli_reports_and_fails_below_95_percent(capsys):
+    assert simulate.main(['--nodes', '64', '--per-leaf', '8', '--cases',
+                          '3', '--kinds', 'healthy,uplink']) == 0
+    out = capsys.readouterr().out
+    assert 'healthy    3/3 no false alarm' in out
+    assert 'uplink     3/3 named correctly' in out
+    # a trunk at 0.9x is within the noise floor: not named, and the run
+    # says so by its exit status
+    assert simulate.main(['--nodes', '64', '--per-leaf', '8', '--cases',
+                          '3', '--kinds', 'uplink', '--uplink-factor',
+                          '0.9']) == 1
+    assert simulate.main(['--nodes', '60', '--per-leaf', '8']) == 2
+    assert '--nodes 60 is not a multiple' in capsys.readouterr().err
