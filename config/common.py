@@ -5,6 +5,8 @@ and sites keep perflogs and the results database where they want them.
 
 import os
 
+from clustergate import notrun
+
 _project = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 #: Where perflogs and the results database go (override for CI, sites)
@@ -12,10 +14,17 @@ PERFLOG_DIR = os.environ.get('CG_PERFLOG_DIR',
                              os.path.join(_project, 'perflogs'))
 RESULTS_DB = os.environ.get('CG_RESULTS_DB',
                             os.path.join(_project, 'output', 'results.db'))
+#: ReFrame's debug log of the session (its SKIP lines carry the reasons)
+SESSION_LOG = os.environ.get('CG_DEBUG_LOG',
+                             os.path.join(_project, 'output', 'reframe.log'))
 
 # Benchmarks must not share the machine with each other: run serially.
 for _d in (PERFLOG_DIR, os.path.dirname(RESULTS_DB)):
     os.makedirs(_d, exist_ok=True)
+
+# At the end of a run session: what did not run, per family, and a red exit
+# when a family a partition expects ran not at all (clustergate.notrun)
+notrun.register(SESSION_LOG)
 
 _common_opts = ['--exec-policy=serial', '--performance-report']
 
@@ -67,10 +76,7 @@ site_configuration = {
                 },
                 {
                     'type': 'file',
-                    'name': os.environ.get(
-                        'CG_DEBUG_LOG',
-                        os.path.join(_project, 'output', 'reframe.log')
-                    ),
+                    'name': SESSION_LOG,
                     'level': 'debug',
                     'format': '[%(asctime)s] %(levelname)s: '
                               '%(check_info)s: %(message)s',

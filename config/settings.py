@@ -27,10 +27,10 @@ import common  # noqa: E402
 import clustergate.rfm.launchers  # noqa: E402,F401
 
 
-def _check_systems(systems):
+def _check_systems(systems, environments):
     """The parts of a system description our checks rely on, checked here
     so that the error names the file (ReFrame's schema errors do not)."""
-    from clustergate import sweep
+    from clustergate import extras, sweep
 
     if not isinstance(systems, list) or not systems:
         raise ValueError("'systems' must be a non-empty list")
@@ -52,8 +52,12 @@ def _check_systems(systems):
                 if key not in part:
                     raise ValueError(f'partition {pname!r}: {key!r} missing')
 
+            extras.check_partition(part, name)
             if 'sweep' in part.get('extras', {}):
                 sweep.describe(part['extras'], pname)
+
+    for env in environments:
+        extras.check_environment(env)
 
 
 def _load_system_modules():
@@ -70,12 +74,19 @@ def _load_system_modules():
         mod = importlib.util.module_from_spec(spec)
         try:
             spec.loader.exec_module(mod)
-            _check_systems(mod.site_configuration['systems'])
+            _check_systems(mod.site_configuration['systems'],
+                           mod.site_configuration.get('environments', []))
         except Exception as err:
-            raise RuntimeError(
-                f'clustergate: cannot load system configuration {path}: '
-                f'{type(err).__name__}: {err}'
-            ) from err
+            # one line naming the file and the key, no traceback: ReFrame
+            # prints a ConfigError as "failed to load configuration: ..."
+            from clustergate.extras import ExtrasError
+            from clustergate.sweep import SweepConfigError
+            from reframe.core.exceptions import ConfigError
+
+            sys.path[:] = _saved_sys_path
+            what = ('' if isinstance(err, (ExtrasError, SweepConfigError))
+                    else f'{type(err).__name__}: ')
+            raise ConfigError(f'{path}: {what}{err}') from None
 
         mods.append(mod)
 

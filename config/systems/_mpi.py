@@ -80,7 +80,7 @@ def debian_environments(target_systems):
             'cflags': ['-O2'],
             'env_vars': [['CG_MPIRUN', 'mpirun.openmpi'],
                          *[[k, v] for k, v in OMPI_ROOT_OK.items()]],
-            'extras': {'mpi_family': 'openmpi', 'mpi_prefix': '/usr'},
+            'extras': {'mpi_family': 'openmpi'},
         },
     ]
     envs.append({
@@ -92,7 +92,7 @@ def debian_environments(target_systems):
         'ftn': 'mpifort.mpich',
         'cflags': ['-O2'],
         'env_vars': [['CG_MPIRUN', 'mpirun.mpich']],
-        'extras': {'mpi_family': 'mpich', 'mpi_prefix': '/usr'},
+        'extras': {'mpi_family': 'mpich'},
     })
 
     return mpiprobe.working(envs)
@@ -144,7 +144,7 @@ def intelmpi_environments(target_systems, slurm=False):
         ['FI_PROVIDER_PATH', lib],
         ['CG_MPIRUN', os.path.join(prefix, 'bin', 'mpirun')],
     ]
-    extras = {'mpi_family': 'intelmpi', 'mpi_prefix': prefix}
+    extras = {'mpi_family': 'intelmpi'}
     env = {
         'name': 'intelmpi',
         'target_systems': target_systems,

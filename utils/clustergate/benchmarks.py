@@ -311,11 +311,7 @@ def spack_build_commands(source: Source) -> List[str]:
 
 # -- NPB --------------------------------------------------------------------
 
-NPB_KERNELS = ('bt', 'cg', 'ep', 'ft', 'is', 'lu', 'mg', 'sp')
 NPB_CLASSES = ('A', 'B', 'C')
-#: BT and SP need a square process count, the others a power of two
-NPB_SHAPE = {k: ('square' if k in ('bt', 'sp') else 'pow2')
-             for k in NPB_KERNELS}
 
 #: Memory of one class C run, all ranks together, in GB (10^9 B), as
 #: estimated from the arrays each kernel allocates (NPB 3.4 sources) and

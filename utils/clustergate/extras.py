@@ -1,0 +1,208 @@
+"""The keys clustergate reads from ReFrame's ``extras``: of a partition and
+of a programming environment. One name per key, one place that knows them
+all, checked when the configuration loads.
+
+ReFrame accepts any ``extras``: a misspelt key (``core_per_node``) would be
+silently ignored and the check would run with a default. So every key is
+declared here with what it means, :func:`check_partition` and
+:func:`check_environment` reject an unknown one naming it, and the rest of
+the package reads the keys through these constants. docs/site-guide.md
+lists the same keys; ``tests/test_extras_schema.py`` keeps both in step.
+"""
+
+import os
+from typing import Mapping, Optional
+
+from clustergate import PROJECT_ROOT
+
+# -- partition extras -------------------------------------------------------
+
+#: node counts and ppn the partition can run, and the ci/nightly subsets
+SWEEP = 'sweep'
+#: interconnect name -> {'scope': 'node'|'network', 'env': {family: vars}}
+INTERCONNECTS = 'interconnects'
+#: cores of one node (STREAM threads; ppn may not exceed it)
+CORES_PER_NODE = 'cores_per_node'
+#: memory of one node in GiB (NPB skips a class that does not fit)
+MEMORY_PER_NODE_GIB = 'memory_per_node_gib'
+#: NUMA domains of one node (STREAM threads per domain)
+NUMA_DOMAINS_PER_NODE = 'numa_domains_per_node'
+#: NUMA domain counts STREAM runs on (0 or absent: the whole node)
+STREAM_NUMA_COUNTS = 'stream_numa_counts'
+#: benchmark family -> source of its binaries (see clustergate.benchmarks)
+BENCHMARKS = 'benchmarks'
+#: HPC Challenge sizing: memory_fraction, nb, max_n (clustergate.rfm.hpcc)
+HPCC = 'hpcc'
+#: check families (folders of checks/) this partition must run: a session
+#: that selects one of them and runs none of its cases exits non-zero
+EXPECTED_FAMILIES = 'expected_families'
+
+PARTITION_KEYS = {
+    SWEEP: 'node counts, ppn and the ci/nightly subsets',
+    INTERCONNECTS: 'interconnects and the variables selecting each',
+    CORES_PER_NODE: 'cores of one node',
+    MEMORY_PER_NODE_GIB: 'memory of one node in GiB',
+    NUMA_DOMAINS_PER_NODE: 'NUMA domains of one node',
+    STREAM_NUMA_COUNTS: 'NUMA domain counts STREAM runs on',
+    BENCHMARKS: 'source of each third-party benchmark family',
+    HPCC: 'HPC Challenge sizing (memory_fraction, nb, max_n)',
+    EXPECTED_FAMILIES: 'check families that must run in a session',
+}
+
+#: keys of ``extras['sweep']``
+SWEEP_NODES = 'nodes'
+SWEEP_PPN = 'ppn'
+#: mode subsets of the sweep: each names some of the declared values
+SUBSETS = ('ci', 'nightly')
+#: keys of a subset, and the axis of the sweep each one narrows
+SUBSET_KEYS = ('nodes', 'ppn', 'interconnects')
+SWEEP_KEYS = (SWEEP_NODES, SWEEP_PPN) + SUBSETS
+
+#: keys of one interconnect
+IC_SCOPE = 'scope'
+IC_ENV = 'env'
+INTERCONNECT_KEYS = (IC_SCOPE, IC_ENV)
+
+# -- environment extras ---------------------------------------------------
+
+#: which MPI the environment is: 'openmpi', 'mpich' or 'intelmpi'; selects
+#: the interconnect's variables and the launcher's placement flags
+MPI_FAMILY = 'mpi_family'
+#: options added to ``srun`` for this MPI (e.g. ``--mpi=pmix``)
+SRUN_OPTIONS = 'srun_options'
+
+ENVIRONMENT_KEYS = {
+    MPI_FAMILY: 'openmpi, mpich or intelmpi',
+    SRUN_OPTIONS: 'srun options for this MPI (e.g. --mpi=pmix)',
+}
+MPI_FAMILIES = ('openmpi', 'mpich', 'intelmpi')
+
+
+class ExtrasError(ValueError):
+    """A configuration's extras are wrong; the message is one line naming
+    the partition (or environment) and the key."""
+
+
+def check_families():
+    """The check families: the folders of ``checks/`` (``src`` holds the C
+    programs, not checks)."""
+    root = os.path.join(PROJECT_ROOT, 'checks')
+    return sorted(d for d in os.listdir(root)
+                  if os.path.isdir(os.path.join(root, d)) and
+                  d != 'src' and not d.startswith(('.', '_')))
+
+
+def _unknown(given, known, where):
+    extra = sorted(set(given) - set(known))
+    if extra:
+        raise ExtrasError(f'{where}.{extra[0]}: unknown key (known: '
+                          f'{", ".join(sorted(known))})')
+
+
+def _cores(part: Mapping) -> Optional[int]:
+    cores = part.get('extras', {}).get(CORES_PER_NODE)
+    if cores is None:
+        cores = part.get('processor', {}).get('num_cpus')
+
+    return cores
+
+
+def _check_subsets(sweep, ics, where):
+    declared = {'nodes': sweep.get(SWEEP_NODES) or [],
+                'ppn': sweep.get(SWEEP_PPN) or [],
+                'interconnects': list(ics or {})}
+    for mode in SUBSETS:
+        sub = sweep.get(mode)
+        if sub is None:
+            continue
+
+        swhere = f'{where}.{SWEEP}.{mode}'
+        if not isinstance(sub, Mapping):
+            raise ExtrasError(f'{swhere}: must map {", ".join(SUBSET_KEYS)} '
+                              f'to lists')
+
+        _unknown(sub, SUBSET_KEYS, swhere)
+        for key in SUBSET_KEYS:
+            if key not in sub:
+                continue
+
+            values = sub[key]
+            if not isinstance(values, (list, tuple)) or not values:
+                raise ExtrasError(f'{swhere}.{key}: must be a non-empty '
+                                  f'list, got {values!r}')
+
+            bad = [v for v in values if v not in declared[key]]
+            if bad:
+                raise ExtrasError(
+                    f'{swhere}.{key}: {bad[0]!r} is not declared by the '
+                    f'partition ({key}: {declared[key]})'
+                )
+
+
+def _known_extras(entry: Mapping, where: str, known) -> Mapping:
+    extras = entry.get('extras', {})
+    if not isinstance(extras, Mapping):
+        raise ExtrasError(f'{where}: must be a mapping')
+
+    _unknown(extras, known, where)
+    return extras
+
+
+def check_partition(part: Mapping, system: str = '?'):
+    """Validate the clustergate keys of one partition description (the
+    dictionary of ReFrame's configuration). Raises :class:`ExtrasError`."""
+    where = f'partition {system}:{part.get("name", "?")}: extras'
+    extras = _known_extras(part, where, PARTITION_KEYS)
+    sweep = extras.get(SWEEP)
+    if sweep is not None:
+        if not isinstance(sweep, Mapping):
+            raise ExtrasError(f'{where}.{SWEEP}: must be a mapping')
+
+        _unknown(sweep, SWEEP_KEYS, f'{where}.{SWEEP}')
+        cores = _cores(part)
+        ppn = sweep.get(SWEEP_PPN)
+        if cores and isinstance(ppn, (list, tuple)):
+            over = [p for p in ppn if isinstance(p, int) and p > cores]
+            if over:
+                raise ExtrasError(
+                    f'{where}.{SWEEP}.{SWEEP_PPN}: {over[0]} is above the '
+                    f"partition's {cores} cores per node"
+                )
+
+        _check_subsets(sweep, extras.get(INTERCONNECTS), where)
+
+    ics = extras.get(INTERCONNECTS)
+    if isinstance(ics, Mapping):
+        for name, ic in ics.items():
+            if isinstance(ic, Mapping):
+                _unknown(ic, INTERCONNECT_KEYS,
+                         f'{where}.{INTERCONNECTS}.{name}')
+
+    fams = extras.get(EXPECTED_FAMILIES)
+    if fams is not None:
+        known = check_families()
+        if not isinstance(fams, (list, tuple)):
+            raise ExtrasError(f'{where}.{EXPECTED_FAMILIES}: must be a list '
+                              f'of check families ({", ".join(known)})')
+
+        bad = [f for f in fams if f not in known]
+        if bad:
+            raise ExtrasError(f'{where}.{EXPECTED_FAMILIES}: {bad[0]!r} is '
+                              f'not a check family (known: '
+                              f'{", ".join(known)})')
+
+
+def check_environment(env: Mapping):
+    """Validate the clustergate keys of one environment's extras."""
+    where = f'environment {env.get("name", "?")}: extras'
+    extras = _known_extras(env, where, ENVIRONMENT_KEYS)
+    fam = extras.get(MPI_FAMILY)
+    if fam is not None and fam not in MPI_FAMILIES:
+        raise ExtrasError(f'{where}.{MPI_FAMILY}: {fam!r} is not one of '
+                          f'{", ".join(MPI_FAMILIES)}')
+
+    opts = extras.get(SRUN_OPTIONS)
+    if opts is not None and (not isinstance(opts, (list, tuple)) or
+                             not all(isinstance(o, str) for o in opts)):
+        raise ExtrasError(f'{where}.{SRUN_OPTIONS}: must be a list of '
+                          f'strings, got {opts!r}')
