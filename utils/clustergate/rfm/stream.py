@@ -21,7 +21,7 @@ from reframe.core.exceptions import SanityError
 from clustergate.parsers import parse_stream
 from clustergate.rfm import modes
 from clustergate.rfm.axes import _current_partitions
-from clustergate.rfm.thirdparty import BinaryRun, StreamBinaries
+from clustergate.rfm.thirdparty import ANY_MPI, BinaryRun, StreamBinaries
 
 KERNELS = ('Copy', 'Scale', 'Add', 'Triad')
 
@@ -67,7 +67,7 @@ class StreamTest(BinaryRun, rfm.RunOnlyRegressionTest):
     binaries = fixture(StreamBinaries, scope='environment')
 
     valid_systems = ['+mpi']
-    valid_prog_environs = ['+mpi']
+    valid_prog_environs = list(ANY_MPI)
     maintainers = ['clustergate']
     num_tasks = 1
     time_limit = '10m'
