@@ -32,8 +32,8 @@ from clustergate import hpccinf, sweep
 from clustergate.parsers import ParseError, parse_hpcc
 from clustergate.rfm import modes
 from clustergate.rfm.joboutput import JobOutput
-from clustergate.rfm.thirdparty import (BenchmarkBinaries, ThirdPartyTest,
-                                        environs_for)
+from clustergate.rfm.thirdparty import (ANY_MPI, BenchmarkBinaries,
+                                        ThirdPartyTest, environs_for)
 
 #: HPCC writes its results here, in the working directory
 OUTPUT_FILE = 'hpccoutf.txt'
@@ -146,7 +146,7 @@ class HpccKernelTest(JobOutput, rfm.RunOnlyRegressionTest):
     reference_status = variable(str, value='', loggable=True)
 
     valid_systems = ['+mpi']
-    valid_prog_environs = ['+mpi']
+    valid_prog_environs = list(ANY_MPI)
     # reads a file of the run's stage directory: no allocation needed
     local = True
     executable = 'cat'
@@ -168,7 +168,8 @@ class HpccKernelTest(JobOutput, rfm.RunOnlyRegressionTest):
         self.ppn = params['ppn']
         self.interconnect = params['interconnect']
         envs = environs_for('hpcc')
-        if envs:
+        # as BinaryRun.restrict_environs: keep a -S valid_prog_environs
+        if envs and list(self.valid_prog_environs) == ANY_MPI:
             self.valid_prog_environs = envs
 
         self.tags = (modes.tags_for(self.in_ci, True, self.sweep_point()) |
