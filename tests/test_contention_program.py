@@ -62,4 +62,4 @@ def test_bad_arguments_name_the_cause(built_programs):
     assert res.returncode != 0
     assert "unknown pattern 'wormhole'" in res.stderr
     res = run(built_programs, '--sizes', '8,ten')
-    assert "bad message size 'ten'" in res.stderr
+    assert "--sizes: bad size 'ten'" in res.stderr

@@ -130,7 +130,7 @@ def mpirun(built, np, *args, timeout=120):
 
 def test_memory_program_live(built_programs):
     cp = mpirun(built_programs, 2, 'cg_memory', '--kernels', 'read,copy',
-                '--strides', '1,3', '--array-bytes', '4M', '--trials', '3',
+                '--strides', '1,3', '--array-bytes', '4Mi', '--trials', '3',
                 '--flush-bytes', '1M')
     assert cp.returncode == 0, cp.stderr
     run = cgoutput.parse(cp.stdout)
@@ -144,7 +144,7 @@ def test_memory_program_live(built_programs):
 
 
 def test_memlat_program_live(built_programs):
-    cp = mpirun(built_programs, 1, 'cg_memlat', '--max-bytes', '4M',
+    cp = mpirun(built_programs, 1, 'cg_memlat', '--max-bytes', '4Mi',
                 '--accesses', '65536', '--trials', '3')
     assert cp.returncode == 0, cp.stderr
     run = cgoutput.parse(cp.stdout)

@@ -18,21 +18,21 @@ typedef struct {
     unsigned char *sbuf;    /* send buffer, N*bytes for many-peer patterns */
     unsigned char *rbuf;    /* receive buffer, N*bytes */
     MPI_Request *req;
-    MPI_Status *st;         /* real array: some MPIs' headers warn on
+    MPI_Status *statuses;         /* real array: some MPIs' headers warn on
                              * MPI_STATUSES_IGNORE for Waitall */
     double *dsend, *drecv;  /* allreduce */
-} pctx;
+} pattern_state;
 
 /* ---- helpers ---------------------------------------------------------- */
 
-static void send_to(pctx *x, int to, const unsigned char *buf)
+static void send_to(pattern_state *state, int to, const unsigned char *buf)
 {
-    MPI_Send(buf, (int)x->bytes, MPI_BYTE, to, 0, MPI_COMM_WORLD);
+    MPI_Send(buf, (int)state->bytes, MPI_BYTE, to, 0, MPI_COMM_WORLD);
 }
 
-static void recv_from(pctx *x, int from, unsigned char *buf)
+static void recv_from(pattern_state *state, int from, unsigned char *buf)
 {
-    MPI_Recv(buf, (int)x->bytes, MPI_BYTE, from, 0, MPI_COMM_WORLD,
+    MPI_Recv(buf, (int)state->bytes, MPI_BYTE, from, 0, MPI_COMM_WORLD,
              MPI_STATUS_IGNORE);
 }
 
@@ -40,8 +40,8 @@ static void recv_from(pctx *x, int from, unsigned char *buf)
  * every destination, tagged by the sender). */
 static void prep_send(void *v, int t)
 {
-    pctx *x = v;
-    cg_fill(x->sbuf, x->bytes, cg.rank, t);
+    pattern_state *state = v;
+    cg_fill(state->sbuf, state->bytes, cg.rank, t);
 }
 
 /* ---- patterns: one operation each -------------------------------------- */
@@ -52,50 +52,54 @@ static void op_barrier(void *v)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-/* rank 0 <-> x->peer; the others idle (report per peer: "distance") */
+/* rank 0 <-> state->peer; the others idle (report per peer: "distance") */
 static void op_pingpong(void *v)
 {
-    pctx *x = v;
+    pattern_state *state = v;
     if (cg.rank == 0) {
-        send_to(x, x->peer, x->sbuf);
-        recv_from(x, x->peer, x->rbuf);
+        send_to(state, state->peer, state->sbuf);
+        recv_from(state, state->peer, state->rbuf);
     } else {
-        recv_from(x, 0, x->rbuf);
-        send_to(x, 0, x->sbuf);
+        recv_from(state, 0, state->rbuf);
+        send_to(state, 0, state->sbuf);
     }
 }
 
-/* rank 0 and x->peer send to each other at the same time */
+/* rank 0 and state->peer send to each other at the same time */
 static void op_bipingpong(void *v)
 {
-    pctx *x = v;
-    int other = cg.rank == 0 ? x->peer : 0;
-    MPI_Irecv(x->rbuf, (int)x->bytes, MPI_BYTE, other, 0, MPI_COMM_WORLD,
-              &x->req[0]);
-    MPI_Isend(x->sbuf, (int)x->bytes, MPI_BYTE, other, 0, MPI_COMM_WORLD,
-              &x->req[1]);
-    MPI_Waitall(2, x->req, x->st);
+    pattern_state *state = v;
+    int other = cg.rank == 0 ? state->peer : 0;
+    MPI_Irecv(state->rbuf, (int)state->bytes, MPI_BYTE, other, 0,
+              MPI_COMM_WORLD,
+              &state->req[0]);
+    MPI_Isend(state->sbuf, (int)state->bytes, MPI_BYTE, other, 0,
+              MPI_COMM_WORLD,
+              &state->req[1]);
+    MPI_Waitall(2, state->req, state->statuses);
 }
 
 /* everybody sends right and receives from the left */
 static void op_shift(void *v)
 {
-    pctx *x = v;
+    pattern_state *state = v;
     int n = cg.size;
-    MPI_Sendrecv(x->sbuf, (int)x->bytes, MPI_BYTE, (cg.rank + 1) % n, 0,
-                 x->rbuf, (int)x->bytes, MPI_BYTE, (cg.rank - 1 + n) % n, 0,
+    MPI_Sendrecv(state->sbuf, (int)state->bytes, MPI_BYTE, (cg.rank + 1) % n,
+                 0,
+                 state->rbuf, (int)state->bytes, MPI_BYTE,
+                     (cg.rank - 1 + n) % n, 0,
                  MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 }
 
 /* rank 0 sends to every other rank in turn */
 static void op_naive_bcast(void *v)
 {
-    pctx *x = v;
+    pattern_state *state = v;
     if (cg.rank == 0)
         for (int r = 1; r < cg.size; ++r)
-            send_to(x, r, x->sbuf);
+            send_to(state, r, state->sbuf);
     else
-        recv_from(x, 0, x->rbuf);
+        recv_from(state, 0, state->rbuf);
 }
 
 static int pow2_ceil(int n)
@@ -109,78 +113,82 @@ static int pow2_ceil(int n)
 /* binary tree with point-to-point: 0->p/2, then 0->p/4 and p/2->3p/4, ... */
 static void op_tree_bcast(void *v)
 {
-    pctx *x = v;
+    pattern_state *state = v;
     int r = cg.rank;
     for (int step = pow2_ceil(cg.size) / 2; step >= 1; step /= 2) {
         if (r % (2 * step) == 0 && r + step < cg.size)
-            send_to(x, r + step, r == 0 ? x->sbuf : x->rbuf);
+            send_to(state, r + step, r == 0 ? state->sbuf : state->rbuf);
         else if (r % (2 * step) == step)
-            recv_from(x, r - step, x->rbuf);
+            recv_from(state, r - step, state->rbuf);
     }
 }
 
 /* every rank sends its block to every other rank, point-to-point */
 static void op_alltoall(void *v)
 {
-    pctx *x = v;
+    pattern_state *state = v;
     int k = 0;
     for (int r = 0; r < cg.size; ++r) {
         if (r == cg.rank)
             continue;
-        MPI_Irecv(x->rbuf + (size_t)r * x->bytes, (int)x->bytes, MPI_BYTE, r,
-                  0, MPI_COMM_WORLD, &x->req[k++]);
+        MPI_Irecv(state->rbuf + (size_t)r * state->bytes, (int)state->bytes,
+                  MPI_BYTE, r,
+                  0, MPI_COMM_WORLD, &state->req[k++]);
     }
 
     for (int i = 1; i < cg.size; ++i) {
         int r = (cg.rank + i) % cg.size;   /* stagger to avoid a hotspot */
-        MPI_Isend(x->sbuf, (int)x->bytes, MPI_BYTE, r, 0, MPI_COMM_WORLD,
-                  &x->req[k++]);
+        MPI_Isend(state->sbuf, (int)state->bytes, MPI_BYTE, r, 0,
+                  MPI_COMM_WORLD,
+                  &state->req[k++]);
     }
 
-    MPI_Waitall(k, x->req, x->st);
+    MPI_Waitall(k, state->req, state->statuses);
 }
 
 /* all ranks send to rank 0 at once */
 static void op_hotspot(void *v)
 {
-    pctx *x = v;
+    pattern_state *state = v;
     if (cg.rank == 0) {
         for (int r = 1; r < cg.size; ++r)
-            MPI_Irecv(x->rbuf + (size_t)r * x->bytes, (int)x->bytes, MPI_BYTE,
-                      r, 0, MPI_COMM_WORLD, &x->req[r - 1]);
-        MPI_Waitall(cg.size - 1, x->req, x->st);
+            MPI_Irecv(state->rbuf + (size_t)r * state->bytes,
+                      (int)state->bytes, MPI_BYTE,
+                      r, 0, MPI_COMM_WORLD, &state->req[r - 1]);
+        MPI_Waitall(cg.size - 1, state->req, state->statuses);
     } else {
-        send_to(x, 0, x->sbuf);
+        send_to(state, 0, state->sbuf);
     }
 }
 
 /* rank i exchanges with rank N-1-i, all pairs at once */
 static void op_complement(void *v)
 {
-    pctx *x = v;
-    MPI_Sendrecv(x->sbuf, (int)x->bytes, MPI_BYTE, x->peer, 0,
-                 x->rbuf, (int)x->bytes, MPI_BYTE, x->peer, 0,
+    pattern_state *state = v;
+    MPI_Sendrecv(state->sbuf, (int)state->bytes, MPI_BYTE, state->peer, 0,
+                 state->rbuf, (int)state->bytes, MPI_BYTE, state->peer, 0,
                  MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 }
 
 /* a->c alone (pair=0), or a->c and b->d at once (pair=1) */
 static void op_concurrent(void *v)
 {
-    pctx *x = v;
-    if (cg.rank == x->a)
-        send_to(x, x->c, x->sbuf);
-    else if (cg.rank == x->c)
-        recv_from(x, x->a, x->rbuf);
-    else if (x->pair && cg.rank == x->b)
-        send_to(x, x->d, x->sbuf);
-    else if (x->pair && cg.rank == x->d)
-        recv_from(x, x->b, x->rbuf);
+    pattern_state *state = v;
+    if (cg.rank == state->a)
+        send_to(state, state->c, state->sbuf);
+    else if (cg.rank == state->c)
+        recv_from(state, state->a, state->rbuf);
+    else if (state->pair && cg.rank == state->b)
+        send_to(state, state->d, state->sbuf);
+    else if (state->pair && cg.rank == state->d)
+        recv_from(state, state->b, state->rbuf);
 }
 
 static void op_allreduce(void *v)
 {
-    pctx *x = v;
-    MPI_Allreduce(x->dsend, x->drecv, (int)(x->bytes / sizeof(double)),
+    pattern_state *state = v;
+    MPI_Allreduce(state->dsend, state->drecv,
+                  (int)(state->bytes / sizeof(double)),
                   MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 }
 
@@ -188,36 +196,37 @@ static void op_allreduce(void *v)
 
 static const char *cur_pattern;
 
-static void verify_from(pctx *x, int from, int t, const unsigned char *buf)
+static void verify_from(pattern_state *state, int from, int t,
+                        const unsigned char *buf)
 {
-    cg_check(buf, x->bytes, from, t, cur_pattern);
+    cg_check(buf, state->bytes, from, t, cur_pattern);
 }
 
 static void v_pingpong(void *v, int t)
 {
-    pctx *x = v;
-    verify_from(x, cg.rank == 0 ? x->peer : 0, t, x->rbuf);
+    pattern_state *state = v;
+    verify_from(state, cg.rank == 0 ? state->peer : 0, t, state->rbuf);
 }
 
 static void v_left(void *v, int t)
 {
-    pctx *x = v;
-    verify_from(x, (cg.rank - 1 + cg.size) % cg.size, t, x->rbuf);
+    pattern_state *state = v;
+    verify_from(state, (cg.rank - 1 + cg.size) % cg.size, t, state->rbuf);
 }
 
 static void v_from_root(void *v, int t)
 {
-    pctx *x = v;
+    pattern_state *state = v;
     if (cg.rank != 0)
-        verify_from(x, 0, t, x->rbuf);
+        verify_from(state, 0, t, state->rbuf);
 }
 
 static void v_all_blocks(void *v, int t)
 {
-    pctx *x = v;
+    pattern_state *state = v;
     for (int r = 0; r < cg.size; ++r)
         if (r != cg.rank)
-            verify_from(x, r, t, x->rbuf + (size_t)r * x->bytes);
+            verify_from(state, r, t, state->rbuf + (size_t)r * state->bytes);
 }
 
 static void v_hotspot(void *v, int t)
@@ -228,42 +237,42 @@ static void v_hotspot(void *v, int t)
 
 static void v_peer(void *v, int t)
 {
-    pctx *x = v;
-    verify_from(x, x->peer, t, x->rbuf);
+    pattern_state *state = v;
+    verify_from(state, state->peer, t, state->rbuf);
 }
 
 static void v_concurrent(void *v, int t)
 {
-    pctx *x = v;
-    if (cg.rank == x->c)
-        verify_from(x, x->a, t, x->rbuf);
-    else if (x->pair && cg.rank == x->d)
-        verify_from(x, x->b, t, x->rbuf);
+    pattern_state *state = v;
+    if (cg.rank == state->c)
+        verify_from(state, state->a, t, state->rbuf);
+    else if (state->pair && cg.rank == state->d)
+        verify_from(state, state->b, t, state->rbuf);
 }
 
 /* allreduce of "rank+1+i%7" over ranks has a closed form */
 static void p_allreduce(void *v, int t)
 {
-    pctx *x = v;
-    size_t n = x->bytes / sizeof(double);
+    pattern_state *state = v;
+    size_t n = state->bytes / sizeof(double);
     for (size_t i = 0; i < n; ++i)
-        x->dsend[i] = cg.rank + 1 + (double)(i % 7) + t;
+        state->dsend[i] = cg.rank + 1 + (double)(i % 7) + t;
 
     if (cg.opt.corrupt && t == 1 && cg.rank == cg.size - 1 && n > 0)
-        x->dsend[n - 1] += 1000.0;
+        state->dsend[n - 1] += 1000.0;
 }
 
 static void v_allreduce(void *v, int t)
 {
-    pctx *x = v;
-    size_t n = x->bytes / sizeof(double);
+    pattern_state *state = v;
+    size_t n = state->bytes / sizeof(double);
     double N = cg.size;
     for (size_t i = 0; i < n; ++i) {
         double want = N * (N + 1) / 2 + N * ((double)(i % 7) + t);
-        if (x->drecv[i] != want) {
+        if (state->drecv[i] != want) {
             printf("CG_ERROR kind=payload pattern=allreduce rank=%d node=%s "
                    "element=%zu expected=%g got=%g trial=%d\n", cg.rank,
-                   cg.node_names[cg.rank], i, want, x->drecv[i], t);
+                   cg.node_names[cg.rank], i, want, state->drecv[i], t);
             ++cg.errors;
             return;
         }
@@ -272,144 +281,149 @@ static void v_allreduce(void *v, int t)
 
 /* ---- drivers ----------------------------------------------------------- */
 
-static cg_measurement base(const char *pattern, pctx *x)
+static cg_measurement base(const char *pattern, pattern_state *state)
 {
     cg_measurement m;
     memset(&m, 0, sizeof m);
     cur_pattern = pattern;
     m.pattern = pattern;
-    m.bytes = x->bytes;
+    m.bytes = state->bytes;
     m.active = 1;
     m.reps = cg.opt.reps ? cg.opt.reps : 1;
     m.peer = -1;
     m.src = 0;
     m.dst = -1;
     m.prepare = prep_send;
-    m.ctx = x;
+    m.ctx = state;
     return m;
 }
 
-static void run_barrier(pctx *x)
+static void run_barrier(pattern_state *state)
 {
-    size_t keep = x->bytes;
-    x->bytes = 0;
-    cg_measurement m = base("barrier", x);
+    size_t keep = state->bytes;
+    state->bytes = 0;
+    cg_measurement m = base("barrier", state);
     m.prepare = NULL;
     m.run = op_barrier;
     cg_measure(&m);
-    x->bytes = keep;
+    state->bytes = keep;
 }
 
 /* rank 0 with every other rank j in turn: one line per j ("distance") */
-static void run_per_peer(pctx *x, const char *name, void (*op)(void *),
+static void run_per_peer(pattern_state *state, const char *name,
+                         void (*op)(void *),
                          double msgs_per_op, double bw_factor)
 {
     for (int j = 1; j < cg.size; ++j) {
-        x->peer = j;
-        cg_measurement m = base(name, x);
+        state->peer = j;
+        cg_measurement m = base(name, state);
         m.active = cg.rank == 0 || cg.rank == j;
         m.run = op;
         m.verify = v_pingpong;
         m.msgs_per_op = msgs_per_op;
         m.peer = j;
         m.dst = j;
-        m.bw_bytes = bw_factor * x->bytes;
+        m.bw_bytes = bw_factor * state->bytes;
         cg_measure(&m);
     }
 }
 
-static void run_simple(pctx *x, const char *name, void (*op)(void *),
+static void run_simple(pattern_state *state, const char *name,
+                       void (*op)(void *),
                        void (*verify)(void *, int), double bw_bytes)
 {
-    cg_measurement m = base(name, x);
+    cg_measurement m = base(name, state);
     m.run = op;
     m.verify = verify;
     m.bw_bytes = bw_bytes;
     cg_measure(&m);
 }
 
-static void run_complement(pctx *x)
+static void run_complement(pattern_state *state)
 {
-    x->peer = cg.size - 1 - cg.rank;
-    cg_measurement m = base("complement", x);
-    m.active = x->peer != cg.rank;     /* the middle rank of an odd N idles */
+    state->peer = cg.size - 1 - cg.rank;
+    cg_measurement m = base("complement", state);
+    /* the middle rank of an odd N idles */
+    m.active = state->peer != cg.rank;
     m.run = op_complement;
     m.verify = v_peer;
     m.peer = cg.size - 1;
     m.dst = cg.size - 1;
-    m.bw_bytes = x->bytes;
+    m.bw_bytes = state->bytes;
     cg_measure(&m);
 }
 
 /* Layout of the concurrent-send test: a and b on one node, c and d on
  * other nodes (two different ones when there are, or else any other). */
-static int concurrent_layout(pctx *x)
+static int concurrent_layout(pattern_state *state)
 {
-    x->a = 0;
-    x->b = x->c = x->d = -1;
-    for (int r = 1; r < cg.size && x->b < 0; ++r)
+    state->a = 0;
+    state->b = state->c = state->d = -1;
+    for (int r = 1; r < cg.size && state->b < 0; ++r)
         if (!strcmp(cg.node_names[r], cg.node_names[0]))
-            x->b = r;
+            state->b = r;
 
     for (int r = 1; r < cg.size; ++r) {
-        if (r == x->b || !strcmp(cg.node_names[r], cg.node_names[0]))
+        if (r == state->b || !strcmp(cg.node_names[r], cg.node_names[0]))
             continue;
-        if (x->c < 0)
-            x->c = r;
-        else if (x->d < 0 && strcmp(cg.node_names[r], cg.node_names[x->c]))
-            x->d = r;
+        if (state->c < 0)
+            state->c = r;
+        else if (state->d < 0 && strcmp(cg.node_names[r],
+                                        cg.node_names[state->c]))
+            state->d = r;
     }
 
     /* fewer nodes than the ideal layout: take any free ranks */
     for (int r = 1; r < cg.size; ++r) {
-        if (r == x->b || r == x->c || r == x->d)
+        if (r == state->b || r == state->c || r == state->d)
             continue;
-        if (x->b < 0)
-            x->b = r;
-        else if (x->c < 0)
-            x->c = r;
-        else if (x->d < 0)
-            x->d = r;
+        if (state->b < 0)
+            state->b = r;
+        else if (state->c < 0)
+            state->c = r;
+        else if (state->d < 0)
+            state->d = r;
     }
 
-    return x->b >= 0 && x->c >= 0 && x->d >= 0;
+    return state->b >= 0 && state->c >= 0 && state->d >= 0;
 }
 
-static void run_concurrent(pctx *x)
+static void run_concurrent(pattern_state *state)
 {
-    if (!concurrent_layout(x)) {
+    if (!concurrent_layout(state)) {
         if (cg.rank == 0)
             printf("CG_SKIP pattern=concurrent bytes=%zu reason=needs at "
-                   "least 4 ranks\n", x->bytes);
+                   "least 4 ranks\n", state->bytes);
         return;
     }
 
-    x->pair = 0;
-    cg_measurement m = base("concurrent_single", x);
-    m.active = cg.rank == x->a || cg.rank == x->c;
+    state->pair = 0;
+    cg_measurement m = base("concurrent_single", state);
+    m.active = cg.rank == state->a || cg.rank == state->c;
     m.run = op_concurrent;
     m.verify = v_concurrent;
-    m.peer = x->c;
-    m.dst = x->c;
-    m.bw_bytes = x->bytes;
+    m.peer = state->c;
+    m.dst = state->c;
+    m.bw_bytes = state->bytes;
     cg_stats single = cg_measure(&m);
 
-    x->pair = 1;
+    state->pair = 1;
     char extra[256];
-    m = base("concurrent_pair", x);
-    m.active = cg.rank == x->a || cg.rank == x->b || cg.rank == x->c ||
-               cg.rank == x->d;
+    m = base("concurrent_pair", state);
+    m.active = cg.rank == state->a || cg.rank == state->b
+        || cg.rank == state->c ||
+               cg.rank == state->d;
     m.run = op_concurrent;
     m.verify = v_concurrent;
-    m.peer = x->c;
-    m.dst = x->c;
-    m.bw_bytes = x->bytes;
+    m.peer = state->c;
+    m.dst = state->c;
+    m.bw_bytes = state->bytes;
     /* the ratio needs the pair's statistics: measure, then report */
     cg_stats pair = cg_measure_quiet(&m);
     if (cg.rank == 0) {
         snprintf(extra, sizeof extra, "ratio=%.4f second_src=%s "
                  "second_dst=%s", pair.mean / single.mean,
-                 cg.node_names[x->b], cg.node_names[x->d]);
+                 cg.node_names[state->b], cg.node_names[state->d]);
         m.extra = extra;
         cg_report(&m, &pair);
     }
@@ -417,18 +431,19 @@ static void run_concurrent(pctx *x)
     ++cg.measurements;
 }
 
-static void run_allreduce(pctx *x)
+static void run_allreduce(pattern_state *state)
 {
-    size_t keep = x->bytes;
-    x->bytes = x->bytes < sizeof(double) ? sizeof(double)
-                                         : x->bytes / sizeof(double) * sizeof(double);
-    cg_measurement m = base("allreduce", x);
+    size_t keep = state->bytes;
+    size_t doubles = state->bytes < sizeof(double)
+                     ? 1 : state->bytes / sizeof(double);
+    state->bytes = doubles * sizeof(double);
+    cg_measurement m = base("allreduce", state);
     m.prepare = p_allreduce;
     m.run = op_allreduce;
     m.verify = v_allreduce;
-    m.bw_bytes = x->bytes;
+    m.bw_bytes = state->bytes;
     cg_measure(&m);
-    x->bytes = keep;
+    state->bytes = keep;
 }
 
 /* ---- main ------------------------------------------------------------- */
@@ -439,31 +454,31 @@ static const char *ALL[] = {
     "allreduce", NULL
 };
 
-static void run_pattern(const char *p, pctx *x)
+static void run_pattern(const char *p, pattern_state *state)
 {
-    double n1 = (double)(cg.size - 1) * x->bytes;
+    double n1 = (double)(cg.size - 1) * state->bytes;
     if (!strcmp(p, "barrier"))
-        run_barrier(x);
+        run_barrier(state);
     else if (!strcmp(p, "pingpong"))
-        run_per_peer(x, "pingpong", op_pingpong, 2.0, 1.0);
+        run_per_peer(state, "pingpong", op_pingpong, 2.0, 1.0);
     else if (!strcmp(p, "bipingpong"))
-        run_per_peer(x, "bipingpong", op_bipingpong, 1.0, 2.0);
+        run_per_peer(state, "bipingpong", op_bipingpong, 1.0, 2.0);
     else if (!strcmp(p, "shift"))
-        run_simple(x, "shift", op_shift, v_left, x->bytes);
+        run_simple(state, "shift", op_shift, v_left, state->bytes);
     else if (!strcmp(p, "naive_bcast"))
-        run_simple(x, "naive_bcast", op_naive_bcast, v_from_root, n1);
+        run_simple(state, "naive_bcast", op_naive_bcast, v_from_root, n1);
     else if (!strcmp(p, "tree_bcast"))
-        run_simple(x, "tree_bcast", op_tree_bcast, v_from_root, n1);
+        run_simple(state, "tree_bcast", op_tree_bcast, v_from_root, n1);
     else if (!strcmp(p, "alltoall"))
-        run_simple(x, "alltoall", op_alltoall, v_all_blocks, n1);
+        run_simple(state, "alltoall", op_alltoall, v_all_blocks, n1);
     else if (!strcmp(p, "hotspot"))
-        run_simple(x, "hotspot", op_hotspot, v_hotspot, n1);
+        run_simple(state, "hotspot", op_hotspot, v_hotspot, n1);
     else if (!strcmp(p, "complement"))
-        run_complement(x);
+        run_complement(state);
     else if (!strcmp(p, "concurrent"))
-        run_concurrent(x);
+        run_concurrent(state);
     else if (!strcmp(p, "allreduce"))
-        run_allreduce(x);
+        run_allreduce(state);
     else
         cg_die("unknown pattern '%s'", p);
 }
@@ -476,81 +491,92 @@ static int is_known(const char *p)
     return 0;
 }
 
+/* "8,10K,1M" -> sizes[]; returns how many (at most max) */
+static int parse_sizes(const char *list, size_t *sizes, int max)
+{
+    int count = 0;
+    char *copy = strdup(list), *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok && count < max;
+         tok = strtok_r(NULL, ",", &save))
+        sizes[count++] = cg_parse_size(tok, "--sizes", 1, 2000000000);
+    free(copy);
+    return count;
+}
+
+/* "all" or "p1,p2" -> selected[] (pointers into a copy kept for the run);
+ * returns how many */
+static int select_patterns(const char *list, const char **selected, int max)
+{
+    int count = 0;
+    if (!strcmp(list, "all")) {
+        for (int i = 0; ALL[i] && count < max; ++i)
+            selected[count++] = ALL[i];
+        return count;
+    }
+
+    char *copy = strdup(list), *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok && count < max;
+         tok = strtok_r(NULL, ",", &save)) {
+        if (!is_known(tok))
+            cg_die("unknown pattern '%s'", tok);
+        selected[count++] = tok;
+    }
+    return count;
+}
+
+/* Buffers for messages up to max_bytes to and from every rank */
+static void allocate_buffers(pattern_state *state, size_t max_bytes)
+{
+    memset(state, 0, sizeof *state);
+    state->sbuf = calloc(max_bytes + 8, 1);
+    state->rbuf = calloc((size_t)cg.size * (max_bytes + 8), 1);
+    state->req = malloc(sizeof(MPI_Request) * 2 * cg.size);
+    state->statuses = malloc(sizeof(MPI_Status) * 2 * cg.size);
+    state->dsend = malloc(max_bytes + 8);
+    state->drecv = malloc(max_bytes + 8);
+    if (!state->sbuf || !state->rbuf || !state->req || !state->statuses ||
+        !state->dsend || !state->drecv)
+        cg_die("out of memory for %zu-byte messages on %d ranks", max_bytes,
+               cg.size);
+}
+
 int main(int argc, char **argv)
 {
     cg_init(&argc, &argv, "cg_contention");
-    const char *patterns = "all", *sizes = "8,10K,1M";
+    const char *pattern_list = "all", *size_list = "8,10K,1M";
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--patterns") && i + 1 < argc)
-            patterns = argv[++i];
+            pattern_list = argv[++i];
         else if (!strcmp(argv[i], "--sizes") && i + 1 < argc)
-            sizes = argv[++i];
+            size_list = argv[++i];
         else
             cg_die("unknown argument '%s' (see the header of "
                    "cg_contention.c)", argv[i]);
     }
 
+    size_t sizes[64];
+    int nsizes = parse_sizes(size_list, sizes, 64);
+    const char *patterns[64];
+    int npatterns = select_patterns(pattern_list, patterns, 64);
     if (cg.size < 2)
         cg_die("needs at least 2 ranks, got %d", cg.size);
 
-    /* parse sizes */
-    size_t sz[64];
-    int nsz = 0;
-    char *copy = strdup(sizes), *save = NULL;
-    for (char *tok = strtok_r(copy, ",", &save); tok && nsz < 64;
-         tok = strtok_r(NULL, ",", &save)) {
-        char *end;
-        double v = strtod(tok, &end);
-        if (end == tok || v < 1)
-            cg_die("bad message size '%s' (sizes are >= 1 byte)", tok);
-        if (*end == 'K' || *end == 'k') v *= 1e3;
-        else if (*end == 'M' || *end == 'm') v *= 1e6;
-        else if (*end != '\0') cg_die("bad size suffix in '%s'", tok);
-        sz[nsz++] = (size_t)v;
-    }
+    size_t max_bytes = 0;
+    for (int i = 0; i < nsizes; ++i)
+        if (sizes[i] > max_bytes)
+            max_bytes = sizes[i];
 
-    size_t maxb = 0;
-    for (int i = 0; i < nsz; ++i)
-        if (sz[i] > maxb)
-            maxb = sz[i];
-
-    pctx x;
-    memset(&x, 0, sizeof x);
-    x.sbuf = calloc(maxb + 8, 1);
-    x.rbuf = calloc((size_t)cg.size * (maxb + 8), 1);
-    x.req = malloc(sizeof(MPI_Request) * 2 * cg.size);
-    x.st = malloc(sizeof(MPI_Status) * 2 * cg.size);
-    x.dsend = malloc(maxb + 8);
-    x.drecv = malloc(maxb + 8);
-    if (!x.sbuf || !x.rbuf || !x.req || !x.st || !x.dsend || !x.drecv)
-        cg_die("out of memory for %zu-byte messages on %d ranks", maxb,
-               cg.size);
-
-    /* pattern list */
-    char *plist = strdup(patterns);
-    const char *sel[64];
-    int nsel = 0;
-    if (!strcmp(patterns, "all")) {
-        for (int i = 0; ALL[i]; ++i)
-            sel[nsel++] = ALL[i];
-    } else {
-        for (char *tok = strtok_r(plist, ",", &save); tok && nsel < 64;
-             tok = strtok_r(NULL, ",", &save)) {
-            if (!is_known(tok))
-                cg_die("unknown pattern '%s'", tok);
-            sel[nsel++] = tok;
-        }
-    }
-
-    for (int p = 0; p < nsel; ++p) {
-        if (!strcmp(sel[p], "barrier")) {
-            run_barrier(&x);    /* size-independent */
+    pattern_state state;
+    allocate_buffers(&state, max_bytes);
+    for (int p = 0; p < npatterns; ++p) {
+        if (!strcmp(patterns[p], "barrier")) {
+            run_barrier(&state);    /* size-independent */
             continue;
         }
 
-        for (int s = 0; s < nsz; ++s) {
-            x.bytes = sz[s];
-            run_pattern(sel[p], &x);
+        for (int s = 0; s < nsizes; ++s) {
+            state.bytes = sizes[s];
+            run_pattern(patterns[p], &state);
         }
     }
 

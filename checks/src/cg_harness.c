@@ -1,6 +1,7 @@
 #include "cg_harness.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,22 +26,40 @@ void cg_die(const char *fmt, ...)
     exit(2);
 }
 
-static size_t parse_size(const char *s)
+size_t cg_parse_size(const char *text, const char *option, size_t min,
+                     size_t max)
 {
     char *end;
-    double v = strtod(s, &end);
-    if (end == s || v < 0)
-        cg_die("bad size '%s'", s);
+    double value = strtod(text, &end);
+    if (end == text || value < 0)
+        cg_die("%s: bad size '%s' (a number with an optional K, M, G, Ki, "
+               "Mi or Gi)", option, text);
 
+    double unit = 1;
     switch (*end) {
-    case 'k': case 'K': v *= 1e3; break;     /* 1 KB = 1000 B, as the studies */
-    case 'm': case 'M': v *= 1e6; break;
-    case 'g': case 'G': v *= 1e9; break;
+    case 'k': case 'K': unit = 1e3; break;
+    case 'm': case 'M': unit = 1e6; break;
+    case 'g': case 'G': unit = 1e9; break;
     case '\0': break;
-    default: cg_die("bad size suffix in '%s'", s);
+    default:
+        cg_die("%s: bad size suffix in '%s' (K, M, G = 10^3, 10^6, 10^9; "
+               "Ki, Mi, Gi = 2^10, 2^20, 2^30)", option, text);
     }
 
-    return (size_t)v;
+    if (*end && end[1] == 'i') {
+        unit = unit == 1e3 ? 1024.0 : unit == 1e6 ? 1048576.0 : 1073741824.0;
+        ++end;
+    }
+
+    if (*end && end[1] != '\0')
+        cg_die("%s: bad size suffix in '%s' (K, M, G = 10^3, 10^6, 10^9; "
+               "Ki, Mi, Gi = 2^10, 2^20, 2^30)", option, text);
+
+    value *= unit;
+    if (value < (double)min || value > (double)max)
+        cg_die("%s: size '%s' = %.0f bytes is outside %zu .. %zu", option,
+               text, value, min, max);
+    return (size_t)value;
 }
 
 size_t cg_llc_bytes(void)
@@ -126,7 +145,8 @@ void cg_init(int *argc, char ***argv, const char *program)
         else if (!strcmp(a, "--reps") && i + 1 < *argc)
             cg.opt.reps = atoi((*argv)[++i]);
         else if (!strcmp(a, "--flush-bytes") && i + 1 < *argc)
-            cg.opt.flush_bytes = parse_size((*argv)[++i]);
+            cg.opt.flush_bytes = cg_parse_size((*argv)[++i], "--flush-bytes",
+                                               0, SIZE_MAX);
         else if (!strcmp(a, "--corrupt-payload"))
             cg.opt.corrupt = 1;
         else if (!strcmp(a, "--help-harness")) {

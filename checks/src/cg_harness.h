@@ -14,6 +14,12 @@
  * errors as  CG_ERROR kind=<k> ...  and, at the end,
  *   CG_DONE program=<name> measurements=<n> errors=<n>
  * MB is 10^6 bytes, as in the studies; times are per operation.
+ *
+ * Sizes on the command line (every program, every option: --sizes,
+ * --bytes, --array-bytes, --max-bytes, --flush-bytes ...) are read by
+ * cg_parse_size() alone: K, M, G are decimal (10^3, 10^6, 10^9 bytes, as
+ * MB in MB/s and the studies), Ki, Mi, Gi binary (2^10, 2^20, 2^30).
+ * The CG lines always give sizes as plain byte counts.
  */
 #ifndef CG_HARNESS_H
 #define CG_HARNESS_H
@@ -99,6 +105,11 @@ int cg_check(const unsigned char *buf, size_t n, int src, int trial,
 /* Touches a buffer larger than the last-level cache */
 void cg_flush_cache(void);
 size_t cg_llc_bytes(void);
+
+/* A size argument: number [K|M|G|Ki|Mi|Gi] (K = 10^3, Ki = 2^10, ...).
+ * Dies with one line naming the option unless min <= size <= max. */
+size_t cg_parse_size(const char *text, const char *option, size_t min,
+                     size_t max);
 
 /* Fatal usage or setup error: message on rank 0 / stderr and abort */
 void cg_die(const char *fmt, ...);

@@ -37,71 +37,65 @@ typedef struct {
     unsigned char *sbuf, *rbuf;
     double recv_dt;           /* this trial: start -> receive complete */
     double *recv_times;       /* per trial */
-} lctx;
+} link_round;
 
 static void prep(void *v, int t)
 {
-    lctx *x = v;
-    cg_fill(x->sbuf, x->bytes, cg.rank, t);
-    memset(x->rbuf, 0, x->bytes);
+    link_round *this_round = v;
+    cg_fill(this_round->sbuf, this_round->bytes, cg.rank, t);
+    memset(this_round->rbuf, 0, this_round->bytes);
 }
 
 static void op_round(void *v)
 {
-    lctx *x = v;
+    link_round *this_round = v;
     MPI_Request req[2];
     double t0 = MPI_Wtime();
     req[0] = req[1] = MPI_REQUEST_NULL;
-    if (x->do_recv)
-        MPI_Irecv(x->rbuf, (int)x->bytes, MPI_BYTE, x->from, 7,
+    if (this_round->do_recv)
+        MPI_Irecv(this_round->rbuf, (int)this_round->bytes, MPI_BYTE,
+                  this_round->from, 7,
                   MPI_COMM_WORLD, &req[0]);
-    if (x->do_send)
-        MPI_Isend(x->sbuf, (int)x->bytes, MPI_BYTE, x->to, 7,
+    if (this_round->do_send)
+        MPI_Isend(this_round->sbuf, (int)this_round->bytes, MPI_BYTE,
+                  this_round->to, 7,
                   MPI_COMM_WORLD, &req[1]);
-    for (int done = 0; done < x->do_recv + x->do_send; ++done) {
+    int pending = this_round->do_recv + this_round->do_send;
+    for (int done = 0; done < pending; ++done) {
         int idx;
         MPI_Waitany(2, req, &idx, MPI_STATUS_IGNORE);
         if (idx == 0)
-            x->recv_dt = MPI_Wtime() - t0;
+            this_round->recv_dt = MPI_Wtime() - t0;
     }
 }
 
 static void verify(void *v, int t)
 {
-    lctx *x = v;
-    if (!x->do_recv)
+    link_round *this_round = v;
+    if (!this_round->do_recv)
         return;
 
-    cg_check(x->rbuf, x->bytes, x->from, t, "linkmatrix");
-    x->recv_times[t] = x->recv_dt;
+    cg_check(this_round->rbuf, this_round->bytes, this_round->from, t,
+             "linkmatrix");
+    this_round->recv_times[t] = this_round->recv_dt;
 }
 
-static size_t parse_bytes(const char *s)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || v < 1)
-        cg_die("bad message size '%s'", s);
-    if (*end == 'K' || *end == 'k') v *= 1e3;
-    else if (*end == 'M' || *end == 'm') v *= 1e6;
-    else if (*end != '\0') cg_die("bad size suffix in '%s'", s);
-    if (v > 2e9)
-        cg_die("message size '%s' too large (max 2 GB)", s);
-    return (size_t)v;
-}
+typedef struct {
+    size_t bytes;
+    int any_placement;        /* several ranks per node: a rank matrix */
+    int split;                /* time the mutual round in two halves */
+} link_options;
 
-int main(int argc, char **argv)
+static link_options parse_options(int argc, char **argv)
 {
-    cg_init(&argc, &argv, "cg_linkmatrix");
-    size_t bytes = 4000000;
-    int any_placement = 0, split = 1;
+    link_options opt = {.bytes = 4000000, .any_placement = 0, .split = 1};
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--bytes") && i + 1 < argc)
-            bytes = parse_bytes(argv[++i]);
+            opt.bytes = cg_parse_size(argv[++i], "--bytes", 1, 2000000000);
         else if (!strcmp(argv[i], "--no-split"))
-            split = 0;
+            opt.split = 0;
         else if (!strcmp(argv[i], "--any-placement"))
-            any_placement = 1;     /* tests on one machine: rank matrix */
+            opt.any_placement = 1;     /* tests on one machine */
         else
             cg_die("unknown argument '%s' (see the header of "
                    "cg_linkmatrix.c)", argv[i]);
@@ -109,88 +103,112 @@ int main(int argc, char **argv)
 
     if (cg.size < 2)
         cg_die("needs at least 2 ranks (one per node), got %d", cg.size);
-    if (cg.ppn != 1 && !any_placement)
+    if (cg.ppn != 1 && !opt.any_placement)
         cg_die("needs one rank per node, got %d ranks on %d nodes",
                cg.size, cg.nodes);
+    return opt;
+}
+
+/* Partners of this rank in round k; in a split mutual round, half 0 lets
+ * the lower rank of each pair send, half 1 the other one. */
+static void set_partners(link_round *this_round, int k, int half,
+                         int split_mutual)
+{
+    int n = cg.size;
+    this_round->to = (cg.rank + k) % n;
+    this_round->from = (cg.rank - k + n) % n;
+    this_round->do_send = this_round->do_recv = 1;
+    if (split_mutual) {
+        int lower = cg.rank < this_round->to;
+        this_round->do_send = half == 0 ? lower : !lower;
+        this_round->do_recv = !this_round->do_send;
+    }
+}
+
+/* Rank 0: one CG line per pair that received in this (half) round, from
+ * the receive times of every rank (all_times[rank * ntrials + trial]). */
+static void report_round(const cg_measurement *m, const double *all_times,
+                         int k, int half, int split_mutual)
+{
+    int n = cg.size, nt = cg.opt.ntrials;
+    for (int r = 0; r < n; ++r) {
+        int from = (r - k + n) % n;
+        if (split_mutual && (half == 0) != (from < r))
+            continue;       /* r did not receive in this half */
+
+        if (cg.rank == 0) {
+            char extra[96];
+            cg_stats stats;
+            /* trial 0 is the warm-up: dropped */
+            cg_stats_compute(all_times + (size_t)r * nt + 1, nt - 1,
+                             CG_SPIKE_FACTOR, CG_MAX_FILTERED, &stats);
+            if (split_mutual)
+                snprintf(extra, sizeof extra, "round=%d half=%d "
+                         "src_rank=%d dst_rank=%d", k, half, from, r);
+            else
+                snprintf(extra, sizeof extra, "round=%d src_rank=%d "
+                         "dst_rank=%d", k, from, r);
+            cg_measurement pair = *m;
+            pair.peer = r;
+            pair.src = from;
+            pair.dst = r;
+            pair.bw_bytes = (double)m->bytes;
+            pair.extra = extra;
+            cg_report(&pair, &stats);
+        }
+
+        ++cg.measurements;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    cg_init(&argc, &argv, "cg_linkmatrix");
+    link_options opt = parse_options(argc, argv);
 
     int n = cg.size, nt = cg.opt.ntrials;
-    lctx x;
-    memset(&x, 0, sizeof x);
-    x.bytes = bytes;
-    x.sbuf = malloc(bytes);
-    x.rbuf = malloc(bytes);
-    x.recv_times = calloc(nt, sizeof(double));
-    double *all = cg.rank == 0 ? malloc(sizeof(double) * nt * n) : NULL;
-    if (!x.sbuf || !x.rbuf || !x.recv_times || (cg.rank == 0 && !all))
-        cg_die("out of memory for %zu-byte messages", bytes);
-
+    link_round this_round;
+    memset(&this_round, 0, sizeof this_round);
+    this_round.bytes = opt.bytes;
+    this_round.sbuf = malloc(opt.bytes);
+    this_round.rbuf = malloc(opt.bytes);
+    this_round.recv_times = calloc(nt, sizeof(double));
+    double *all_times = cg.rank == 0 ? malloc(sizeof(double) * nt * n) : NULL;
     double *unused = malloc(sizeof(double) * nt);
+    if (!this_round.sbuf || !this_round.rbuf || !this_round.recv_times
+        || !unused ||
+        (cg.rank == 0 && !all_times))
+        cg_die("out of memory for %zu-byte messages", opt.bytes);
+
+    cg_measurement m;
+    memset(&m, 0, sizeof m);
+    m.pattern = "linkmatrix";
+    m.bytes = opt.bytes;
+    m.active = 1;
+    m.reps = 1;
+    m.prepare = prep;
+    m.run = op_round;
+    m.verify = verify;
+    m.ctx = &this_round;
+
     /* Round k = n/2 (n even) pairs the nodes mutually: both directions
      * would share one connection, unlike every other round, so that round
      * is timed in two halves, one direction each (--no-split: together) */
-    int halves_of_mutual = split ? 2 : 1;
     for (int k = 1; k < n; ++k) {
-      int mutual = 2 * k == n;
-      for (int half = 0; half < (mutual ? halves_of_mutual : 1); ++half) {
-        x.to = (cg.rank + k) % n;
-        x.from = (cg.rank - k + n) % n;
-        x.do_send = x.do_recv = 1;
-        if (mutual && split) {
-            /* half 0: the lower rank of each pair sends; half 1: reverse */
-            int lower = cg.rank < x.to;
-            x.do_send = half == 0 ? lower : !lower;
-            x.do_recv = !x.do_send;
+        int split_mutual = 2 * k == n && opt.split;
+        for (int half = 0; half < (split_mutual ? 2 : 1); ++half) {
+            set_partners(&this_round, k, half, split_mutual);
+            cg_time_trials(&m, unused);
+            MPI_Gather(this_round.recv_times, nt, MPI_DOUBLE, all_times, nt,
+                       MPI_DOUBLE, 0, MPI_COMM_WORLD);
+            report_round(&m, all_times, k, half, split_mutual);
         }
-
-        cg_measurement m;
-        memset(&m, 0, sizeof m);
-        m.pattern = "linkmatrix";
-        m.bytes = bytes;
-        m.active = 1;
-        m.reps = 1;
-        m.prepare = prep;
-        m.run = op_round;
-        m.verify = verify;
-        m.ctx = &x;
-        cg_time_trials(&m, unused);
-        MPI_Gather(x.recv_times, nt, MPI_DOUBLE, all, nt, MPI_DOUBLE, 0,
-                   MPI_COMM_WORLD);
-
-        for (int r = 0; r < n; ++r) {
-            int from = (r - k + n) % n;
-            if (mutual && split && (half == 0) != (from < r))
-                continue;       /* r did not receive in this half */
-
-            if (cg.rank == 0) {
-                char extra[96];
-                cg_stats st;
-                /* trial 0 is the warm-up: dropped */
-                cg_stats_compute(all + (size_t)r * nt + 1, nt - 1,
-                                 CG_SPIKE_FACTOR, CG_MAX_FILTERED, &st);
-                if (mutual && split)
-                    snprintf(extra, sizeof extra, "round=%d half=%d "
-                             "src_rank=%d dst_rank=%d", k, half, from, r);
-                else
-                    snprintf(extra, sizeof extra, "round=%d src_rank=%d "
-                             "dst_rank=%d", k, from, r);
-                cg_measurement p = m;
-                p.peer = r;
-                p.src = from;
-                p.dst = r;
-                p.bw_bytes = (double)bytes;
-                p.extra = extra;
-                cg_report(&p, &st);
-            }
-
-            ++cg.measurements;
-        }
-      }
     }
 
     free(unused);
-    free(all);
-    free(x.recv_times);
-    free(x.sbuf);
-    free(x.rbuf);
+    free(all_times);
+    free(this_round.recv_times);
+    free(this_round.sbuf);
+    free(this_round.rbuf);
     return cg_finish();
 }

@@ -99,34 +99,34 @@ typedef struct {
     size_t bytes, hops;
     void *start;
     void *end;          /* where the chase stopped (kept: no dead code) */
-} lctx;
+} chase_state;
 
 static volatile void *sink;
 
 /* Lays the cycle out over the lines of buf */
-static void build_chain(lctx *x, uint64_t seed)
+static void build_chain(chase_state *walk, uint64_t seed)
 {
-    size_t n = x->bytes / LINE;
+    size_t n = walk->bytes / LINE;
     uint32_t *next = malloc(sizeof(uint32_t) * n);
     if (!next)
         cg_die("cannot allocate the permutation of %zu lines", n);
     lat_sattolo(next, n, seed);
     for (size_t i = 0; i < n; ++i)
-        *(void **)(x->buf + i * LINE) = x->buf + (size_t)next[i] * LINE;
-    x->start = x->buf;
+        *(void **)(walk->buf + i * LINE) = walk->buf + (size_t)next[i] * LINE;
+    walk->start = walk->buf;
     free(next);
 }
 
 static void chase(void *vp)
 {
-    lctx *x = vp;
-    void **p = x->start;
-    size_t h = x->hops / 8;
+    chase_state *walk = vp;
+    void **p = walk->start;
+    size_t h = walk->hops / 8;
     while (h--) {
         p = *p; p = *p; p = *p; p = *p;
         p = *p; p = *p; p = *p; p = *p;
     }
-    x->end = p;
+    walk->end = p;
     sink = p;
 }
 
@@ -146,21 +146,21 @@ static char *alloc_ws(size_t bytes, int thp)
     return p;
 }
 
-static cg_measurement chase_measurement(lctx *x, const char *pattern,
+static cg_measurement chase_measurement(chase_state *walk, const char *pattern,
                                         int active)
 {
     cg_measurement m;
     memset(&m, 0, sizeof m);
     m.pattern = pattern;
-    m.bytes = x->bytes;
+    m.bytes = walk->bytes;
     m.active = active;
     m.reps = 1;
-    m.msgs_per_op = (double)x->hops;     /* t_us = per access */
+    m.msgs_per_op = (double)walk->hops;     /* t_us = per access */
     m.peer = -1;
     m.src = 0;
     m.dst = -1;
     m.run = chase;
-    m.ctx = x;
+    m.ctx = walk;
     return m;
 }
 
@@ -235,18 +235,18 @@ static void run_numa(size_t bytes, size_t min_hops, uint64_t seed)
     const char *names[2] = {"memlat_numa_local", "memlat_numa_remote"};
     int nodes[2] = {here, there};
     for (int k = 0; k < 2; ++k) {
-        lctx x = {0};
-        x.bytes = bytes;
-        x.hops = bytes / LINE > min_hops ? bytes / LINE : min_hops;
-        x.hops = (x.hops + 7) / 8 * 8;
+        chase_state walk = {0};
+        walk.bytes = bytes;
+        walk.hops = bytes / LINE > min_hops ? bytes / LINE : min_hops;
+        walk.hops = (walk.hops + 7) / 8 * 8;
         if (cg.rank == 0) {
             numa_run_on_node(here);
-            x.buf = numa_alloc_onnode(bytes, nodes[k]);
-            if (!x.buf)
+            walk.buf = numa_alloc_onnode(bytes, nodes[k]);
+            if (!walk.buf)
                 cg_die("numa_alloc_onnode(%zu, %d) failed", bytes, nodes[k]);
-            build_chain(&x, seed);
+            build_chain(&walk, seed);
         }
-        cg_measurement m = chase_measurement(&x, names[k], cg.rank == 0);
+        cg_measurement m = chase_measurement(&walk, names[k], cg.rank == 0);
         cg_stats st = cg_measure_quiet(&m);
         if (cg.rank == 0) {
             char extra[200];
@@ -260,7 +260,7 @@ static void run_numa(size_t bytes, size_t min_hops, uint64_t seed)
                          ns[1] / ns[0]);
             m.extra = extra;
             cg_report(&m, &st);
-            numa_free(x.buf, bytes);
+            numa_free(walk.buf, bytes);
         }
         ++cg.measurements;
     }
@@ -292,16 +292,11 @@ int main(int argc, char **argv)
     int thp = 1;
     uint64_t seed = 7;
     for (int i = 1; i < argc; ++i) {
-        char *end;
-        if (!strcmp(argv[i], "--max-bytes") && i + 1 < argc) {
-            double v = strtod(argv[++i], &end);
-            hi = (size_t)(v * (*end == 'G' ? 1 << 30 : *end == 'M' ? 1 << 20
-                               : *end == 'K' ? 1 << 10 : 1));
-        } else if (!strcmp(argv[i], "--min-bytes") && i + 1 < argc) {
-            double v = strtod(argv[++i], &end);
-            lo = (size_t)(v * (*end == 'M' ? 1 << 20 : *end == 'K' ? 1 << 10
-                               : 1));
-        } else if (!strcmp(argv[i], "--accesses") && i + 1 < argc)
+        if (!strcmp(argv[i], "--max-bytes") && i + 1 < argc)
+            hi = cg_parse_size(argv[++i], "--max-bytes", 1, SIZE_MAX);
+        else if (!strcmp(argv[i], "--min-bytes") && i + 1 < argc)
+            lo = cg_parse_size(argv[++i], "--min-bytes", 1, SIZE_MAX);
+        else if (!strcmp(argv[i], "--accesses") && i + 1 < argc)
             min_hops = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--no-thp"))
             thp = 0;
@@ -335,19 +330,19 @@ int main(int argc, char **argv)
     /* the curve, 1 rank per node */
     char *buf = alloc_ws(hi, thp);
     for (int i = 0; i < ns; ++i) {
-        lctx x = {0};
-        x.buf = buf;
-        x.bytes = sizes[i];
-        x.hops = sizes[i] / LINE > min_hops ? sizes[i] / LINE : min_hops;
-        x.hops = (x.hops + 7) / 8 * 8;
-        build_chain(&x, seed + i);
-        cg_measurement m = chase_measurement(&x, "memlat", lr == 0);
+        chase_state walk = {0};
+        walk.buf = buf;
+        walk.bytes = sizes[i];
+        walk.hops = sizes[i] / LINE > min_hops ? sizes[i] / LINE : min_hops;
+        walk.hops = (walk.hops + 7) / 8 * 8;
+        build_chain(&walk, seed + i);
+        cg_measurement m = chase_measurement(&walk, "memlat", lr == 0);
         cg_stats st = cg_measure_quiet(&m);
         if (cg.rank == 0) {
             char extra[96];
             lat[i] = st.mean * 1e9;
             snprintf(extra, sizeof extra, "ns=%.3f active_ppn=1 accesses=%zu",
-                     lat[i], x.hops);
+                     lat[i], walk.hops);
             m.extra = extra;
             cg_report(&m, &st);
         }
@@ -393,13 +388,13 @@ int main(int argc, char **argv)
             continue;
         }
         /* all ranks at once, at the representative size */
-        lctx x = {0};
-        x.buf = buf;
-        x.bytes = rep;
-        x.hops = rep / LINE > min_hops ? rep / LINE : min_hops;
-        x.hops = (x.hops + 7) / 8 * 8;
-        build_chain(&x, seed + 1000 + l);
-        cg_measurement m = chase_measurement(&x, "memlat_level", 1);
+        chase_state walk = {0};
+        walk.buf = buf;
+        walk.bytes = rep;
+        walk.hops = rep / LINE > min_hops ? rep / LINE : min_hops;
+        walk.hops = (walk.hops + 7) / 8 * 8;
+        build_chain(&walk, seed + 1000 + l);
+        cg_measurement m = chase_measurement(&walk, "memlat_level", 1);
         cg_stats kall = cg_measure_quiet(&m);
         m.active = lr == 0;
         /* and 1 rank per node at the same size and chain, for the ratio;

@@ -92,18 +92,19 @@ typedef struct {
     uint32_t *idx;
     double v;               /* value written in this trial */
     double sum;
-} mctx;
+} kernel_state;
 
 static volatile double sink;
 
 static void run_kernel(void *vp)
 {
-    mctx *x = vp;
-    size_t n = x->n, s = x->s;
-    double *restrict a = x->a, *restrict b = x->b, *restrict c = x->c;
-    const uint32_t *restrict idx = x->idx;
-    double sum = 0.0, v = x->v;
-    switch (x->kernel) {
+    kernel_state *state = vp;
+    size_t n = state->n, s = state->s;
+    double *restrict a = state->a, *restrict b = state->b,
+        *restrict c = state->c;
+    const uint32_t *restrict idx = state->idx;
+    double sum = 0.0, v = state->v;
+    switch (state->kernel) {
     case K_READ:   CG_STRIDED(n, s, j, sum += a[j]); break;
     case K_WRITE:  CG_STRIDED(n, s, j, a[j] = v); break;
     case K_RREAD:  for (size_t i = 0; i < n; ++i) sum += a[idx[i]]; break;
@@ -113,43 +114,45 @@ static void run_kernel(void *vp)
     case K_ADD:    CG_STRIDED(n, s, j, c[j] = a[j] + b[j]); break;
     case K_TRIAD:  CG_STRIDED(n, s, j, a[j] = b[j] + Q * c[j]); break;
     }
-    x->sum = sum;
+    state->sum = sum;
     sink = sum;
 }
 
 static void prep(void *vp, int t)
 {
-    mctx *x = vp;
-    x->v = 1.0 + t;
+    kernel_state *state = vp;
+    state->v = 1.0 + t;
 }
 
 /* Expected values: a=1, b=2, c=0 before the STREAM kernels (set once per
  * kernel; every kernel is idempotent); reads sum n ones. */
 static void verify(void *vp, int t)
 {
-    mctx *x = vp;
-    size_t n = x->n, step = n / 61 + 1;
+    kernel_state *state = vp;
+    size_t n = state->n, step = n / 61 + 1;
     double want = 0.0, *arr = NULL;
-    switch (x->kernel) {
+    switch (state->kernel) {
     case K_READ: case K_RREAD:
-        if (x->sum != (double)n) {
+        if (state->sum != (double)n) {
             printf("CG_ERROR kind=verify kernel=%s rank=%d stride=%zu "
-                   "expected_sum=%zu got=%.17g trial=%d\n", KNAME[x->kernel],
-                   cg.rank, x->s, n, x->sum, t);
+                   "expected_sum=%zu got=%.17g trial=%d\n",
+                       KNAME[state->kernel],
+                   cg.rank, state->s, n, state->sum, t);
             ++cg.errors;
         }
         return;
-    case K_WRITE: case K_RWRITE: arr = x->a; want = x->v; break;
-    case K_COPY: arr = x->c; want = 1.0; break;
-    case K_SCALE: arr = x->b; want = 0.0; break;
-    case K_ADD: arr = x->c; want = 1.0 + 0.0; break;   /* a + (b=0) */
-    case K_TRIAD: arr = x->a; want = 0.0 + Q * 1.0; break;
+    case K_WRITE: case K_RWRITE: arr = state->a; want = state->v; break;
+    case K_COPY: arr = state->c; want = 1.0; break;
+    case K_SCALE: arr = state->b; want = 0.0; break;
+    case K_ADD: arr = state->c; want = 1.0 + 0.0; break;   /* a + (b=0) */
+    case K_TRIAD: arr = state->a; want = 0.0 + Q * 1.0; break;
     }
     for (size_t i = 0; i < n; i += step) {
         if (arr[i] != want) {
             printf("CG_ERROR kind=verify kernel=%s rank=%d stride=%zu "
                    "element=%zu expected=%g got=%g trial=%d\n",
-                   KNAME[x->kernel], cg.rank, x->s, i, want, arr[i], t);
+                   KNAME[state->kernel], cg.rank, state->s, i, want, arr[i],
+                       t);
             ++cg.errors;
             return;
         }
@@ -160,43 +163,46 @@ static void verify(void *vp, int t)
  * copy, scale, add, triad starting from a=1, b=2, c=0 gives c=1, b=3, c=4,
  * a=15 in the real benchmark; here each kernel runs alone many times, so
  * each starts from a state where it is idempotent. */
-static void init_arrays(mctx *x)
+static void init_arrays(kernel_state *state)
 {
-    size_t n = x->n;
+    size_t n = state->n;
     for (size_t i = 0; i < n; ++i) {
-        x->a[i] = 1.0;
-        if (x->b) x->b[i] = 0.0;
-        if (x->c) x->c[i] = 1.0;
+        state->a[i] = 1.0;
+        if (state->b) state->b[i] = 0.0;
+        if (state->c) state->c[i] = 1.0;
     }
-    if (x->kernel == K_COPY)     /* c = a: c starts at 0 */
-        for (size_t i = 0; i < n; ++i) x->c[i] = 0.0;
-    if (x->kernel == K_SCALE)    /* b = q*c with c = 0 */
-        for (size_t i = 0; i < n; ++i) { x->c[i] = 0.0; x->b[i] = 5.0; }
-    if (x->kernel == K_ADD)      /* c = a + b = 1 + 0 */
-        for (size_t i = 0; i < n; ++i) x->c[i] = 7.0;
-    if (x->kernel == K_TRIAD)    /* a = b + q*c = 0 + 3*1 */
-        for (size_t i = 0; i < n; ++i) x->a[i] = 9.0;
+    if (state->kernel == K_COPY)     /* c = a: c starts at 0 */
+        for (size_t i = 0; i < n; ++i) state->c[i] = 0.0;
+    if (state->kernel == K_SCALE)    /* b = q*c with c = 0 */
+        for (size_t i = 0; i < n; ++i) {
+            state->c[i] = 0.0;
+            state->b[i] = 5.0;
+        }
+    if (state->kernel == K_ADD)      /* c = a + b = 1 + 0 */
+        for (size_t i = 0; i < n; ++i) state->c[i] = 7.0;
+    if (state->kernel == K_TRIAD)    /* a = b + q*c = 0 + 3*1 */
+        for (size_t i = 0; i < n; ++i) state->a[i] = 9.0;
 }
 
 /* ---- measurement: 1 active rank per node, then all --------------------- */
 
-static void measure_kernel(mctx *x, int lr)
+static void measure_kernel(kernel_state *state, int lr)
 {
-    const char *name = KNAME[x->kernel];
-    double bytes_per = 8.0 * KARRAYS[x->kernel];
+    const char *name = KNAME[state->kernel];
+    double bytes_per = 8.0 * KARRAYS[state->kernel];
     cg_measurement m;
     memset(&m, 0, sizeof m);
     m.pattern = name;
-    m.bytes = x->n * sizeof(double);
+    m.bytes = state->n * sizeof(double);
     m.reps = 1;
     m.peer = -1;
     m.src = 0;
     m.dst = -1;
-    m.bw_bytes = bytes_per * x->n;
+    m.bw_bytes = bytes_per * state->n;
     m.prepare = prep;
     m.run = run_kernel;
     m.verify = verify;
-    m.ctx = x;
+    m.ctx = state;
 
     m.active = lr == 0;
     cg_stats one = cg_measure_quiet(&m);
@@ -204,35 +210,21 @@ static void measure_kernel(mctx *x, int lr)
     cg_stats all = cg_measure_quiet(&m);
     if (cg.rank == 0) {
         char extra[256], sstr[24];
-        if (x->kernel == K_RREAD || x->kernel == K_RWRITE)
+        if (state->kernel == K_RREAD || state->kernel == K_RWRITE)
             strcpy(sstr, "-");          /* random order: no stride */
         else
-            snprintf(sstr, sizeof sstr, "%zu", x->s);
+            snprintf(sstr, sizeof sstr, "%zu", state->s);
         snprintf(extra, sizeof extra, "kernel=%s stride=%s active_ppn=1 "
-                 "ns_per_elem=%.4f", name, sstr, one.mean * 1e9 / x->n);
+                 "ns_per_elem=%.4f", name, sstr, one.mean * 1e9 / state->n);
         m.extra = extra;
         cg_report(&m, &one);
         snprintf(extra, sizeof extra, "kernel=%s stride=%s active_ppn=%d "
                  "ns_per_elem=%.4f ratio=%.4f t1_us=%.4f", name, sstr,
-                 cg.ppn, all.mean * 1e9 / x->n, all.mean / one.mean,
+                 cg.ppn, all.mean * 1e9 / state->n, all.mean / one.mean,
                  one.mean * 1e6);
         cg_report(&m, &all);
     }
     cg.measurements += 2;
-}
-
-static size_t parse_bytes(const char *s)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || v <= 0)
-        cg_die("bad size '%s'", s);
-    if (*end == 'K' || *end == 'k') v *= 1024;
-    else if (*end == 'M' || *end == 'm') v *= 1024 * 1024;
-    else if (*end == 'G' || *end == 'g') v *= 1024.0 * 1024 * 1024;
-    else if (*end != '\0') cg_die("bad size suffix in '%s' (K, M, G = 2^10, "
-                                  "2^20, 2^30)", s);
-    return (size_t)v;
 }
 
 /* "1-17" or "1,2,8" -> list */
@@ -277,7 +269,8 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--strides") && i + 1 < argc)
             strides = argv[++i];
         else if (!strcmp(argv[i], "--array-bytes") && i + 1 < argc)
-            array_bytes = parse_bytes(argv[++i]);
+            array_bytes = cg_parse_size(argv[++i], "--array-bytes", 1,
+                                        SIZE_MAX);
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
             seed = strtoull(argv[++i], NULL, 10);
         else
@@ -315,29 +308,30 @@ int main(int argc, char **argv)
     }
     free(copy);
 
-    mctx x;
-    memset(&x, 0, sizeof x);
-    x.n = array_bytes / sizeof(double);
-    if (x.n > UINT32_MAX)
+    kernel_state state;
+    memset(&state, 0, sizeof state);
+    state.n = array_bytes / sizeof(double);
+    if (state.n > UINT32_MAX)
         cg_die("--array-bytes too large (at most 2^32 elements)");
-    x.a = malloc(x.n * sizeof(double));
+    state.a = malloc(state.n * sizeof(double));
     if (narr == 3) {
-        x.b = malloc(x.n * sizeof(double));
-        x.c = malloc(x.n * sizeof(double));
+        state.b = malloc(state.n * sizeof(double));
+        state.c = malloc(state.n * sizeof(double));
     }
     if (any_rand)
-        x.idx = malloc(x.n * sizeof(uint32_t));
-    if (!x.a || (narr == 3 && (!x.b || !x.c)) || (any_rand && !x.idx))
+        state.idx = malloc(state.n * sizeof(uint32_t));
+    if (!state.a || (narr == 3 && (!state.b || !state.c)) || (any_rand
+                                                              && !state.idx))
         cg_die("cannot allocate %d array(s) of %zu bytes", narr,
                array_bytes);
     if (any_rand)
-        mem_permutation(x.idx, x.n, seed + (uint64_t)cg.rank);
+        mem_permutation(state.idx, state.n, seed + (uint64_t)cg.rank);
 
     int lr = cg.local_rank;
     if (cg.rank == 0) {
         printf("CG_INFO program=cg_memory array_bytes=%zu elements=%zu "
                "llc_bytes=%zu flush_bytes=%zu ranks=%d ppn=%d nodes=%d "
-               "trials=%d\n", array_bytes, x.n, llc, cg.opt.flush_bytes,
+               "trials=%d\n", array_bytes, state.n, llc, cg.opt.flush_bytes,
                cg.size, cg.ppn, cg.nodes, cg.opt.ntrials);
         fflush(stdout);
     }
@@ -345,16 +339,16 @@ int main(int argc, char **argv)
     for (int k = 0; k < K_N; ++k) {
         if (!want[k])
             continue;
-        x.kernel = k;
-        init_arrays(&x);
+        state.kernel = k;
+        init_arrays(&state);
         if (k == K_RREAD || k == K_RWRITE) {
-            x.s = 1;
-            measure_kernel(&x, lr);
+            state.s = 1;
+            measure_kernel(&state, lr);
             continue;
         }
         for (int i = 0; i < nst; ++i) {
-            x.s = st[i];
-            measure_kernel(&x, lr);
+            state.s = st[i];
+            measure_kernel(&state, lr);
         }
     }
 

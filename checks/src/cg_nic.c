@@ -38,7 +38,7 @@ typedef struct {
     int both;               /* pair measurement: both streams at once */
     int only;               /* single measurement: stream 1 or 2 */
     unsigned char *buf, ack;
-} nctx;
+} stream_pair;
 
 #define MAXIF 16
 
@@ -96,49 +96,56 @@ static void tx_delta(const txcount *a, const txcount *b, double payload,
         snprintf(out, len, "tx_MB_none=0");
 }
 
-static int stream_of(const nctx *x, int rank, int *peer, int *sender)
+static int stream_of(const stream_pair *streams, int rank, int *peer,
+                     int *sender)
 {
     int st = 0;
-    if (rank == x->s1 || rank == x->r1) st = 1;
-    if (rank == x->s2 || rank == x->r2) st = 2;
-    if (!st || (!x->both && st != x->only))
+    if (rank == streams->s1 || rank == streams->r1) st = 1;
+    if (rank == streams->s2 || rank == streams->r2) st = 2;
+    if (!st || (!streams->both && st != streams->only))
         return 0;
-    *sender = rank == x->s1 || rank == x->s2;
-    *peer = st == 1 ? (*sender ? x->r1 : x->s1) : (*sender ? x->r2 : x->s2);
+    *sender = rank == streams->s1 || rank == streams->s2;
+    if (st == 1)
+        *peer = *sender ? streams->r1 : streams->s1;
+    else
+        *peer = *sender ? streams->r2 : streams->s2;
     return st;
 }
 
 static void prep(void *v, int t)
 {
-    nctx *x = v;
+    stream_pair *streams = v;
     int peer, sender;
-    if (stream_of(x, cg.rank, &peer, &sender) && sender)
-        cg_fill(x->buf, x->bytes, cg.rank, t);
+    if (stream_of(streams, cg.rank, &peer, &sender) && sender)
+        cg_fill(streams->buf, streams->bytes, cg.rank, t);
 }
 
 static void op_stream(void *v)
 {
-    nctx *x = v;
+    stream_pair *streams = v;
     int peer, sender;
-    if (!stream_of(x, cg.rank, &peer, &sender))
+    if (!stream_of(streams, cg.rank, &peer, &sender))
         return;
     if (sender) {
-        MPI_Send(x->buf, (int)x->bytes, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
-        MPI_Recv(&x->ack, 1, MPI_BYTE, peer, 1, MPI_COMM_WORLD,
+        MPI_Send(streams->buf, (int)streams->bytes, MPI_BYTE, peer, 0,
+                 MPI_COMM_WORLD);
+        MPI_Recv(&streams->ack, 1, MPI_BYTE, peer, 1, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
     } else {
-        MPI_Recv(x->buf, (int)x->bytes, MPI_BYTE, peer, 0, MPI_COMM_WORLD,
+        MPI_Recv(streams->buf, (int)streams->bytes, MPI_BYTE, peer, 0,
+                 MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
-        MPI_Send(&x->ack, 1, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+        MPI_Send(&streams->ack, 1, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
     }
 }
 
 static void verify(void *v, int t)
 {
-    nctx *x = v;
+    stream_pair *streams = v;
     int peer, sender;
-    if (stream_of(x, cg.rank, &peer, &sender) && !sender)
-        cg_check(x->buf, x->bytes, peer, t, x->both ? "nic_pair"
+    if (stream_of(streams, cg.rank, &peer, &sender) && !sender)
+        cg_check(streams->buf, streams->bytes, peer, t,
+                 streams->both ? "nic_pair"
                                                     : "nic_single");
 }
 
@@ -176,17 +183,18 @@ static const char *iface_of_rank(int rank)
     return rank >= 0 && cg.rank == 0 ? names[rank] : "-";
 }
 
-static void report_stream(const char *pattern, int stream, nctx *x,
+static void report_stream(const char *pattern, int stream,
+                          stream_pair *streams,
                           const cg_stats *st, const char *more)
 {
     cg_measurement m;
     memset(&m, 0, sizeof m);
     m.pattern = pattern;
-    m.bytes = x->bytes;
-    m.peer = stream == 1 ? x->r1 : x->r2;
-    m.src = stream == 1 ? x->s1 : x->s2;
+    m.bytes = streams->bytes;
+    m.peer = stream == 1 ? streams->r1 : streams->r2;
+    m.src = stream == 1 ? streams->s1 : streams->s2;
     m.dst = m.peer;
-    m.bw_bytes = (double)x->bytes;
+    m.bw_bytes = (double)streams->bytes;
     char extra[512];
     snprintf(extra, sizeof extra, "stream=%d sender=%d iface=%s %s", stream,
              m.src, iface_of_rank(m.src), more);
@@ -194,36 +202,36 @@ static void report_stream(const char *pattern, int stream, nctx *x,
     cg_report(&m, st);
 }
 
-static int layout(nctx *x)
+static int layout(stream_pair *streams)
 {
-    x->s1 = 0;
-    x->s2 = x->r1 = x->r2 = -1;
+    streams->s1 = 0;
+    streams->s2 = streams->r1 = streams->r2 = -1;
     for (int r = 1; r < cg.size; ++r) {
         int same = !strcmp(cg.node_names[r], cg.node_names[0]);
-        if (same && x->s2 < 0)
-            x->s2 = r;
-        else if (!same && x->r1 < 0)
-            x->r1 = r;
+        if (same && streams->s2 < 0)
+            streams->s2 = r;
+        else if (!same && streams->r1 < 0)
+            streams->r1 = r;
     }
     /* r2: on a third node, preferably with the local rank of s2, so that
      * a per-local-rank interface setting puts s2 and r2 on one fabric */
     int want = 0;
-    for (int r = 0; r < x->s2; ++r)
+    for (int r = 0; r < streams->s2; ++r)
         want += !strcmp(cg.node_names[r], cg.node_names[0]);
     int third = -1;
-    for (int r = 1; r < cg.size && x->r1 >= 0 && third < 0; ++r)
+    for (int r = 1; r < cg.size && streams->r1 >= 0 && third < 0; ++r)
         if (strcmp(cg.node_names[r], cg.node_names[0]) &&
-            strcmp(cg.node_names[r], cg.node_names[x->r1]))
+            strcmp(cg.node_names[r], cg.node_names[streams->r1]))
             third = r;
-    x->r2 = third;
+    streams->r2 = third;
     for (int r = third, lr = 0; third >= 0 && r < cg.size; ++r)
         if (!strcmp(cg.node_names[r], cg.node_names[third])) {
             if (lr++ == want) {
-                x->r2 = r;
+                streams->r2 = r;
                 break;
             }
         }
-    return x->s2 >= 0 && x->r1 >= 0 && x->r2 >= 0;
+    return streams->s2 >= 0 && streams->r1 >= 0 && streams->r2 >= 0;
 }
 
 static cg_stats stats_of(double *t)
@@ -245,66 +253,59 @@ int main(int argc, char **argv)
     if (!trials_given)
         cg.opt.ntrials = 7;
 
-    nctx x;
-    memset(&x, 0, sizeof x);
-    x.bytes = 8000000;
+    stream_pair streams;
+    memset(&streams, 0, sizeof streams);
+    streams.bytes = 8000000;
     for (int i = 1; i < argc; ++i) {
-        if (!strcmp(argv[i], "--bytes") && i + 1 < argc) {
-            char *end;
-            double v = strtod(argv[++i], &end);
-            if (*end == 'K' || *end == 'k') v *= 1e3;
-            else if (*end == 'M' || *end == 'm') v *= 1e6;
-            else if (*end != '\0') cg_die("bad size '%s'", argv[i]);
-            if (v < 1 || v > 2e9)
-                cg_die("--bytes must be 1 .. 2e9");
-            x.bytes = (size_t)v;
-        } else
+        if (!strcmp(argv[i], "--bytes") && i + 1 < argc)
+            streams.bytes = cg_parse_size(argv[++i], "--bytes", 1, 2000000000);
+        else
             cg_die("unknown argument '%s' (see the header of cg_nic.c)",
                    argv[i]);
     }
 
     iface_of_rank(-1);              /* collective: gather the settings */
-    if (!layout(&x)) {
+    if (!layout(&streams)) {
         if (cg.rank == 0)
             printf("CG_SKIP pattern=nic_pair reason=needs 2 ranks on the "
                    "first node and ranks on 2 other nodes (ranks=%d ppn=%d "
                    "nodes=%d)\n", cg.size, cg.ppn, cg.nodes);
         return cg_finish();
     }
-    x.buf = malloc(x.bytes);
-    if (!x.buf)
-        cg_die("cannot allocate %zu bytes", x.bytes);
+    streams.buf = malloc(streams.bytes);
+    if (!streams.buf)
+        cg_die("cannot allocate %zu bytes", streams.bytes);
 
     cg_measurement m;
     memset(&m, 0, sizeof m);
     m.pattern = "nic";
-    m.bytes = x.bytes;
+    m.bytes = streams.bytes;
     m.reps = 1;
     m.peer = -1;
     m.dst = -1;
     m.prepare = prep;
     m.run = op_stream;
     m.verify = verify;
-    m.ctx = &x;
+    m.ctx = &streams;
     m.active = 1;
 
-    int senders[2] = {x.s1, x.s2};
+    int senders[2] = {streams.s1, streams.s2};
     double *t1[2] = {0}, *t2[2] = {0}, *tp[2] = {0};
     txcount before, after;
     char tx[3][256];
-    double payload = (double)x.bytes * cg.opt.ntrials;
+    double payload = (double)streams.bytes * cg.opt.ntrials;
 
     for (int k = 0; k < 3; ++k) {
-        x.both = k == 2;
-        x.only = k == 0 ? 1 : 2;
-        if (cg.rank == x.s1)
+        streams.both = k == 2;
+        streams.only = k == 0 ? 1 : 2;
+        if (cg.rank == streams.s1)
             read_tx(&before);
         times_of(&m, senders, 2, k == 0 ? t1 : k == 1 ? t2 : tp);
-        if (cg.rank == x.s1) {
+        if (cg.rank == streams.s1) {
             read_tx(&after);
             tx_delta(&before, &after, payload, tx[k], sizeof tx[k]);
         }
-        if (x.s1 != 0)
+        if (streams.s1 != 0)
             cg_die("rank 0 must be sender 1");
     }
 
@@ -320,22 +321,23 @@ int main(int argc, char **argv)
         double alone = 0.5 * (a1.mean + a2.mean);
         char more[400];
         snprintf(more, sizeof more, "%s", tx[0]);
-        report_stream("nic_single", 1, &x, &a1, more);
+        report_stream("nic_single", 1, &streams, &a1, more);
         snprintf(more, sizeof more, "%s", tx[1]);
-        report_stream("nic_single", 2, &x, &a2, more);
-        const char *if1 = iface_of_rank(x.s1), *if2 = iface_of_rank(x.s2);
+        report_stream("nic_single", 2, &streams, &a2, more);
+        const char *if1 = iface_of_rank(streams.s1),
+            *if2 = iface_of_rank(streams.s2);
         const char *shared = strcmp(if1, if2) ? "no" : "yes";
         snprintf(more, sizeof more, "ratio=%.4f pair_ratio=%.4f "
                  "shared_iface=%s %s", a1.mean / p1.mean, alone / pb.mean,
                  shared, tx[2]);
-        report_stream("nic_pair", 1, &x, &p1, more);
+        report_stream("nic_pair", 1, &streams, &p1, more);
         snprintf(more, sizeof more, "ratio=%.4f pair_ratio=%.4f "
                  "shared_iface=%s %s", a2.mean / p2.mean, alone / pb.mean,
                  shared, tx[2]);
-        report_stream("nic_pair", 2, &x, &p2, more);
+        report_stream("nic_pair", 2, &streams, &p2, more);
         free(both);
     }
     cg.measurements += 4;
-    free(x.buf);
+    free(streams.buf);
     return cg_finish();
 }

@@ -106,7 +106,8 @@ class MemoryTest(NodeProgramTest):
     # kernel: a parameter of the subclasses (read, write, ..., rand_read)
     random_order = variable(bool, value=False)
 
-    #: Array per rank; None = program default (2x LLC, >= 64 MiB)
+    #: Array per rank; None = program default (2x LLC, >= 64 MiB). Sizes
+    #: as every C program reads them: K/M/G = 10^3/10^6/10^9, Ki/Mi/Gi = 2^10..
     array_bytes = variable(str, type(None), value=None)
 
     def strides(self):
@@ -199,8 +200,9 @@ class MemoryLatencyTest(NodeProgramTest):
 
     program = 'cg_memlat'
 
-    #: Largest working set of the curve (ci keeps DRAM at 4x LLC)
-    max_bytes = variable(str, value='256M')
+    #: Largest working set of the curve (ci keeps DRAM at 4x LLC); binary
+    #: 'Mi' so that the power-of-two working sets reach it
+    max_bytes = variable(str, value='256Mi')
 
     #: A level must be at least this much slower than the one below
     min_step = variable(float, value=1.2)
