@@ -118,10 +118,10 @@ def test_rebaseline_is_a_diff_of_changed_lines_only():
     old = bl.render('emu', bl.entries(a))
     new = bl.render('emu', bl.entries(b))
     d = bl.diff(old, new, 'config/references/emu.yaml')
-    changed = [l for l in d.splitlines()
-               if l[:1] in '+-' and not l.startswith(('+++', '---'))]
+    changed = [line for line in d.splitlines()
+               if line[:1] in '+-' and not line.startswith(('+++', '---'))]
     assert len(changed) == 2
-    assert all('"bandwidth"' in l for l in changed)
+    assert all('"bandwidth"' in line for line in changed)
 
 
 def test_merge_keeps_points_not_measured():

@@ -29,28 +29,28 @@ def _wobble(i, j):
 
 
 def test_healthy():
-    an = lm.analyse(_matrix(jitter=_wobble), fabric='fab0')
-    assert an.healthy
-    assert an.verdicts == []
-    assert an.slow == []
-    assert an.messages() == []
-    assert 'healthy' in an.summary()
+    analysis = lm.analyse(_matrix(jitter=_wobble), fabric='fab0')
+    assert analysis.healthy
+    assert analysis.verdicts == []
+    assert analysis.slow == []
+    assert analysis.messages() == []
+    assert 'healthy' in analysis.summary()
 
 
 def test_one_bad_link_both_directions():
     m = _matrix(slow={('n1', 'n3'): 26.0, ('n3', 'n1'): 27.0})
-    an = lm.analyse(m, fabric='fab0')
-    assert an.median == 100.0
-    assert an.messages() == ['suspect link n1<->n3 on fabric fab0: '
+    analysis = lm.analyse(m, fabric='fab0')
+    assert analysis.median == 100.0
+    assert analysis.messages() == ['suspect link n1<->n3 on fabric fab0: '
                              '0.26x median']
-    assert an.verdicts[0].kind == 'link'
-    assert an.verdicts[0].nodes == ('n1', 'n3')
-    assert set(an.slow) == {('n1', 'n3'), ('n3', 'n1')}
+    assert analysis.verdicts[0].kind == 'link'
+    assert analysis.verdicts[0].nodes == ('n1', 'n3')
+    assert set(analysis.slow) == {('n1', 'n3'), ('n3', 'n1')}
 
 
 def test_one_bad_link_one_direction():
-    an = lm.analyse(_matrix(slow={('n2', 'n4'): 50.0}), fabric='fab1')
-    assert an.messages() == ['suspect link n2->n4 on fabric fab1: 0.50x '
+    analysis = lm.analyse(_matrix(slow={('n2', 'n4'): 50.0}), fabric='fab1')
+    assert analysis.messages() == ['suspect link n2->n4 on fabric fab1: 0.50x '
                              'median (n4->n2 1.00x)']
 
 
@@ -60,16 +60,16 @@ def test_one_bad_node():
         slow[('n4', other)] = 25.0
         slow[(other, 'n4')] = 26.0
 
-    an = lm.analyse(_matrix(slow=slow), fabric='fab0')
+    analysis = lm.analyse(_matrix(slow=slow), fabric='fab0')
     # half of the 12 pairs are slow: judged against the healthy pairs
-    assert an.median == 100.0
-    assert an.messages() == [
+    assert analysis.median == 100.0
+    assert analysis.messages() == [
         'suspect node n4 on fabric fab0: row 0.25x, column 0.26x median '
         '(n1->n4 0.26x, n2->n4 0.26x, n3->n4 0.26x, n4->n1 0.25x, '
         'n4->n2 0.25x, n4->n3 0.25x)'
     ]
-    assert [v.kind for v in an.verdicts] == ['node']
-    assert an.verdicts[0].nodes == ('n4',)
+    assert [v.kind for v in analysis.verdicts] == ['node']
+    assert analysis.verdicts[0].nodes == ('n4',)
 
 
 def test_bad_node_and_separate_bad_link_on_eight_nodes():
@@ -77,8 +77,8 @@ def test_bad_node_and_separate_bad_link_on_eight_nodes():
     slow = {('n8', o): 30.0 for o in nodes[:-1]}
     slow.update({(o, 'n8'): 30.0 for o in nodes[:-1]})
     slow.update({('n2', 'n5'): 40.0, ('n5', 'n2'): 45.0})
-    an = lm.analyse(_matrix(nodes, slow=slow), fabric='ib0')
-    assert an.messages() == [
+    analysis = lm.analyse(_matrix(nodes, slow=slow), fabric='ib0')
+    assert analysis.messages() == [
         'suspect node n8 on fabric ib0: row 0.30x, column 0.30x median '
         '(n1->n8 0.30x, n2->n8 0.30x, n3->n8 0.30x, n4->n8 0.30x, '
         'n5->n8 0.30x, n6->n8 0.30x, n7->n8 0.30x, n8->n1 0.30x, '
@@ -90,15 +90,15 @@ def test_bad_node_and_separate_bad_link_on_eight_nodes():
 
 def test_three_nodes_bad_link_is_not_a_bad_node():
     m = _matrix(['a', 'b', 'c'], slow={('a', 'c'): 20.0, ('c', 'a'): 20.0})
-    an = lm.analyse(m, fabric='f')
-    assert an.messages() == ['suspect link a<->c on fabric f: 0.20x median']
+    analysis = lm.analyse(m, fabric='f')
+    assert analysis.messages() == ['suspect link a<->c on fabric f: 0.20x median']
 
 
 def test_three_nodes_bad_node():
     m = _matrix(['a', 'b', 'c'], slow={('c', 'a'): 20.0, ('a', 'c'): 20.0,
                                        ('c', 'b'): 20.0, ('b', 'c'): 20.0})
-    an = lm.analyse(m, fabric='f')
-    assert [v.message.split(':')[0] for v in an.verdicts] == \
+    analysis = lm.analyse(m, fabric='f')
+    assert [v.message.split(':')[0] for v in analysis.verdicts] == \
         ['suspect node c on fabric f']
 
 
@@ -135,8 +135,8 @@ def test_from_program_output():
     assert m.nodes == ['n1', 'n2', 'n3']
     # each pair at its fastest trial: 39 of 40 ms
     assert m.value('n3', 'n2') == pytest.approx(30 * 40000 / 39000)
-    an = lm.analyse(m, fabric='fab0')
-    assert an.messages() == ['suspect link n3->n2 on fabric fab0: 0.30x '
+    analysis = lm.analyse(m, fabric='fab0')
+    assert analysis.messages() == ['suspect link n3->n2 on fabric fab0: 0.30x '
                              'median (n2->n3 1.02x)']
 
 
@@ -163,18 +163,18 @@ def test_busy_machine_is_not_a_slow_link():
     worst_mean = min(means.values()) / statistics.median(means.values())
     assert worst_mean < lm.DEFAULT_FRACTION
 
-    an = lm.analyse(lm.from_measurements(run.measurements), fabric='fab0')
-    assert an.healthy, an.messages()
-    assert min(an.ratios.values()) > 0.75
-    assert 115 < an.median < 126       # the links are shaped to 125 MB/s
+    analysis = lm.analyse(lm.from_measurements(run.measurements), fabric='fab0')
+    assert analysis.healthy, analysis.messages()
+    assert min(analysis.ratios.values()) > 0.75
+    assert 115 < analysis.median < 126       # the links are shaped to 125 MB/s
 
 
 def test_throttled_node_is_named_by_its_fastest_trials():
     # Real: n4's fab0 link shaped to 250 Mbit/s (1/4 of the others)
     run = _real('emu-linkmatrix-4MB-n4-fab0-250mbit.out')
-    an = lm.analyse(lm.from_measurements(run.measurements), fabric='fab0')
-    assert [v.kind for v in an.verdicts] == ['node']
-    assert an.verdicts[0].nodes == ('n4',)
-    assert an.messages()[0].startswith(
+    analysis = lm.analyse(lm.from_measurements(run.measurements), fabric='fab0')
+    assert [v.kind for v in analysis.verdicts] == ['node']
+    assert analysis.verdicts[0].nodes == ('n4',)
+    assert analysis.messages()[0].startswith(
         'suspect node n4 on fabric fab0: row 0.25x, column 0.25x median')
-    assert 0.2 < an.verdicts[0].ratio < 0.3
+    assert 0.2 < analysis.verdicts[0].ratio < 0.3

@@ -4,6 +4,7 @@ comes from the base class and the partition's configuration."""
 
 import reframe as rfm
 import reframe.utility.sanity as sn
+from reframe.core.builtins import parameter, performance_function, run_before
 
 from clustergate import sweep
 from clustergate.rfm.contention import ContentionTest

@@ -175,21 +175,15 @@ int main(int argc, char **argv)
     this_round.recv_times = calloc(nt, sizeof(double));
     double *all_times = cg.rank == 0 ? malloc(sizeof(double) * nt * n) : NULL;
     double *unused = malloc(sizeof(double) * nt);
-    if (!this_round.sbuf || !this_round.rbuf || !this_round.recv_times
-        || !unused ||
-        (cg.rank == 0 && !all_times))
+    if (!this_round.sbuf || !this_round.rbuf || !this_round.recv_times ||
+        !unused || (cg.rank == 0 && !all_times))
         cg_die("out of memory for %zu-byte messages", opt.bytes);
 
-    cg_measurement m;
-    memset(&m, 0, sizeof m);
-    m.pattern = "linkmatrix";
-    m.bytes = opt.bytes;
-    m.active = 1;
-    m.reps = 1;
-    m.prepare = prep;
-    m.run = op_round;
-    m.verify = verify;
-    m.ctx = &this_round;
+    cg_measurement m = {
+        .pattern = "linkmatrix", .bytes = opt.bytes, .active = 1, .reps = 1,
+        .prepare = prep, .run = op_round, .verify = verify,
+        .ctx = &this_round,
+    };
 
     /* Round k = n/2 (n even) pairs the nodes mutually: both directions
      * would share one connection, unlike every other round, so that round

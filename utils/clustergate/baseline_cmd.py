@@ -40,6 +40,8 @@ def _directions(items):
     return out
 
 
+# long: the command's steps in order (validate, read, select, compute,
+# render, write), each a few lines on top of clustergate.baseline
 def run(args, out=sys.stdout, err=sys.stderr):
     if args.validate:
         status = 0

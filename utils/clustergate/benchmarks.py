@@ -37,7 +37,7 @@ Pure Python (no ReFrame import): the ReFrame fixture
 
 import os
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import List, Mapping, Optional, Sequence, Tuple
 
 FAMILIES = ('npb', 'imb', 'osu', 'stream', 'hpcc')

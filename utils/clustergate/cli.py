@@ -1,25 +1,13 @@
-"""The ``clustergate`` command: one entry point, one subcommand per tool.
-
-Each tool lives in its own module and exposes ``add_parser(subparsers)``;
-the subcommand's handler is stored as ``func`` and gets the parsed args.
+"""The ``clustergate`` command: one entry point, one subcommand per module
+listed in clustergate.commands.COMMANDS (each exposes
+``add_parser(subparsers)``; the handler is stored as ``func`` and gets the
+parsed args).
 """
 
 import argparse
-import importlib
 import sys
 
-#: subcommand -> module providing add_parser(); a missing module is reported,
-#: not hidden, so a broken install names what is broken.
-TOOLS = {
-    'sweep': 'clustergate.tools.sweep_cmd',
-    'cluster': 'clustergate.cluster.cli',
-    'baseline': 'clustergate.baseline_cmd',
-    'report': 'clustergate.report',
-    'history': 'clustergate.history_cmd',
-    'timing': 'clustergate.timing_cmd',
-    'cost': 'clustergate.cost_cmd',
-    'score': 'clustergate.score_cmd',
-}
+from clustergate.commands import add_all
 
 
 def build_parser():
@@ -29,18 +17,7 @@ def build_parser():
     )
     sub = parser.add_subparsers(dest='tool', metavar='TOOL')
     sub.required = True
-    for name, modname in TOOLS.items():
-        try:
-            mod = importlib.import_module(modname)
-        except ModuleNotFoundError as err:
-            if err.name and modname.startswith(err.name):
-                # Tool not part of this version of the package
-                continue
-
-            raise
-
-        mod.add_parser(sub)
-
+    add_all(sub)
     return parser
 
 

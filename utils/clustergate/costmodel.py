@@ -118,13 +118,13 @@ def measured_families(cases, defaults: Dict[str, Family]
         by.setdefault(c.family, []).append(c)
 
     out = dict(defaults)
-    for name, cs in by.items():
-        points = {(c.point, c.environ) for c in cs}
+    for name, cases in by.items():
+        points = {(c.point, c.environ) for c in cases}
         base = defaults.get(name) or Family(name, 1, 0)
         out[name] = Family(
-            name, len(cs) / max(1, len(points)),
-            statistics.median(c.run for c in cs),
-            int(statistics.median(c.nodes for c in cs)), base.alpha,
+            name, len(cases) / max(1, len(points)),
+            statistics.median(c.run for c in cases),
+            int(statistics.median(c.nodes for c in cases)), base.alpha,
             base.min_nodes, base.max_nodes)
 
     return out

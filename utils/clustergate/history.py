@@ -37,7 +37,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
 
-from clustergate import baseline as bl
+from clustergate import baseline
 
 #: significance level of the t-test (shifts) and of Kendall's tau (drifts)
 ALPHA = 0.01
@@ -56,7 +56,7 @@ MIN_DRIFT = 0.01
 class Finding:
     """One change of one metric's history."""
 
-    key: bl.Key
+    key: baseline.Key
     kind: str            # 'shift' or 'drift'
     index: int           # position of the first sample of the new level
     run: str             # its run (session uuid:run index, or job@time)
@@ -99,7 +99,7 @@ def robust_noise(values: Sequence[float]) -> float:
 
     med = statistics.median(values)
     diffs = [abs(b - a) for a, b in zip(values, values[1:])]
-    sigma = bl.MAD_TO_SIGMA * statistics.median(diffs) / math.sqrt(2)
+    sigma = baseline.MAD_TO_SIGMA * statistics.median(diffs) / math.sqrt(2)
     return sigma / abs(med) if med else 0.0
 
 
@@ -114,7 +114,7 @@ def _badness(direction: str, change: float) -> str:
     return 'regression'       # either way is suspicious
 
 
-def _out_of_reference(sample: bl.Sample) -> bool:
+def _out_of_reference(sample: baseline.Sample) -> bool:
     """Is this sample outside the reference it was judged against?"""
     if sample.ref is None or not sample.ref:
         return sample.result == 'fail'
@@ -126,7 +126,7 @@ def _out_of_reference(sample: bl.Sample) -> bool:
     return sample.upper is not None and rel > sample.upper
 
 
-def _band(direction, change, latest: bl.Sample) -> str:
+def _band(direction, change, latest: baseline.Sample) -> str:
     if _badness(direction, change) == 'improvement':
         return 'improvement'
 
@@ -148,7 +148,7 @@ def _candidates(values: Sequence[float], noise: float) -> List[int]:
     return [b for b in algo.predict(pen=pen) if b < len(values)]
 
 
-def shifts(key: bl.Key, samples: Sequence[bl.Sample], alpha=ALPHA,
+def shifts(key: baseline.Key, samples: Sequence[baseline.Sample], alpha=ALPHA,
            min_shift=MIN_SHIFT, k=K_SIGMA) -> List[Finding]:
     """Level shifts of one time-ordered history."""
     from scipy import stats
@@ -158,7 +158,7 @@ def shifts(key: bl.Key, samples: Sequence[bl.Sample], alpha=ALPHA,
         return []
 
     noise = robust_noise(values)
-    direction = bl.direction(key.metric, samples[-1].unit)
+    direction = baseline.direction(key.metric, samples[-1].unit)
     bounds = [0] + _candidates(values, noise) + [len(values)]
     out = []
     for i in range(1, len(bounds) - 1):
@@ -185,7 +185,7 @@ def shifts(key: bl.Key, samples: Sequence[bl.Sample], alpha=ALPHA,
     return out
 
 
-def drift(key: bl.Key, samples: Sequence[bl.Sample], window=DRIFT_WINDOW,
+def drift(key: baseline.Key, samples: Sequence[baseline.Sample], window=DRIFT_WINDOW,
           alpha=ALPHA, min_drift=MIN_DRIFT) -> Optional[Finding]:
     """A monotonic slide over the last ``window`` runs, or None."""
     from scipy import stats
@@ -204,18 +204,18 @@ def drift(key: bl.Key, samples: Sequence[bl.Sample], window=DRIFT_WINDOW,
     if not tau.pvalue < alpha or abs(slope) < min_drift:
         return None
 
-    direction = bl.direction(key.metric, tail[-1].unit)
+    direction = baseline.direction(key.metric, tail[-1].unit)
     return Finding(key, 'drift', len(samples) - len(tail), tail[0].run,
                    tail[0].time, values[0], values[-1], slope,
                    robust_noise(values), float(tau.pvalue),
                    _band(direction, slope, tail[-1]), direction)
 
 
-def analyse(samples: Sequence[bl.Sample], **kw) -> List[Finding]:
+def analyse(samples: Sequence[baseline.Sample], **kw) -> List[Finding]:
     """Every shift and drift of every metric in ``samples``, worst first
     (fail, warn, improvement; then by size of the change)."""
     out = []
-    for key, ss in bl.group(samples).items():
+    for key, ss in baseline.group(samples).items():
         found = shifts(key, ss, **kw)
         d = drift(key, ss)
         # a drift already explained by a shift in its window is not news
@@ -228,7 +228,7 @@ def analyse(samples: Sequence[bl.Sample], **kw) -> List[Finding]:
                                       f.key.label()))
 
 
-def by_key(findings: Sequence[Finding]) -> Dict[bl.Key, List[Finding]]:
+def by_key(findings: Sequence[Finding]) -> Dict[baseline.Key, List[Finding]]:
     out = {}
     for f in findings:
         out.setdefault(f.key, []).append(f)

@@ -16,7 +16,7 @@ import os
 import sys
 
 from clustergate import PROJECT_ROOT
-from clustergate import baseline as bl
+from clustergate import baseline
 from clustergate import history, times
 
 
@@ -29,20 +29,20 @@ def run(args, out=None, err=None):
     out, err = out or sys.stdout, err or sys.stderr
     db = args.db or (None if (args.json or args.perflogs) else _default_db())
     try:
-        samples = bl.load_samples(db, args.json, args.perflogs)
+        samples = baseline.load_samples(db, args.json, args.perflogs)
     except (OSError, ValueError) as e:
         print(f'clustergate history: error: {e}', file=err)
         return 2
 
-    chosen = bl.select(samples, system=args.system, check=args.check,
-                       since=times.since(args.since, 'history'),
-                       include_perf_failures=True)
+    chosen = baseline.select(samples, system=args.system, check=args.check,
+                             since=times.since(args.since, 'history'),
+                             include_perf_failures=True)
     findings = history.analyse(chosen, alpha=args.alpha,
                                min_shift=args.min_shift)
     if not args.all:
         findings = [f for f in findings if f.band != 'improvement']
 
-    metrics = len(bl.group(chosen))
+    metrics = len(baseline.group(chosen))
     print(f'history: {metrics} metric(s), {len({s.run for s in chosen})} '
           f'run(s); {len(findings)} change(s)', file=out)
     for f in findings:

@@ -143,6 +143,67 @@ def _median(values):
     return statistics.median(values) if values else None
 
 
+def _suspect_nodes(matrix: Matrix, pairs, fraction):
+    """Nodes most of whose row and most of whose column are slow, each
+    judged against the median of the pairs that do not touch it."""
+    suspects = []
+    if len(matrix.nodes) < 3:
+        return suspects
+
+    for node in matrix.nodes:
+        ref = _median([matrix.bw[p] for p in pairs if node not in p])
+        row = [matrix.bw[p] for p in pairs if p[0] == node]
+        col = [matrix.bw[p] for p in pairs if p[1] == node]
+        if not ref or not row or not col:
+            continue
+
+        slow_row = sum(v < fraction * ref for v in row)
+        slow_col = sum(v < fraction * ref for v in col)
+        if 2 * slow_row > len(row) and 2 * slow_col > len(col):
+            suspects.append(node)
+
+    return suspects
+
+
+def _node_verdict(analysis: Analysis, pairs, node) -> Verdict:
+    row = [analysis.ratios[p] for p in pairs if p[0] == node]
+    col = [analysis.ratios[p] for p in pairs if p[1] == node]
+    slow = {p: analysis.ratios[p] for p in analysis.slow if node in p}
+    listed = ', '.join(f'{s}->{d} {r:.2f}x'
+                       for (s, d), r in sorted(slow.items()))
+    msg = (f'suspect node {node} on fabric {analysis.fabric}: row '
+           f'{statistics.median(row):.2f}x, column '
+           f'{statistics.median(col):.2f}x median ({listed})')
+    return Verdict('node', (node,), min(row + col), slow, msg)
+
+
+def _link_verdicts(analysis: Analysis, matrix: Matrix, suspects):
+    """Slow pairs between nodes that are not suspect, one verdict per link
+    (both directions slow: a<->b, else the slow direction)."""
+    ratios, fraction = analysis.ratios, analysis.fraction
+    done = set()
+    for s, d in analysis.slow:
+        if s in suspects or d in suspects or frozenset((s, d)) in done:
+            continue
+
+        done.add(frozenset((s, d)))
+        a, b = sorted((s, d), key=matrix.nodes.index)
+        there, back = ratios.get((a, b)), ratios.get((b, a))
+        slow = {p: ratios[p] for p in ((a, b), (b, a))
+                if p in ratios and ratios[p] < fraction}
+        if len(slow) == 2:
+            msg = (f'suspect link {a}<->{b} on fabric {analysis.fabric}: '
+                   f'{min(there, back):.2f}x median')
+        else:
+            (ss, dd), r = next(iter(slow.items()))
+            other = ratios.get((dd, ss))
+            rest = f' ({dd}->{ss} {other:.2f}x)' if other is not None else ''
+            msg = (f'suspect link {ss}->{dd} on fabric {analysis.fabric}: '
+                   f'{r:.2f}x median{rest}')
+
+        yield Verdict('link', (a, b), min(slow.values()), slow, msg)
+
+
 def analyse(matrix: Matrix, fraction: float = DEFAULT_FRACTION,
             fabric: str = '?') -> Analysis:
     """Flag slow pairs and aggregate them into node and link verdicts."""
@@ -154,72 +215,26 @@ def analyse(matrix: Matrix, fraction: float = DEFAULT_FRACTION,
         return Analysis(fabric, fraction, None,
                         notes=['no pair was measured'])
 
-    # 1. nodes: each against the pairs that do not touch it
-    suspects = []
-    if len(matrix.nodes) >= 3:
-        for x in matrix.nodes:
-            ref = _median([matrix.bw[p] for p in pairs if x not in p])
-            row = [matrix.bw[p] for p in pairs if p[0] == x]
-            col = [matrix.bw[p] for p in pairs if p[1] == x]
-            if not ref or not row or not col:
-                continue
-
-            slow_row = sum(v < fraction * ref for v in row)
-            slow_col = sum(v < fraction * ref for v in col)
-            if 2 * slow_row > len(row) and 2 * slow_col > len(col):
-                suspects.append(x)
-
-    # 2. the reference of the pairs: those touching no suspect node
+    suspects = _suspect_nodes(matrix, pairs, fraction)
+    # the reference of the pairs: those touching no suspect node
     healthy_pairs = [p for p in pairs if not set(p) & set(suspects)]
     median = _median([matrix.bw[p] for p in healthy_pairs]) or \
         _median([matrix.bw[p] for p in pairs])
-    an = Analysis(fabric, fraction, median)
+    analysis = Analysis(fabric, fraction, median)
     if not median:
-        an.notes.append('matrix median is zero')
-        return an
+        analysis.notes.append('matrix median is zero')
+        return analysis
 
-    an.ratios = {p: matrix.bw[p] / median for p in pairs}
-    an.slow = [p for p in pairs if an.ratios[p] < fraction]
+    analysis.ratios = {p: matrix.bw[p] / median for p in pairs}
+    analysis.slow = [p for p in pairs if analysis.ratios[p] < fraction]
     if len(matrix.nodes) < 3:
-        an.notes.append('fewer than 3 nodes: a slow node cannot be told '
-                        'from a slow link')
+        analysis.notes.append('fewer than 3 nodes: a slow node cannot be '
+                              'told from a slow link')
 
-    for x in suspects:
-        row = [an.ratios[p] for p in pairs if p[0] == x]
-        col = [an.ratios[p] for p in pairs if p[1] == x]
-        slow = {p: an.ratios[p] for p in an.slow if x in p}
-        listed = ', '.join(f'{s}->{d} {r:.2f}x'
-                           for (s, d), r in sorted(slow.items()))
-        msg = (f'suspect node {x} on fabric {fabric}: row '
-               f'{statistics.median(row):.2f}x, column '
-               f'{statistics.median(col):.2f}x median ({listed})')
-        an.verdicts.append(Verdict('node', (x,), min(row + col), slow, msg))
-
-    # 3. links: slow pairs between nodes that are not suspect
-    done = set()
-    for s, d in an.slow:
-        if s in suspects or d in suspects or frozenset((s, d)) in done:
-            continue
-
-        done.add(frozenset((s, d)))
-        a, b = sorted((s, d), key=matrix.nodes.index)
-        there, back = an.ratios.get((a, b)), an.ratios.get((b, a))
-        slow = {p: an.ratios[p] for p in ((a, b), (b, a))
-                if p in an.ratios and an.ratios[p] < fraction}
-        if len(slow) == 2:
-            msg = (f'suspect link {a}<->{b} on fabric {fabric}: '
-                   f'{min(there, back):.2f}x median')
-        else:
-            (ss, dd), r = next(iter(slow.items()))
-            other = an.ratios.get((dd, ss))
-            rest = f' ({dd}->{ss} {other:.2f}x)' if other is not None else ''
-            msg = (f'suspect link {ss}->{dd} on fabric {fabric}: '
-                   f'{r:.2f}x median{rest}')
-
-        an.verdicts.append(Verdict('link', (a, b), min(slow.values()), slow,
-                                   msg))
-
-    return an
+    analysis.verdicts += [_node_verdict(analysis, pairs, node)
+                          for node in suspects]
+    analysis.verdicts += _link_verdicts(analysis, matrix, suspects)
+    return analysis
 
 
 # -- files -----------------------------------------------------------------
@@ -253,9 +268,9 @@ def heatmap(matrix: Matrix, path, title='', fraction=DEFAULT_FRACTION,
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
 
-    an = analysis or analyse(matrix, fraction)
+    shown = analysis or analyse(matrix, fraction)
     n = len(matrix.nodes)
-    grid = [[an.ratios.get((s, d), float('nan')) for d in matrix.nodes]
+    grid = [[shown.ratios.get((s, d), float('nan')) for d in matrix.nodes]
             for s in matrix.nodes]
     size = max(4.0, 1.0 + 0.9 * n)
     fig, ax = plt.subplots(figsize=(size + 1.5, size))
@@ -274,10 +289,10 @@ def heatmap(matrix: Matrix, path, title='', fraction=DEFAULT_FRACTION,
                         fontsize=8 if n <= 12 else 6)
 
     cb = fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
-    cb.set_label(f'ratio to median ({an.median or 0:.0f} MB/s): dark = '
+    cb.set_label(f'ratio to median ({shown.median or 0:.0f} MB/s): dark = '
                  f'slow, slow < {fraction:g}')
     cb.ax.axhline(fraction, color='white', lw=1.5)
-    ax.set_title(title or f'link matrix, fabric {an.fabric} (MB/s)',
+    ax.set_title(title or f'link matrix, fabric {shown.fabric} (MB/s)',
                  fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -286,25 +301,10 @@ def heatmap(matrix: Matrix, path, title='', fraction=DEFAULT_FRACTION,
 
 
 def main(argv=None):
-    """``python -m clustergate.linkmatrix CSV [PNG] [--fraction F]
-    [--fabric NAME] [--title T]``: verdicts of a saved matrix, and its heat
-    map when PNG is given (the check draws it in a separate process, away
-    from ReFrame's import state)."""
-    import argparse
-    p = argparse.ArgumentParser(prog='python -m clustergate.linkmatrix')
-    p.add_argument('csv')
-    p.add_argument('png', nargs='?')
-    p.add_argument('--fraction', type=float, default=DEFAULT_FRACTION)
-    p.add_argument('--fabric', default='?')
-    p.add_argument('--title', default='')
-    args = p.parse_args(argv)
-    mat = read_csv(args.csv)
-    an = analyse(mat, args.fraction, args.fabric)
-    print(an.summary())
-    if args.png:
-        heatmap(mat, args.png, args.title, args.fraction, an)
-
-    return 0 if an.healthy else 1
+    """``python -m clustergate.linkmatrix CSV [PNG] ...`` (the check draws
+    its heat map this way): ``clustergate linkmatrix``."""
+    from clustergate.commands import standalone
+    return standalone('linkmatrix', argv)
 
 
 if __name__ == '__main__':

@@ -184,6 +184,32 @@ class ReferenceSet:
         return sum(len(v) for p in self.entries.values() for v in p.values())
 
 
+def _parse_points(path, where, points):
+    """[(axes, key, {metric: tuple})] of one partition's mapping of point
+    keys to metrics; raises ReferenceFileError naming the key."""
+    seen = {}
+    parsed = []
+    for key, metrics in points.items():
+        kwhere = f'{where}.{key}'
+        axes = parse_axes(key, path, kwhere)
+        canon = format_axes(axes)
+        if canon in seen:
+            raise ReferenceFileError(path, kwhere, f'same point as '
+                                     f'{seen[canon]!r}')
+
+        seen[canon] = key
+        if not isinstance(metrics, Mapping) or not metrics:
+            raise ReferenceFileError(path, kwhere, 'must map performance '
+                                     'variables to '
+                                     '{value, lower, upper, unit}')
+
+        tuples = {str(metric): _check_metric(path, f'{kwhere}.{metric}', spec)
+                  for metric, spec in metrics.items()}
+        parsed.append((axes, str(key), tuples))
+
+    return parsed
+
+
 def parse(data, path='?', system=None) -> ReferenceSet:
     """Validate the loaded YAML ``data``; raises :class:`ReferenceFileError`
     naming the offending key."""
@@ -222,29 +248,10 @@ def parse(data, path='?', system=None) -> ReferenceSet:
                 raise ReferenceFileError(path, pwhere, 'must map point keys '
                                          '(axis=value,...) to metrics')
 
-            seen = {}
-            for key, metrics in points.items():
-                kwhere = f'{pwhere}.{key}'
-                axes = parse_axes(key, path, kwhere)
-                canon = format_axes(axes)
-                if canon in seen:
-                    raise ReferenceFileError(path, kwhere, f'same point as '
-                                             f'{seen[canon]!r}')
-
-                seen[canon] = key
-                if not isinstance(metrics, Mapping) or not metrics:
-                    raise ReferenceFileError(path, kwhere, 'must map '
-                                             'performance variables to '
-                                             '{value, lower, upper, unit}')
-
-                tuples = {}
-                for metric, spec in metrics.items():
-                    tuples[str(metric)] = _check_metric(
-                        path, f'{kwhere}.{metric}', spec
-                    )
-
+            parsed = _parse_points(path, pwhere, points)
+            if parsed:
                 entries.setdefault(str(check), {}).setdefault(
-                    str(part), []).append((axes, str(key), tuples))
+                    str(part), []).extend(parsed)
 
     return ReferenceSet(path, fsys, entries, data)
 

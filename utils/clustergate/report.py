@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
 
 from clustergate import PROJECT_ROOT
-from clustergate import baseline as bl
+from clustergate import baseline
 from clustergate import history, linkmatrix, references, times
 
 #: perflog samples carry no session id: samples further apart than this
@@ -62,8 +62,9 @@ def _axes(point):
 
 # -- data ------------------------------------------------------------------
 
-def load_samples(perflogs=(), db=None, json_reports=()) -> List[bl.Sample]:
-    return bl.load_samples(db, json_reports, perflogs)
+def load_samples(perflogs=(), db=None,
+                 json_reports=()) -> List[baseline.Sample]:
+    return baseline.load_samples(db, json_reports, perflogs)
 
 
 @dataclass
@@ -113,7 +114,7 @@ def load_outcomes(db=None, json_reports=()) -> Optional[List[Outcome]]:
     measurements)."""
     reports = []
     if db:
-        reports += bl.results_db_reports(db)
+        reports += baseline.results_db_reports(db)
 
     for path in json_reports or ():
         with open(path) as fp:
@@ -139,7 +140,7 @@ def _by_run_and_key(samples):
     return groups
 
 
-def status(s: bl.Sample) -> str:
+def status(s: baseline.Sample) -> str:
     """'ok', 'out of reference' or 'no reference' of one sample."""
     if references.status_of(s.ref, s.lower, s.upper) == \
             references.NO_REFERENCE:
@@ -153,7 +154,7 @@ def status(s: bl.Sample) -> str:
     return 'ok'
 
 
-def band(s: bl.Sample):
+def band(s: baseline.Sample):
     if s.ref in (None, 0):
         return None, None
 
@@ -166,7 +167,7 @@ def band(s: bl.Sample):
 class Deviation:
     """A latest value out of its reference, and which way."""
 
-    key: bl.Key
+    key: baseline.Key
     value: float
     ref: float
     unit: Optional[str]
@@ -186,7 +187,7 @@ def deviations(groups) -> List[Deviation]:
 
         dev = s.value / s.ref - 1
         good = {'lower': dev < 0, 'higher': dev > 0}.get(
-            bl.direction(key.metric, s.unit), False)
+            baseline.direction(key.metric, s.unit), False)
         out.append(Deviation(key, s.value, s.ref, s.unit, dev,
                              'better than reference' if good
                              else 'regression'))
@@ -248,13 +249,14 @@ def _latest_value(ss):
     return ss[-1].value
 
 
-def _session(sample: bl.Sample) -> str:
+def _session(sample: baseline.Sample) -> str:
     """Session id of a sample of a results DB or JSON report, '' for a
     perflog sample (job@time)."""
     return sample.run.split(':')[0] if '@' not in sample.run else ''
 
 
-def latest_session(samples: Sequence[bl.Sample]) -> List[bl.Sample]:
+def latest_session(
+        samples: Sequence[baseline.Sample]) -> List[baseline.Sample]:
     """The samples of the most recent session: by session id where the
     source has one, else the samples after the last gap of more than
     SESSION_GAP_S (perflogs), so that a figure never mixes two runs."""
@@ -274,10 +276,10 @@ def latest_session(samples: Sequence[bl.Sample]) -> List[bl.Sample]:
     return [s for s in samples if s.time >= start]
 
 
-def size_figures(groups, outdir) -> List[Dict]:
-    """Latency and bandwidth vs message size per check (log-log), of one
-    session: a line joins the points of one MPI, interconnect and scale."""
-    plt = _plt()
+def _size_series(groups):
+    """{(system, partition, check): {metric: {label: [(size, value)]}}} of
+    the latency and bandwidth of the latest session, one label per MPI,
+    interconnect and scale."""
     series = {}
     by_check = {}
     for key, ss in groups.items():
@@ -310,6 +312,14 @@ def size_figures(groups, outdir) -> List[Dict]:
             .setdefault(key.metric, {}).setdefault(label, []) \
             .append((size, _latest_value(ss)))
 
+    return series
+
+
+def size_figures(groups, outdir) -> List[Dict]:
+    """Latency and bandwidth vs message size per check (log-log), of one
+    session: a line joins the points of one MPI, interconnect and scale."""
+    plt = _plt()
+    series = _size_series(groups)
     figs = []
     for (system, part, check), metrics in sorted(series.items()):
         names = [m for m in ('latency', 'bandwidth') if m in metrics]
@@ -426,15 +436,15 @@ def matrix_figures(dirs, outdir, fraction=linkmatrix.DEFAULT_FRACTION):
     for label, path in sorted(find_matrices(dirs).items()):
         mat = linkmatrix.read_csv(path)
         fabric = label.split()[-1]
-        an = linkmatrix.analyse(mat, fraction, fabric)
+        analysis = linkmatrix.analyse(mat, fraction, fabric)
         when = dt.datetime.fromtimestamp(os.path.getmtime(path),
                                          dt.timezone.utc)
         name = f'linkmatrix_{_slug(label)}.png'
         linkmatrix.heatmap(mat, os.path.join(outdir, name),
                            f'{label}: link matrix (MB/s), '
-                           f'{when:%Y-%m-%d %H:%M} UTC', fraction, an)
+                           f'{when:%Y-%m-%d %H:%M} UTC', fraction, analysis)
         figs.append({'file': name, 'title': f'link matrix {label}',
-                     'text': an.summary(), 'bad': not an.healthy})
+                     'text': analysis.summary(), 'bad': not analysis.healthy})
 
     return figs
 
@@ -514,22 +524,29 @@ def _utc(t):
         '%Y-%m-%d %H:%M')
 
 
+def _number(value):
+    """A table cell: 4 significant digits, empty for no value."""
+    return '' if value is None else f'{value:.4g}'
+
+
 def _rows(groups):
     """Rows of the table of latest values, and the status counts."""
-    fmt = (lambda v: '' if v is None else f'{v:.4g}')
     rows = []
     counts = {'ok': 0, 'out of reference': 0, references.NO_REFERENCE: 0}
     for key in sorted(groups, key=lambda k: k.label()):
-        s = groups[key][-1]
-        st = status(s)
-        counts[st] += 1
-        lo, hi = band(s)
+        latest = groups[key][-1]
+        verdict = status(latest)
+        counts[verdict] += 1
+        lo, hi = band(latest)
         rows.append({
-            'key': key, 'value': fmt(s.value), 'unit': s.unit or '',
-            'ref': fmt(s.ref) if st != references.NO_REFERENCE else '',
-            'band': f'{fmt(lo)} .. {fmt(hi)}', 'status': st,
-            'cls': {'ok': 'ok', 'out of reference': 'bad'}.get(st, 'noref'),
-            'runs': len(groups[key]), 'when': _utc(s.time),
+            'key': key, 'value': _number(latest.value),
+            'unit': latest.unit or '',
+            'ref': (_number(latest.ref)
+                    if verdict != references.NO_REFERENCE else ''),
+            'band': f'{_number(lo)} .. {_number(hi)}', 'status': verdict,
+            'cls': {'ok': 'ok', 'out of reference': 'bad'}.get(verdict,
+                                                                'noref'),
+            'runs': len(groups[key]), 'when': _utc(latest.time),
         })
 
     summary = (f'{counts["ok"]} within reference, '

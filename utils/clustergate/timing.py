@@ -133,15 +133,15 @@ def _table(rows, key, label, top=None) -> List[str]:
     items = sorted(by.items(), key=lambda kv: -sum(c.total for c in kv[1]))
     lines = [f'  {label:<28} {"cases":>5} {"build":>7} {"run":>7} '
              f'{"other":>7} {"total":>7} {"share":>6} {"median":>7}']
-    for name, cs in items[:top]:
-        t = sum(c.total for c in cs)
+    for name, cases in items[:top]:
+        t = sum(c.total for c in cases)
         lines.append(
-            f'  {name[:28]:<28} {len(cs):>5} '
-            f'{_fmt(sum(c.build for c in cs)):>7} '
-            f'{_fmt(sum(c.run for c in cs)):>7} '
-            f'{_fmt(sum(c.other for c in cs)):>7} {_fmt(t):>7} '
+            f'  {name[:28]:<28} {len(cases):>5} '
+            f'{_fmt(sum(c.build for c in cases)):>7} '
+            f'{_fmt(sum(c.run for c in cases)):>7} '
+            f'{_fmt(sum(c.other for c in cases)):>7} {_fmt(t):>7} '
             f'{t / total:>6.0%} '
-            f'{_fmt(statistics.median(c.total for c in cs)):>7}')
+            f'{_fmt(statistics.median(c.total for c in cases)):>7}')
 
     if top and len(items) > top:
         lines.append(f'  ... {len(items) - top} more')

@@ -290,6 +290,8 @@ def _bring_up(state, layout, paths, timeout, tree=None):
 
 # down ------------------------------------------------------------------
 
+# long: a flat list of idempotent removal steps, in the reverse order of
+# bring-up; each step records its problem and the next one still runs
 def teardown(paths=None, quiet=False):
     """Remove everything recorded (and our uniquely named bridges and hosts
     block even without a record). Idempotent. Returns a list of problems

@@ -141,6 +141,8 @@ class IMBResult:
         return max(found, key=lambda b: b.processes)
 
 
+# long: one pass over the lines, a small state machine (header, block,
+# table rows, end marker) whose states share the block being filled
 def parse_imb(text: str, *, allow_incomplete: bool = False) -> IMBResult:
     """Parse the stdout of one IMB run into an :class:`IMBResult`.
 

@@ -111,6 +111,8 @@ _CONVERT = {
 }
 
 
+# long: find the last summary block, read its lines, then check and
+# convert the fields; each step has its own one-line error message
 def parse_npb(text: str) -> NPBResult:
     """Parse the stdout of one NPB 3.4.x run into an :class:`NPBResult`.
 

@@ -105,6 +105,8 @@ class OSUResult:
                 and not any('VALIDATION ERROR' in m for m in self.messages))
 
 
+# long: one pass over the lines, a small state machine (title, header,
+# rows, messages) whose states share the table being filled
 def parse_osu(text: str, *, max_size: Optional[int] = None) -> OSUResult:
     """Parse the stdout of one OSU 7.x MPI benchmark into an :class:`OSUResult`.
 

@@ -74,6 +74,53 @@ def compare(ours, imb, tolerance, ratios=None):
     return diffs, problems
 
 
+def _imb_rounds(texts):
+    """([8 B latency us], [1 MB bandwidth MB/s]) of IMB's PingPong, one
+    per round; SanityError naming the round of an incomplete output."""
+    lat, bw = [], []
+    for n, text in enumerate(texts, 1):
+        try:
+            block = parse_imb(text).block('PingPong', 2)
+        except ParseError as err:
+            raise SanityError(f'IMB (run {n}): {err}') from None
+        except KeyError as err:
+            raise SanityError(f'IMB (run {n}): {err.args[0]}') from None
+
+        rows = {r['bytes']: r for r in block.rows}
+        for size in (LAT_BYTES, BW_BYTES):
+            if size not in rows:
+                raise SanityError(f'IMB PingPong (run {n}) has no '
+                                  f'{size} B row')
+
+        lat.append(rows[LAT_BYTES]['t_usec'])
+        bw.append(rows[BW_BYTES]['mbytes_per_sec'])
+
+    return lat, bw
+
+
+def _our_rounds(texts, size, key):
+    """Our ping-pong at ``size`` per round: the median one-way time (us)
+    for latency_8B, MB/s (bytes / us) for bandwidth_1MB."""
+    values = []
+    for n, text in enumerate(texts, 1):
+        try:
+            run = cgoutput.parse(text)
+            cgoutput.verify(run, program='cg_contention', pattern='pingpong')
+        except cgoutput.OutputError as err:
+            raise SanityError(f'our ping-pong ({size} B, run {n}): '
+                              f'{err}') from None
+
+        lines = [m for m in run.select('pingpong') if m['bytes'] == size]
+        if not lines or not lines[0].get('med_us'):
+            raise SanityError(f'our ping-pong (run {n}) has no med_us at '
+                              f'{size} B')
+
+        med = lines[0]['med_us']
+        values.append(med if key == 'latency_8B' else size / med)
+
+    return values
+
+
 class PingPongFidelity(SweepAxes, rfm.RunOnlyRegressionTest):
     """Our ping-pong vs IMB PingPong, 2 ranks, same MPI and transport.
 
@@ -176,26 +223,7 @@ class PingPongFidelity(SweepAxes, rfm.RunOnlyRegressionTest):
         def as_list(t):
             return [t] if isinstance(t, str) else list(t)
 
-        imb_texts = as_list(imb_texts)
-
-        lat, bw = [], []
-        for n, text in enumerate(imb_texts, 1):
-            try:
-                block = parse_imb(text).block('PingPong', 2)
-            except ParseError as err:
-                raise SanityError(f'IMB (run {n}): {err}') from None
-            except KeyError as err:
-                raise SanityError(f'IMB (run {n}): {err.args[0]}') from None
-
-            rows = {r['bytes']: r for r in block.rows}
-            for size in (LAT_BYTES, BW_BYTES):
-                if size not in rows:
-                    raise SanityError(f'IMB PingPong (run {n}) has no '
-                                      f'{size} B row')
-
-            lat.append(rows[LAT_BYTES]['t_usec'])
-            bw.append(rows[BW_BYTES]['mbytes_per_sec'])
-
+        lat, bw = _imb_rounds(as_list(imb_texts))
         imb_rounds = {'latency_8B': lat, 'bandwidth_1MB': bw}
         imb = {k: statistics.median(v) for k, v in imb_rounds.items()}
 
@@ -203,26 +231,7 @@ class PingPongFidelity(SweepAxes, rfm.RunOnlyRegressionTest):
         for texts, size, key in (
                 (as_list(ours_8B_texts), LAT_BYTES, 'latency_8B'),
                 (as_list(ours_1MB_texts), BW_BYTES, 'bandwidth_1MB')):
-            values = []
-            for n, text in enumerate(texts, 1):
-                try:
-                    run = cgoutput.parse(text)
-                    cgoutput.verify(run, program='cg_contention',
-                                    pattern='pingpong')
-                except cgoutput.OutputError as err:
-                    raise SanityError(f'our ping-pong ({size} B, run {n}): '
-                                      f'{err}') from None
-
-                lines = [m for m in run.select('pingpong')
-                         if m['bytes'] == size]
-                if not lines or not lines[0].get('med_us'):
-                    raise SanityError(f'our ping-pong (run {n}) has no '
-                                      f'med_us at {size} B')
-
-                med = lines[0]['med_us']
-                # one-way time; bandwidth in MB/s = bytes / us
-                values.append(med if key == 'latency_8B' else size / med)
-
+            values = _our_rounds(texts, size, key)
             ours[key] = statistics.median(values)
             if len(values) == len(imb_rounds[key]):
                 ratios[key] = statistics.median(

@@ -14,7 +14,6 @@ clustergate.rfm.npb <run-report.json>``), not a ReFrame dependency: see
 docs/benchmarks.md.
 """
 
-import json
 import sys
 
 import reframe.utility.sanity as sn
@@ -198,29 +197,9 @@ def _perfvalues(perfvalues):
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1:
-        print('usage: python -m clustergate.rfm.npb <run-report.json>',
-              file=sys.stderr)
-        return 2
-
-    with open(argv[0]) as fp:
-        rows = ppn_ratios(cases_from_report(json.load(fp)))
-
-    if not rows:
-        print('no pair of NPB runs at the same process count with 1 and k '
-              'ppn in this report')
-        return 0
-
-    print(f'{"system":<22} {"kernel":<6} {"cls":<3} {"ic":<6} {"ranks":>5} '
-          f'{"ppn":>3} {"Mop/s k ppn":>12} {"Mop/s 1 ppn":>12} {"ratio":>6}')
-    for r in rows:
-        print(f'{r["system"]:<22} {r["kernel"]:<6} {r["npb_class"]:<3} '
-              f'{r["interconnect"]:<6} {r["ranks"]:>5} {r["ppn"]:>3} '
-              f'{r["mops_k"]:>12.1f} {r["mops_1"]:>12.1f} '
-              f'{r["ratio"]:>6.3f}')
-
-    return 0
+    """``python -m clustergate.rfm.npb REPORT``: ``clustergate npb``."""
+    from clustergate.commands import standalone
+    return standalone('npb', argv)
 
 
 if __name__ == '__main__':

@@ -1,0 +1,87 @@
+"""The subcommands of ``clustergate``, one module each.
+
+Every module here exposes ``add_parser(subparsers)``, which adds its
+subcommand and stores the handler as ``func`` (it gets the parsed args and
+returns the exit status). A module either holds the command itself
+(``sweep``, ``npb``, ``linkmatrix``) or hands the parser over to the
+package that owns the tool (``cluster`` -> clustergate.cluster.cli,
+``baseline`` -> clustergate.baseline_cmd, ...), so that the tool's code stays
+next to its library. ``clustergate.cli`` lists them in ``COMMANDS``.
+"""
+
+import argparse
+import importlib
+import re
+
+#: subcommand -> module with add_parser(subparsers), in the order of --help
+COMMANDS = {
+    'sweep': 'clustergate.commands.sweep',
+    'cluster': 'clustergate.cluster.cli',
+    'baseline': 'clustergate.baseline_cmd',
+    'report': 'clustergate.report',
+    'history': 'clustergate.history_cmd',
+    'timing': 'clustergate.timing_cmd',
+    'cost': 'clustergate.cost_cmd',
+    'score': 'clustergate.score_cmd',
+    'npb': 'clustergate.commands.npb',
+    'linkmatrix': 'clustergate.commands.linkmatrix',
+}
+
+_LITERAL = re.compile(r'``([^`]+)``')
+_ROLE = re.compile(r':(?:\w+:)?\w+:`~?([^`]+)`')
+_EMPHASIS = re.compile(r'(?<![\w*/])\*\*?(?=\S)([^*\n]+?)(?<=\S)\*\*?(?![\w*])')
+
+
+def plain_text(text):
+    """Help text without reStructuredText markup: the part of a docstring
+    before a literal block (``::``), with ``literals``, :roles:`x` and
+    *emphasis* shown as plain words."""
+    if not text:
+        return text
+
+    text = text.split('::')[0].rstrip()
+    text = _ROLE.sub(r'\1', text)
+    text = _LITERAL.sub(r'\1', text)
+    return _EMPHASIS.sub(r'\1', text)
+
+
+def _plain_parser(parser):
+    """plain_text() on a parser's description and help strings, and on
+    those of its sub-parsers (``clustergate cluster up`` ...)."""
+    parser.description = plain_text(parser.description)
+    for action in parser._actions:
+        action.help = plain_text(action.help)
+        if isinstance(action, argparse._SubParsersAction):
+            for choice in action._choices_actions:
+                choice.help = plain_text(choice.help)
+            for sub in action.choices.values():
+                _plain_parser(sub)
+
+
+def add_all(subparsers):
+    """Adds every subcommand of COMMANDS, with plain help text."""
+    for name, modname in COMMANDS.items():
+        try:
+            module = importlib.import_module(modname)
+        except ModuleNotFoundError as err:
+            if err.name and modname.startswith(err.name):
+                # tool not part of this version of the package
+                continue
+
+            raise
+
+        module.add_parser(subparsers)
+        if name in subparsers.choices:
+            _plain_parser(subparsers.choices[name])
+
+    for choice in subparsers._choices_actions:
+        choice.help = plain_text(choice.help)
+
+
+def standalone(name, argv=None):
+    """Runs one subcommand as its own program (``python -m`` entries)."""
+    module = importlib.import_module(COMMANDS[name])
+    parser = argparse.ArgumentParser(prog=f'clustergate {name}')
+    module.configure(parser)
+    args = parser.parse_args(argv)
+    return args.func(args) or 0

@@ -1,1 +1,0 @@
-"""Small command line tools of the ``clustergate`` command."""
