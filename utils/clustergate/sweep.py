@@ -154,6 +154,8 @@ def _is_square(n):
     return r * r == n
 
 
+# long: one early return per rule, in the order the reasons are worth
+# reading; split, each rule would need the same six arguments
 def why_not(extras: Mapping, point: SweepPoint,
             req: Requirements = Requirements(),
             mpi_family: Optional[str] = None,

@@ -110,6 +110,8 @@ def _nodes(text):
 _nodes.__name__ = f'node count (1..{MAX_NODES})'
 
 
+# long: the argparse declaration of every action (up, down, status,
+# degrade, ...), one short block each
 def add_parser(subparsers):
     p = subparsers.add_parser(
         'cluster', help='emulated multi-node Slurm cluster (namespaces)',

@@ -519,6 +519,8 @@ def restore(paths=None):
 
 # status / env ----------------------------------------------------------
 
+# long: prints its sections in order (nodes, daemons, Slurm, links), each
+# a few lines reading the recorded state
 def status(paths=None, out=sys.stdout):
     """Print nodes, daemons, Slurm's view and the shaping. Returns True
     when the cluster is up and every daemon runs."""

@@ -65,6 +65,7 @@ def node_memory_mib(total_mib, nodes):
     return max(256, share // 64 * 64)
 
 
+# long: the text of slurm.conf, one block per section of the file
 def render_conf(layout, paths, cpus, mem_mib, topology=None, tree=False):
     """Text of slurm.conf for ``layout`` with state under ``paths``; every
     node gets ``cpus`` CPUs (with the machine's ``topology`` from ``slurmd

@@ -262,14 +262,12 @@ class _Fit:
 
 
 def _pick_verdicts(fit: _Fit, fabric, min_effect, max_faults, alpha):
-    topo = fit.topology
     faults: List[Fault] = []
     rates = fit.base
     e = fit.e0
     c = fit.scale_of(e)
     cur = fit.loss(e, c)
     verdicts = []
-    sig = fit.sigma
     lo = math.log(min_effect)
 
     for _ in range(max_faults):
@@ -348,13 +346,14 @@ def _same_flows(fit, a, b):
     return _touched(fit, a) == _touched(fit, b)
 
 
+# long: the three kinds of candidate fault in turn (node links, trunks,
+# miscabled nodes), sharing the fit and the residuals
 def _candidates(fit: _Fit, faults, rates, e, c) -> List[Fault]:
     topo = fit.topology
     for f in faults:
         topo = f.apply(topo)
     sig = fit.sigma
     done = {(f.kind, f.subject) for f in faults}
-    k2 = CLIP * CLIP
     # misfit of each node's flows: what lies beyond 2.5 sigma (many mild
     # deviations of a healthy node among thousands weigh little)
     score: Dict[str, float] = {}
@@ -508,6 +507,8 @@ def _fit_factor(fit, topo, groups, ref, per_round):
     return min(1.0, max(1e-3, _median(shares)))
 
 
+# long: one message per kind of fault (node, uplink, miscabled), each
+# with the evidence of that kind
 def _verdict(fit, fault, faults, rates, new_rates, e, c, ne, nc, fabric,
              gain):
     topo = fit.topology
@@ -575,6 +576,8 @@ def _verdict(fit, fault, faults, rates, new_rates, e, c, ne, nc, fabric,
                    z, len(changed), gain, fault)
 
 
+# long: the public entry in order: keep the rounds it can use, fit, pick
+# the verdicts, then name the flows still off that no verdict explains
 def diagnose(topology: Topology, rounds: Sequence[Round], fabric: str = '?',
              sigma: float = DEFAULT_SIGMA,
              min_effect: float = DEFAULT_MIN_EFFECT, max_faults: int = 3,

@@ -262,6 +262,8 @@ def _records(text: str, source: str):
     return out
 
 
+# long: the switch records in one pass, then the checks of the tree
+# (unknown or doubly listed children, one root, nodes), each with its error
 def _build(records, source, derived_nodes: bool, node_rate=None,
            uplink_rate=None) -> Topology:
     parent, direct, speed, kids = {}, {}, {}, {}

@@ -38,7 +38,7 @@ single miscabled node costs at most 1/(nodes per leaf) of any flow and is
 not visible in bandwidth at all.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from .model import Topology
