@@ -127,16 +127,9 @@ static void usage_options(void)
                 "  --corrupt-payload (test switch: damage one message)\n");
 }
 
-void cg_init(int *argc, char ***argv, const char *program)
+/* Consumes the harness options, leaves the program's own in argv */
+static void consume_options(int *argc, char ***argv)
 {
-    MPI_Init(argc, argv);
-    memset(&cg, 0, sizeof cg);
-    cg.program = program;
-    MPI_Comm_rank(MPI_COMM_WORLD, &cg.rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &cg.size);
-    cg.opt.ntrials = 51;
-
-    /* Consume the harness options, leave the program's own */
     int out = 1;
     for (int i = 1; i < *argc; ++i) {
         char *a = (*argv)[i];
@@ -161,8 +154,11 @@ void cg_init(int *argc, char ***argv, const char *program)
     *argc = out;
     if (cg.opt.ntrials < 2)
         cg_die("--trials must be at least 2 (the first one is dropped)");
+}
 
-    /* Node layout from the processor names */
+/* Node layout from the processor names: nodes, ppn, node_id, local_rank */
+static void find_node_layout(void)
+{
     char me[CG_NODE_NAME_LEN] = {0};
     int len;
     char full[MPI_MAX_PROCESSOR_NAME];
@@ -198,6 +194,18 @@ void cg_init(int *argc, char ***argv, const char *program)
 
     free(ids);
     free(count);
+}
+
+void cg_init(int *argc, char ***argv, const char *program)
+{
+    MPI_Init(argc, argv);
+    memset(&cg, 0, sizeof cg);
+    cg.program = program;
+    MPI_Comm_rank(MPI_COMM_WORLD, &cg.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &cg.size);
+    cg.opt.ntrials = 51;
+    consume_options(argc, argv);
+    find_node_layout();
 }
 
 int cg_finish(void)

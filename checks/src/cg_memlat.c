@@ -209,6 +209,18 @@ static void cache_levels(size_t size[5])
     }
 }
 
+/* A walk of `bytes` that visits every line at least once and takes at
+ * least min_hops accesses, rounded up to the 8-fold unrolled loop */
+static chase_state walk_of(char *buf, size_t bytes, size_t min_hops)
+{
+    chase_state walk = {0};
+    walk.buf = buf;
+    walk.bytes = bytes;
+    walk.hops = bytes / LINE > min_hops ? bytes / LINE : min_hops;
+    walk.hops = (walk.hops + 7) / 8 * 8;
+    return walk;
+}
+
 static void run_numa(size_t bytes, size_t min_hops, uint64_t seed)
 {
 #ifdef CG_HAVE_NUMA
@@ -235,10 +247,7 @@ static void run_numa(size_t bytes, size_t min_hops, uint64_t seed)
     const char *names[2] = {"memlat_numa_local", "memlat_numa_remote"};
     int nodes[2] = {here, there};
     for (int k = 0; k < 2; ++k) {
-        chase_state walk = {0};
-        walk.bytes = bytes;
-        walk.hops = bytes / LINE > min_hops ? bytes / LINE : min_hops;
-        walk.hops = (walk.hops + 7) / 8 * 8;
+        chase_state walk = walk_of(NULL, bytes, min_hops);
         if (cg.rank == 0) {
             numa_run_on_node(here);
             walk.buf = numa_alloc_onnode(bytes, nodes[k]);
@@ -277,66 +286,46 @@ static double median_of(double *v, int n)
     return n > 0 ? cg_median(v, n) : 0.0;
 }
 
-int main(int argc, char **argv)
+typedef struct {
+    size_t lo, hi;          /* working sets of the curve (--min/max-bytes) */
+    size_t min_hops;        /* accesses per measurement at least */
+    int thp;                /* transparent huge pages for the buffer */
+    uint64_t seed;
+} memlat_options;
+
+static memlat_options parse_options(int argc, char **argv)
 {
-    int trials_given = 0;
-    for (int i = 1; i < argc; ++i)
-        if (!strcmp(argv[i], "--trials"))
-            trials_given = 1;
-
-    cg_init(&argc, &argv, "cg_memlat");
-    if (!trials_given)
-        cg.opt.ntrials = 5;
-
-    size_t lo = 4096, hi = (size_t)256 << 20, min_hops = 1 << 20;
-    int thp = 1;
-    uint64_t seed = 7;
+    memlat_options opt = {.lo = 4096, .hi = (size_t)256 << 20,
+                          .min_hops = 1 << 20, .thp = 1, .seed = 7};
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--max-bytes") && i + 1 < argc)
-            hi = cg_parse_size(argv[++i], "--max-bytes", 1, SIZE_MAX);
+            opt.hi = cg_parse_size(argv[++i], "--max-bytes", 1, SIZE_MAX);
         else if (!strcmp(argv[i], "--min-bytes") && i + 1 < argc)
-            lo = cg_parse_size(argv[++i], "--min-bytes", 1, SIZE_MAX);
+            opt.lo = cg_parse_size(argv[++i], "--min-bytes", 1, SIZE_MAX);
         else if (!strcmp(argv[i], "--accesses") && i + 1 < argc)
-            min_hops = strtoull(argv[++i], NULL, 10);
+            opt.min_hops = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--no-thp"))
-            thp = 0;
+            opt.thp = 0;
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
-            seed = strtoull(argv[++i], NULL, 10);
+            opt.seed = strtoull(argv[++i], NULL, 10);
         else
             cg_die("unknown argument '%s' (see the header of cg_memlat.c)",
                    argv[i]);
     }
-    if (lo < 2 * LINE || hi < lo)
-        cg_die("bad working-set range %zu..%zu", lo, hi);
+    if (opt.lo < 2 * LINE || opt.hi < opt.lo)
+        cg_die("bad working-set range %zu..%zu", opt.lo, opt.hi);
+    return opt;
+}
 
-    size_t sizes[128];
-    int ns = lat_sizes(lo, hi, sizes, 128);
-    double *lat = calloc(ns, sizeof(double));
-    size_t cache[5];
-    cache_levels(cache);
-    int lr = cg.local_rank;
-    int nlev = 0;
-    for (int l = 1; l <= 4; ++l)
-        if (cache[l])
-            nlev = l;
-    if (cg.rank == 0) {
-        printf("CG_INFO program=cg_memlat sizes=%d min_bytes=%zu "
-               "max_bytes=%zu L1=%zu L2=%zu L3=%zu L4=%zu thp=%d trials=%d\n",
-               ns, lo, hi, cache[1], cache[2], cache[3], cache[4], thp,
-               cg.opt.ntrials);
-        fflush(stdout);
-    }
-
-    /* the curve, 1 rank per node */
-    char *buf = alloc_ws(hi, thp);
-    for (int i = 0; i < ns; ++i) {
-        chase_state walk = {0};
-        walk.buf = buf;
-        walk.bytes = sizes[i];
-        walk.hops = sizes[i] / LINE > min_hops ? sizes[i] / LINE : min_hops;
-        walk.hops = (walk.hops + 7) / 8 * 8;
-        build_chain(&walk, seed + i);
-        cg_measurement m = chase_measurement(&walk, "memlat", lr == 0);
+/* The curve, 1 rank per node: lat[i] = ns per access at sizes[i] (rank 0) */
+static void measure_curve(const memlat_options *opt, char *buf,
+                          const size_t *sizes, int nsizes, double *lat)
+{
+    for (int i = 0; i < nsizes; ++i) {
+        chase_state walk = walk_of(buf, sizes[i], opt->min_hops);
+        build_chain(&walk, opt->seed + i);
+        cg_measurement m = chase_measurement(&walk, "memlat",
+                                             cg.local_rank == 0);
         cg_stats st = cg_measure_quiet(&m);
         if (cg.rank == 0) {
             char extra[96];
@@ -348,81 +337,129 @@ int main(int argc, char **argv)
         }
         ++cg.measurements;
     }
+}
 
-    /* levels: sizes of each level from sysfs, then all ranks at once at the
-     * largest size of the level */
-    const char *lname[6] = {"", "L1", "L2", "L3", "L4", "DRAM"};
+/* Level l (1..nlev: cache level, nlev+1: DRAM): all ranks at once, then 1
+ * rank per node, at the largest working set of the curve inside the level
+ * (from twice the level below to half of this one; DRAM: 4x the last
+ * cache). Returns the level's latency (median of the curve there), or 0
+ * when no size of the curve falls in it. */
+static double measure_level(const memlat_options *opt, char *buf,
+                            const size_t cache[5], int nlev, int l,
+                            const size_t *sizes, int nsizes,
+                            const double *lat)
+{
+    static const char *lname[6] = {"", "L1", "L2", "L3", "L4", "DRAM"};
+    size_t from, to;
+    if (l <= nlev) {
+        size_t below = 0;
+        for (int q = l - 1; q >= 1 && !below; --q)
+            below = cache[q];
+        from = below ? 2 * below : 0;
+        to = cache[l] / 2;
+    } else {
+        from = 4 * cache[nlev];
+        to = (size_t)-1;
+    }
+
+    double in_level[128];
+    int nin = 0;
+    size_t rep = 0;
+    for (int i = 0; i < nsizes; ++i)
+        if (sizes[i] >= from && sizes[i] <= to) {
+            in_level[nin++] = lat[i];
+            rep = sizes[i];
+        }
+    int have = nin > 0;
+    MPI_Bcast(&have, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(&rep, sizeof rep, MPI_BYTE, 0, MPI_COMM_WORLD);
+    const char *name = l <= nlev ? lname[l] : lname[5];
+    if (!have) {
+        if (cg.rank == 0)
+            printf("CG_SKIP pattern=memlat_level level=%s reason=no "
+                   "working set between %zu and %zu bytes (raise "
+                   "--max-bytes)\n", name, from, to);
+        return 0.0;
+    }
+
+    chase_state walk = walk_of(buf, rep, opt->min_hops);
+    build_chain(&walk, opt->seed + 1000 + l);
+    cg_measurement m = chase_measurement(&walk, "memlat_level", 1);
+    cg_stats all_ranks = cg_measure_quiet(&m);
+    m.active = cg.local_rank == 0;
+    /* and 1 rank per node at the same size and chain, for the ratio;
+     * ns= is the median of the curve over the level's sizes */
+    cg_stats single = cg_measure_quiet(&m);
+    double level_ns = 0.0;
+    if (cg.rank == 0) {
+        level_ns = median_of(in_level, nin);
+        char extra[256];
+        snprintf(extra, sizeof extra, "level=%s cache_bytes=%zu "
+                 "from_bytes=%zu sizes=%d ns=%.3f ns_1=%.3f ns_k=%.3f "
+                 "active_ppn=%d ratio=%.4f", name,
+                 l <= nlev ? cache[l] : 0, from, nin, level_ns,
+                 single.mean * 1e9, all_ranks.mean * 1e9, cg.ppn,
+                 all_ranks.mean / single.mean);
+        m.extra = extra;
+        cg_report(&m, &single);
+    }
+    ++cg.measurements;
+    return level_ns;
+}
+
+int main(int argc, char **argv)
+{
+    int trials_given = 0;
+    for (int i = 1; i < argc; ++i)
+        if (!strcmp(argv[i], "--trials"))
+            trials_given = 1;
+
+    cg_init(&argc, &argv, "cg_memlat");
+    if (!trials_given)
+        cg.opt.ntrials = 5;
+    memlat_options opt = parse_options(argc, argv);
+
+    size_t sizes[128];
+    int nsizes = lat_sizes(opt.lo, opt.hi, sizes, 128);
+    double *lat = calloc(nsizes, sizeof(double));
+    size_t cache[5];
+    cache_levels(cache);
+    int nlev = 0;
+    for (int l = 1; l <= 4; ++l)
+        if (cache[l])
+            nlev = l;
+    if (cg.rank == 0) {
+        printf("CG_INFO program=cg_memlat sizes=%d min_bytes=%zu "
+               "max_bytes=%zu L1=%zu L2=%zu L3=%zu L4=%zu thp=%d trials=%d\n",
+               nsizes, opt.lo, opt.hi, cache[1], cache[2], cache[3],
+               cache[4], opt.thp, cg.opt.ntrials);
+        fflush(stdout);
+    }
+
+    char *buf = alloc_ws(opt.hi, opt.thp);
+    measure_curve(&opt, buf, sizes, nsizes, lat);
+
+    /* levels: sizes of each level from sysfs; distinct when each level is
+     * at least 1.2x slower than the one below */
     double prev = 0.0;
     int distinct = 1;
     for (int l = 1; l <= nlev + 1; ++l) {
-        size_t from, to;
-        if (l <= nlev) {
-            if (!cache[l])
-                continue;
-            size_t below = 0;
-            for (int q = l - 1; q >= 1 && !below; --q)
-                below = cache[q];
-            from = below ? 2 * below : 0;
-            to = cache[l] / 2;
-        } else {
-            from = 4 * cache[nlev];
-            to = (size_t)-1;
-        }
-        double v[128];
-        int nv = 0;
-        size_t rep = 0;
-        for (int i = 0; i < ns; ++i)
-            if (sizes[i] >= from && sizes[i] <= to) {
-                v[nv++] = lat[i];
-                rep = sizes[i];
-            }
-        int have = nv > 0;
-        MPI_Bcast(&have, 1, MPI_INT, 0, MPI_COMM_WORLD);
-        MPI_Bcast(&rep, sizeof rep, MPI_BYTE, 0, MPI_COMM_WORLD);
-        const char *name = l <= nlev ? lname[l] : lname[5];
-        if (!have) {
-            if (cg.rank == 0)
-                printf("CG_SKIP pattern=memlat_level level=%s reason=no "
-                       "working set between %zu and %zu bytes (raise "
-                       "--max-bytes)\n", name, from, to);
+        if (l <= nlev && !cache[l])
             continue;
-        }
-        /* all ranks at once, at the representative size */
-        chase_state walk = {0};
-        walk.buf = buf;
-        walk.bytes = rep;
-        walk.hops = rep / LINE > min_hops ? rep / LINE : min_hops;
-        walk.hops = (walk.hops + 7) / 8 * 8;
-        build_chain(&walk, seed + 1000 + l);
-        cg_measurement m = chase_measurement(&walk, "memlat_level", 1);
-        cg_stats kall = cg_measure_quiet(&m);
-        m.active = lr == 0;
-        /* and 1 rank per node at the same size and chain, for the ratio;
-         * ns= is the median of the curve over the level's sizes */
-        cg_stats single = cg_measure_quiet(&m);
-        if (cg.rank == 0) {
-            double lev = median_of(v, nv);
-            if (prev > 0 && lev < 1.2 * prev)
+        double level_ns = measure_level(&opt, buf, cache, nlev, l, sizes,
+                                        nsizes, lat);
+        if (cg.rank == 0 && level_ns > 0) {
+            if (prev > 0 && level_ns < 1.2 * prev)
                 distinct = 0;
-            prev = lev;
-            char extra[256];
-            snprintf(extra, sizeof extra, "level=%s cache_bytes=%zu "
-                     "from_bytes=%zu sizes=%d ns=%.3f ns_1=%.3f ns_k=%.3f "
-                     "active_ppn=%d ratio=%.4f", name,
-                     l <= nlev ? cache[l] : 0, from, nv, lev,
-                     single.mean * 1e9, kall.mean * 1e9, cg.ppn,
-                     kall.mean / single.mean);
-            m.extra = extra;
-            cg_report(&m, &single);
+            prev = level_ns;
         }
-        ++cg.measurements;
     }
     if (cg.rank == 0)
         printf("CG_INFO program=cg_memlat distinct=%d\n", distinct);
     free(buf);
 
-    size_t numa_bytes = 4 * cache[nlev] > hi ? hi : 4 * cache[nlev];
-    run_numa(numa_bytes, min_hops, seed);
+    size_t numa_bytes = 4 * cache[nlev] > opt.hi ? opt.hi : 4 * cache[nlev];
+    run_numa(numa_bytes, opt.min_hops, opt.seed);
 
     free(lat);
     return cg_finish();

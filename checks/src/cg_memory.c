@@ -249,6 +249,55 @@ static int parse_strides(const char *spec, size_t *out, int max)
     return n;
 }
 
+/* "read,copy" or "all" -> want[k]; *any_rand: a random-order kernel
+ * (needs the index array); returns how many arrays the kernels use */
+static int select_kernels(const char *list, int want[K_N], int *any_rand)
+{
+    int narr = 1;
+    char *copy = strdup(list), *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        int found = 0;
+        for (int k = 0; k < K_N; ++k) {
+            if (!strcmp(tok, "all") || !strcmp(tok, KNAME[k])) {
+                want[k] = found = 1;
+                if (k == K_RREAD || k == K_RWRITE)
+                    *any_rand = 1;
+                if (KARRAYS[k] > narr || k >= K_COPY)
+                    narr = 3;
+            }
+        }
+        if (!found)
+            cg_die("unknown kernel '%s'", tok);
+    }
+    free(copy);
+    return narr;
+}
+
+/* narr arrays of array_bytes (1 or 3), and with any_rand the random
+ * permutation of the indices (seeded per rank) */
+static void allocate_arrays(kernel_state *state, size_t array_bytes,
+                            int narr, int any_rand, uint64_t seed)
+{
+    memset(state, 0, sizeof *state);
+    state->n = array_bytes / sizeof(double);
+    if (state->n > UINT32_MAX)
+        cg_die("--array-bytes too large (at most 2^32 elements)");
+    state->a = malloc(state->n * sizeof(double));
+    if (narr == 3) {
+        state->b = malloc(state->n * sizeof(double));
+        state->c = malloc(state->n * sizeof(double));
+    }
+    if (any_rand)
+        state->idx = malloc(state->n * sizeof(uint32_t));
+    if (!state->a || (narr == 3 && (!state->b || !state->c)) ||
+        (any_rand && !state->idx))
+        cg_die("cannot allocate %d array(s) of %zu bytes", narr,
+               array_bytes);
+    if (any_rand)
+        mem_permutation(state->idx, state->n, seed);
+}
+
 int main(int argc, char **argv)
 {
     int trials_given = 0;
@@ -289,43 +338,12 @@ int main(int argc, char **argv)
 
     size_t st[64];
     int nst = parse_strides(strides, st, 64);
-    int want[K_N] = {0}, any_rand = 0, narr = 1;
-    char *copy = strdup(kernels), *save = NULL;
-    for (char *tok = strtok_r(copy, ",", &save); tok;
-         tok = strtok_r(NULL, ",", &save)) {
-        int found = 0;
-        for (int k = 0; k < K_N; ++k) {
-            if (!strcmp(tok, "all") || !strcmp(tok, KNAME[k])) {
-                want[k] = found = 1;
-                if (k == K_RREAD || k == K_RWRITE)
-                    any_rand = 1;
-                if (KARRAYS[k] > narr || k >= K_COPY)
-                    narr = 3;
-            }
-        }
-        if (!found)
-            cg_die("unknown kernel '%s'", tok);
-    }
-    free(copy);
+    int want[K_N] = {0}, any_rand = 0;
+    int narr = select_kernels(kernels, want, &any_rand);
 
     kernel_state state;
-    memset(&state, 0, sizeof state);
-    state.n = array_bytes / sizeof(double);
-    if (state.n > UINT32_MAX)
-        cg_die("--array-bytes too large (at most 2^32 elements)");
-    state.a = malloc(state.n * sizeof(double));
-    if (narr == 3) {
-        state.b = malloc(state.n * sizeof(double));
-        state.c = malloc(state.n * sizeof(double));
-    }
-    if (any_rand)
-        state.idx = malloc(state.n * sizeof(uint32_t));
-    if (!state.a || (narr == 3 && (!state.b || !state.c)) || (any_rand
-                                                              && !state.idx))
-        cg_die("cannot allocate %d array(s) of %zu bytes", narr,
-               array_bytes);
-    if (any_rand)
-        mem_permutation(state.idx, state.n, seed + (uint64_t)cg.rank);
+    allocate_arrays(&state, array_bytes, narr, any_rand,
+                    seed + (uint64_t)cg.rank);
 
     int lr = cg.local_rank;
     if (cg.rank == 0) {

@@ -184,7 +184,7 @@ static const char *iface_of_rank(int rank)
 }
 
 static void report_stream(const char *pattern, int stream,
-                          stream_pair *streams,
+                          const stream_pair *streams,
                           const cg_stats *st, const char *more)
 {
     cg_measurement m;
@@ -242,6 +242,39 @@ static cg_stats stats_of(double *t)
     return st;
 }
 
+/* Rank 0: the two streams alone (nic_single) and at once (nic_pair, with
+ * the slowdown of each and of the pair), from the trial times of stream 1
+ * alone (alone1), stream 2 alone (alone2) and both (pair) */
+static void report_all(const stream_pair *streams, double *const alone1[2],
+                       double *const alone2[2], double *const pair[2],
+                       char tx[3][256])
+{
+    cg_stats a1 = stats_of(alone1[0]), a2 = stats_of(alone2[1]);
+    cg_stats p1 = stats_of(pair[0]), p2 = stats_of(pair[1]);
+    /* per trial: the pair is done when both streams are */
+    int n = cg.opt.ntrials;
+    double *both = malloc(sizeof(double) * n);
+    for (int t = 0; t < n; ++t)
+        both[t] = pair[0][t] > pair[1][t] ? pair[0][t] : pair[1][t];
+    cg_stats pb = stats_of(both);
+    double alone = 0.5 * (a1.mean + a2.mean);
+    report_stream("nic_single", 1, streams, &a1, tx[0]);
+    report_stream("nic_single", 2, streams, &a2, tx[1]);
+    char more[400];
+    const char *if1 = iface_of_rank(streams->s1),
+        *if2 = iface_of_rank(streams->s2);
+    const char *shared = strcmp(if1, if2) ? "no" : "yes";
+    snprintf(more, sizeof more, "ratio=%.4f pair_ratio=%.4f "
+             "shared_iface=%s %s", a1.mean / p1.mean, alone / pb.mean,
+             shared, tx[2]);
+    report_stream("nic_pair", 1, streams, &p1, more);
+    snprintf(more, sizeof more, "ratio=%.4f pair_ratio=%.4f "
+             "shared_iface=%s %s", a2.mean / p2.mean, alone / pb.mean,
+             shared, tx[2]);
+    report_stream("nic_pair", 2, streams, &p2, more);
+    free(both);
+}
+
 int main(int argc, char **argv)
 {
     int trials_given = 0;
@@ -258,7 +291,8 @@ int main(int argc, char **argv)
     streams.bytes = 8000000;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--bytes") && i + 1 < argc)
-            streams.bytes = cg_parse_size(argv[++i], "--bytes", 1, 2000000000);
+            streams.bytes = cg_parse_size(argv[++i], "--bytes", 1,
+                                          2000000000);
         else
             cg_die("unknown argument '%s' (see the header of cg_nic.c)",
                    argv[i]);
@@ -276,31 +310,25 @@ int main(int argc, char **argv)
     if (!streams.buf)
         cg_die("cannot allocate %zu bytes", streams.bytes);
 
-    cg_measurement m;
-    memset(&m, 0, sizeof m);
-    m.pattern = "nic";
-    m.bytes = streams.bytes;
-    m.reps = 1;
-    m.peer = -1;
-    m.dst = -1;
-    m.prepare = prep;
-    m.run = op_stream;
-    m.verify = verify;
-    m.ctx = &streams;
-    m.active = 1;
+    cg_measurement m = {
+        .pattern = "nic", .bytes = streams.bytes, .reps = 1, .peer = -1,
+        .dst = -1, .prepare = prep, .run = op_stream, .verify = verify,
+        .ctx = &streams, .active = 1,
+    };
 
+    /* stream 1 alone, stream 2 alone, both at once; the interface
+     * counters of sender 1 (rank 0) around each */
     int senders[2] = {streams.s1, streams.s2};
-    double *t1[2] = {0}, *t2[2] = {0}, *tp[2] = {0};
+    double *alone1[2] = {0}, *alone2[2] = {0}, *pair[2] = {0};
     txcount before, after;
     char tx[3][256];
     double payload = (double)streams.bytes * cg.opt.ntrials;
-
     for (int k = 0; k < 3; ++k) {
         streams.both = k == 2;
         streams.only = k == 0 ? 1 : 2;
         if (cg.rank == streams.s1)
             read_tx(&before);
-        times_of(&m, senders, 2, k == 0 ? t1 : k == 1 ? t2 : tp);
+        times_of(&m, senders, 2, k == 0 ? alone1 : k == 1 ? alone2 : pair);
         if (cg.rank == streams.s1) {
             read_tx(&after);
             tx_delta(&before, &after, payload, tx[k], sizeof tx[k]);
@@ -309,34 +337,8 @@ int main(int argc, char **argv)
             cg_die("rank 0 must be sender 1");
     }
 
-    if (cg.rank == 0) {
-        cg_stats a1 = stats_of(t1[0]), a2 = stats_of(t2[1]);
-        cg_stats p1 = stats_of(tp[0]), p2 = stats_of(tp[1]);
-        /* per trial: the pair is done when both streams are */
-        int n = cg.opt.ntrials;
-        double *both = malloc(sizeof(double) * n);
-        for (int t = 0; t < n; ++t)
-            both[t] = tp[0][t] > tp[1][t] ? tp[0][t] : tp[1][t];
-        cg_stats pb = stats_of(both);
-        double alone = 0.5 * (a1.mean + a2.mean);
-        char more[400];
-        snprintf(more, sizeof more, "%s", tx[0]);
-        report_stream("nic_single", 1, &streams, &a1, more);
-        snprintf(more, sizeof more, "%s", tx[1]);
-        report_stream("nic_single", 2, &streams, &a2, more);
-        const char *if1 = iface_of_rank(streams.s1),
-            *if2 = iface_of_rank(streams.s2);
-        const char *shared = strcmp(if1, if2) ? "no" : "yes";
-        snprintf(more, sizeof more, "ratio=%.4f pair_ratio=%.4f "
-                 "shared_iface=%s %s", a1.mean / p1.mean, alone / pb.mean,
-                 shared, tx[2]);
-        report_stream("nic_pair", 1, &streams, &p1, more);
-        snprintf(more, sizeof more, "ratio=%.4f pair_ratio=%.4f "
-                 "shared_iface=%s %s", a2.mean / p2.mean, alone / pb.mean,
-                 shared, tx[2]);
-        report_stream("nic_pair", 2, &streams, &p2, more);
-        free(both);
-    }
+    if (cg.rank == 0)
+        report_all(&streams, alone1, alone2, pair, tx);
     cg.measurements += 4;
     free(streams.buf);
     return cg_finish();

@@ -24,64 +24,100 @@ static int usage(void)
     return 2;
 }
 
+/* sattolo|perm N SEED: is it a permutation, its fixed points, and for
+ * Sattolo's algorithm the length of the cycle from 0 */
+static int cmd_permutation(const char *kind, const char *n_arg,
+                           const char *seed_arg)
+{
+    size_t n = strtoull(n_arg, NULL, 10);
+    uint64_t seed = strtoull(seed_arg, NULL, 10);
+    uint32_t *p = malloc(sizeof(uint32_t) * (n ? n : 1));
+    unsigned char *seen = calloc(n ? n : 1, 1);
+    int sattolo = !strcmp(kind, "sattolo");
+    if (sattolo)
+        lat_sattolo(p, n, seed);
+    else
+        mem_permutation(p, n, seed);
+    int perm = 1;
+    size_t fixed = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (p[i] >= n || seen[p[i]]) {
+            perm = 0;
+            break;
+        }
+        seen[p[i]] = 1;
+        fixed += p[i] == i;
+    }
+    if (sattolo) {
+        size_t len = perm && n ? lat_cycle_length(p, n) : 0;
+        printf("n=%zu permutation=%d cycle=%zu single=%d "
+               "fixed_points=%zu\n", n, perm, len, perm && len == n,
+               fixed);
+    } else {
+        printf("n=%zu permutation=%d fixed_points=%zu first=%u\n", n,
+               perm, fixed, n ? p[0] : 0);
+    }
+    return 0;
+}
+
+/* stride N S: the strided visit order visits each index once, in
+ * passes whose successive indices differ by S */
+static int cmd_stride(const char *n_arg, const char *s_arg)
+{
+    size_t n = strtoull(n_arg, NULL, 10), s = strtoull(s_arg, NULL, 10);
+    if (s < 1)
+        return usage();
+    unsigned *c = calloc(n ? n : 1, sizeof(unsigned));
+    size_t visits = mem_stride_visits(n, s, c);
+    int once = 1;
+    for (size_t i = 0; i < n; ++i)
+        once &= c[i] == 1;
+    /* the order: within each pass successive indices differ by s */
+    size_t prev = (size_t)-1, jumps_ok = 1, passes = 0;
+    CG_STRIDED(n, s, j, {
+        if (j % s == j) ++passes;           /* first index of a pass */
+        else if (j != prev + s) jumps_ok = 0;
+        prev = j;
+    });
+    printf("n=%zu s=%zu visits=%zu each_once=%d passes=%zu "
+           "stride_ok=%zu\n", n, s, visits, once, passes, jumps_ok);
+    return 0;
+}
+
+/* noise: the summary of each stdin line of quantum times */
+static int cmd_noise(void)
+{
+    static char line[1 << 20];
+    static double v[1 << 16];
+    while (fgets(line, sizeof line, stdin)) {
+        size_t n = 0;
+        char *save = NULL;
+        for (char *tok = strtok_r(line, " \t\n", &save);
+             tok && n < (1 << 16); tok = strtok_r(NULL, " \t\n", &save))
+            v[n++] = strtod(tok, NULL);
+        noise_summary s;
+        if (noise_summarize(v, n, &s)) {
+            printf("error=empty_or_nonpositive\n");
+            continue;
+        }
+        printf("n=%zu min=%.9g mean=%.9g max=%.9g slowdown=%.9g "
+               "p50=%.9g p90=%.9g p99=%.9g p999=%.9g\n", s.n, s.min,
+               s.mean, s.max, s.slowdown, s.p50, s.p90, s.p99, s.p999);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
         return usage();
 
     if ((!strcmp(argv[1], "sattolo") || !strcmp(argv[1], "perm")) &&
-        argc == 4) {
-        size_t n = strtoull(argv[2], NULL, 10);
-        uint64_t seed = strtoull(argv[3], NULL, 10);
-        uint32_t *p = malloc(sizeof(uint32_t) * (n ? n : 1));
-        unsigned char *seen = calloc(n ? n : 1, 1);
-        int sattolo = !strcmp(argv[1], "sattolo");
-        if (sattolo)
-            lat_sattolo(p, n, seed);
-        else
-            mem_permutation(p, n, seed);
-        int perm = 1;
-        size_t fixed = 0;
-        for (size_t i = 0; i < n; ++i) {
-            if (p[i] >= n || seen[p[i]]) {
-                perm = 0;
-                break;
-            }
-            seen[p[i]] = 1;
-            fixed += p[i] == i;
-        }
-        if (sattolo) {
-            size_t len = perm && n ? lat_cycle_length(p, n) : 0;
-            printf("n=%zu permutation=%d cycle=%zu single=%d "
-                   "fixed_points=%zu\n", n, perm, len, perm && len == n,
-                   fixed);
-        } else {
-            printf("n=%zu permutation=%d fixed_points=%zu first=%u\n", n,
-                   perm, fixed, n ? p[0] : 0);
-        }
-        return 0;
-    }
+        argc == 4)
+        return cmd_permutation(argv[1], argv[2], argv[3]);
 
-    if (!strcmp(argv[1], "stride") && argc == 4) {
-        size_t n = strtoull(argv[2], NULL, 10), s = strtoull(argv[3], NULL, 10);
-        if (s < 1)
-            return usage();
-        unsigned *c = calloc(n ? n : 1, sizeof(unsigned));
-        size_t visits = mem_stride_visits(n, s, c);
-        int once = 1;
-        for (size_t i = 0; i < n; ++i)
-            once &= c[i] == 1;
-        /* the order: within each pass successive indices differ by s */
-        size_t prev = (size_t)-1, jumps_ok = 1, passes = 0;
-        CG_STRIDED(n, s, j, {
-            if (j % s == j) ++passes;           /* first index of a pass */
-            else if (j != prev + s) jumps_ok = 0;
-            prev = j;
-        });
-        printf("n=%zu s=%zu visits=%zu each_once=%d passes=%zu "
-               "stride_ok=%zu\n", n, s, visits, once, passes, jumps_ok);
-        return 0;
-    }
+    if (!strcmp(argv[1], "stride") && argc == 4)
+        return cmd_stride(argv[2], argv[3]);
 
     if (!strcmp(argv[1], "sizes") && argc == 4) {
         size_t out[256];
@@ -92,26 +128,8 @@ int main(int argc, char **argv)
         return 0;
     }
 
-    if (!strcmp(argv[1], "noise") && argc == 2) {
-        static char line[1 << 20];
-        static double v[1 << 16];
-        while (fgets(line, sizeof line, stdin)) {
-            size_t n = 0;
-            char *save = NULL;
-            for (char *tok = strtok_r(line, " \t\n", &save);
-                 tok && n < (1 << 16); tok = strtok_r(NULL, " \t\n", &save))
-                v[n++] = strtod(tok, NULL);
-            noise_summary s;
-            if (noise_summarize(v, n, &s)) {
-                printf("error=empty_or_nonpositive\n");
-                continue;
-            }
-            printf("n=%zu min=%.9g mean=%.9g max=%.9g slowdown=%.9g "
-                   "p50=%.9g p90=%.9g p99=%.9g p999=%.9g\n", s.n, s.min,
-                   s.mean, s.max, s.slowdown, s.p50, s.p90, s.p99, s.p999);
-        }
-        return 0;
-    }
+    if (!strcmp(argv[1], "noise") && argc == 2)
+        return cmd_noise();
 
     return usage();
 }
