@@ -8,11 +8,21 @@ so that a failed nightly run says "a rank on n3 died of Segmentation fault"
 rather than only "the program did not finish".
 """
 
+import os
 import re
 from typing import List, Optional
 
-#: (regex, message template); the first match of each rule is reported, in
-#: this order (most specific cause first)
+
+def _program(command):
+    """The program of a shell command line ('A=1 /p/prog -x' -> 'prog')."""
+    words = [w for w in command.split() if '=' not in w]
+    return os.path.basename(words[0]) if words else command.strip()
+
+
+#: (regex, message template or function of the groups[, group]); the first
+#: match of each rule is reported, in this order (most specific cause
+#: first). Of the rules sharing a group, only the first that matches is
+#: reported (they say the same thing in other words).
 _RULES = [
     # Slurm: the whole job or step was cancelled, with the reason
     (re.compile(r'\*\*\* (JOB|STEP) (\S+) ON (\S+) CANCELLED AT \S+ '
@@ -24,9 +34,33 @@ _RULES = [
      'no allocation: {0}'),
     (re.compile(r'(?:srun|slurmstepd)\S*: error: execve\(\): (\S+): (.+)'),
      'cannot execute {0}: {1}'),
+    # The loader could not start the program (an MPI runtime's libraries
+    # not on LD_LIBRARY_PATH, e.g. impi-rt's IMB-MPI1)
+    (re.compile(r'^(\S+): error while loading shared libraries: (\S+): '
+                r'(.+)$', re.M),
+     lambda prog, lib, why: f'{os.path.basename(prog)} cannot start: '
+                            f'shared library {lib}: {why}'),
+    # Our programs' own refusal (wrong rank count, one node, bad option)
+    (re.compile(r'^CG_ERROR kind=fatal program=(\S+) rank=\d+: (.+)$',
+                re.M),
+     '{0} refused to run: {1}'),
+    (re.compile(r'There are not enough slots available in the system to '
+                r'satisfy the (\d+)\s+slots? that (?:was|were) requested',
+                re.S),
+     'OpenMPI has not enough slots for the {0} processes requested (more '
+     'ranks than cores: fewer ranks, or --oversubscribe)'),
+    # mpirun names the rank a signal killed (SIGKILL leaves no other trace)
+    (re.compile(r'noticed that process rank (\d+) with PID \d+ on node '
+                r'(\S+) exited on signal (\d+) \(([^)]+)\)'),
+     'rank {0} on {1} was killed by signal {2} ({3})', 'signal'),
     # OpenMPI's own crash report: [host:pid] Signal: Segmentation fault (11)
     (re.compile(r'^\[([^:\]\s]+):\d+\] Signal: ([^(\n]+?) \((\d+)\)', re.M),
-     'a rank on {0} died of {1} (signal {2})'),
+     'a rank on {0} died of {1} (signal {2})', 'signal'),
+    # a program run by the job script itself (no launcher): bash reports
+    # "job.sh: line 3: 4242 Segmentation fault      /path/prog args"
+    (re.compile(r'^\S+: line \d+:\s+\d+ ([A-Z][A-Za-z ]+?)'
+                r'(?: \(core dumped\))?\s{2,}(\S.*)$', re.M),
+     lambda sig, cmd: f'{_program(cmd)} died of {sig}', 'signal'),
     # srun's per-task summary: "srun: error: n2: task 3: Segmentation fault"
     # ("Killed" and "Terminated" are what srun did to the other tasks)
     (re.compile(r'srun: error: (\S+): tasks? ([\d,-]+): '
@@ -42,6 +76,9 @@ _RULES = [
     (re.compile(r'mpirun was unable to launch the specified application'
                 r'.*?Executable:\s+(\S+)', re.S),
      'mpirun could not launch {0}'),
+    (re.compile(r'MPI_ABORT was invoked on rank (\d+) in communicator '
+                r'\S+\s+with errorcode (\d+)'),
+     'rank {0} called MPI_Abort (error code {1})'),
     # MPICH / Intel MPI hydra
     (re.compile(r'BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES.*?'
                 r'RUNNING AT (\S+).*?EXIT CODE:\s+(\d+)', re.S),
@@ -58,12 +95,20 @@ def diagnose(stderr: str, limit: int = 3) -> Optional[str]:
         return None
 
     found: List[str] = []
-    for regex, template in _RULES:
+    groups = set()
+    for regex, template, *group in _RULES:
+        if group and group[0] in groups:
+            continue
+
         match = regex.search(stderr)
         if match:
-            text = template.format(*(g.strip() for g in match.groups()))
+            args = [g.strip() for g in match.groups()]
+            text = (template(*args) if callable(template)
+                    else template.format(*args))
             if text not in found:
                 found.append(text)
+
+            groups.update(group)
 
         if len(found) == limit:
             break

@@ -41,6 +41,8 @@ _WAITING_RE = re.compile(
 # IMB gives up on a benchmark when its time budget (-time, 10 s per sample
 # by default) is spent: "  2048 time-out.; Time limit (...) is over; ..."
 _TIMEOUT_RE = re.compile(r'^(\d+)\s+time-out\.')
+# A benchmark IMB cannot run at this process count (it then skips it)
+_INVALID_RE = re.compile(r'!! Benchmark (\S+) invalid for (\d+) processes !!')
 
 # Fixed names for the columns IMB prints; anything else goes through the
 # generic rule in normalise_imb_column().
@@ -202,6 +204,12 @@ def parse_imb(text: str, *, allow_incomplete: bool = False) -> IMBResult:
                              for k, v in zip(current.columns, cells)})
 
     if not blocks:
+        refused = _INVALID_RE.search(text)
+        if refused:
+            # IMB skips a benchmark it cannot run at this process count
+            # (PingPong on 1 process) and still exits 0
+            raise ParseError(f'IMB refused {refused.group(1)}: invalid for '
+                             f'{refused.group(2)} process(es)')
         if not m:
             raise ParseError("not an IMB output: no 'Intel(R) MPI Benchmarks' "
                              "header and no '# Benchmarking' block"

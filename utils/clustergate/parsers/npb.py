@@ -68,6 +68,11 @@ _BANNER_RE = re.compile(r'NAS Parallel Benchmarks\s+(\S+)\s+--\s+(\w+)\s+Benchma
 _COMPLETED_RE = re.compile(r'^\s*(\w+)\s+Benchmark Completed\.?\s*$', re.M)
 _LINE_RE = re.compile(r'^\s*([A-Za-z][A-Za-z/ ]*?)\s*=\s*(.*?)\s*$')
 
+# NPB 3.4.1's get_active_nprocs in strict mode (the default)
+_STRICT_RE = re.compile(r'\*\*\* ERROR determining processor topology for '
+                        r'(\d+) processes\s+Expecting an? (.+?) number of '
+                        r'processes \(such as (\d+)\)')
+
 # Normalised label -> field; several spellings map to one field so 3.4 and
 # 3.4.1 (and the odd future relabel) parse alike.
 _LABELS = {
@@ -122,6 +127,16 @@ def parse_npb(text: str) -> NPBResult:
     """
     if not text or not text.strip():
         raise ParseError('NPB output is empty')
+
+    strict = _STRICT_RE.search(text)
+    if strict:
+        # NPB 3.4.1 aborts a run whose process count does not fit the
+        # benchmark's grid unless NPB_NPROCS_STRICT is off
+        raise ParseError(
+            f'NPB aborted in strict process-count mode: {strict.group(1)} '
+            f'processes, it expects a {strict.group(2)} number of processes '
+            f'(such as {strict.group(3)}); NPB_NPROCS_STRICT=off runs it on '
+            f'{strict.group(3)} active processes')
 
     completed = None
     for completed in _COMPLETED_RE.finditer(text):

@@ -1,6 +1,8 @@
-"""Parser for STREAM output: stream.c 5.10 and McCalpin's stream_mpi.c.
+"""Parser for STREAM output: stream.c 5.10, McCalpin's stream_mpi.c and
+the Fortran stream.f (5.6: ``Function  Rate (MB/s)`` table, ``Solution
+Validates!``, ``Number of Threads = N``).
 
-Both print the same result table::
+stream.c and stream_mpi.c print the same result table::
 
     Function    Best Rate MB/s  Avg time     Min time     Max time
     Copy:           34934.3     0.005040     0.004580     0.006830
@@ -32,16 +34,21 @@ KERNELS = ('Copy', 'Scale', 'Add', 'Triad')
 _KERNEL_RE = re.compile(
     r'^\s*(Copy|Scale|Add|Triad):\s+([\d.eE+-]+)\s+([\d.eE+-]+)\s+'
     r'([\d.eE+-]+)\s+([\d.eE+-]+)\s*$', re.M)
-_TABLE_RE = re.compile(r'^\s*Function\s+Best Rate MB/s', re.M)
-_VERSION_RE = re.compile(r'STREAM version \$Revision:\s*([\d.]+)')
+# stream.c: 'Function    Best Rate MB/s ...'; stream.f: 'Function     Rate
+# (MB/s)  Avg time ...'
+_TABLE_RE = re.compile(r'^\s*Function\s+(?:Best Rate MB/s|Rate \(MB/s\))',
+                       re.M)
+_VERSION_RE = re.compile(r'STREAM version \$Revision:\s*([\d.]+)', re.I)
 _ARRAY_RE = re.compile(r'^\s*(?:Total Aggregate )?Array size\s*=\s*(\d+)', re.M)
 _PER_RANK_RE = re.compile(r'Array size per MPI rank\s*=\s*(\d+)')
 _RANKS_RE = re.compile(r'Data is distributed across\s+(\d+)\s+MPI ranks')
 _OFFSET_RE = re.compile(r'Offset\s*=\s*(\d+)')
 _BYTES_RE = re.compile(r'This system uses\s+(\d+)\s+bytes per array element')
-_NTIMES_RE = re.compile(r'Each kernel will be executed\s+(\d+)\s+times')
+_NTIMES_RE = re.compile(r'(?:Each kernel will be executed|You are running '
+                         r'each test)\s+(\d+)\s+times')
 _THREADS_REQ_RE = re.compile(r'Number of Threads requested\s*=\s*(\d+)')
-_THREADS_CNT_RE = re.compile(r'Number of Threads counted\s*=\s*(\d+)')
+# stream.f prints only 'Number of Threads = N' (what OpenMP gave it)
+_THREADS_CNT_RE = re.compile(r'Number of Threads(?: counted)?\s*=\s*(\d+)')
 _VALIDATES_RE = re.compile(r'^\s*Solution Validates', re.M)
 # stream.c/stream_mpi.c print these when a check fails.
 _FAILED_RE = re.compile(r'^\s*(Failed Validation.*|ERROR:.*)$', re.M)

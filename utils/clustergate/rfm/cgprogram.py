@@ -47,6 +47,10 @@ class CgProgramTest(JobOutput, SweepAxes, rfm.RunOnlyRegressionTest):
         """Sanity of one output text; raises SanityError with the cause."""
         try:
             run = cgoutput.parse(text)
+            if text.strip() and not (run.measurements or run.errors or
+                                     run.skips or run.done):
+                raise SanityError(self.not_our_output(text))
+
             cgoutput.verify(run, program=self.program,
                             pattern=self.expected_pattern())
         except cgoutput.OutputError as err:
@@ -60,6 +64,17 @@ class CgProgramTest(JobOutput, SweepAxes, rfm.RunOnlyRegressionTest):
         self.check_layout(run.measurements[0])
         self.check_run(run)
         return True
+
+    def not_our_output(self, text):
+        """Message for a stdout with no CG line at all: another program's
+        output (e.g. the wrong executable), not a run cut short."""
+        lines = text.strip().splitlines()
+        what = (f'its stdout is not {self.program} output: no CG line in '
+                f'{len(lines)} line(s), first: {lines[0].strip()[:80]!r}')
+        if self.job_exit_code() == 0:
+            return f'{self.program} exited 0 but {what}'
+
+        return self.explained(f'{self.program}: {what}')
 
     def check_layout(self, first):
         """The job ran with the ranks, nodes and ppn of the sweep point."""

@@ -118,6 +118,23 @@ class StreamTest(BinaryRun, rfm.RunOnlyRegressionTest):
     def parse(self, text):
         return parse_stream(text)
 
+    def explained(self, message):
+        # STREAM's three arrays are static in stream.c, but stream.f built
+        # with OpenMP keeps them on the stack: with the usual 8 MiB limit
+        # it dies of a segfault before printing anything
+        text = super().explained(message)
+        try:
+            empty = not self.stdout_text().strip()
+        except SanityError:
+            empty = True
+
+        if empty and 'Segmentation fault' in text:
+            text += (' (a segfault before any output: STREAM\'s arrays do '
+                     'not fit the stack, as in stream.f built with OpenMP; '
+                     'raise the limit: ulimit -s unlimited)')
+
+        return text
+
     def check_result(self, res):
         if not res.validates:
             raise SanityError('STREAM: no "Solution Validates": ' +
