@@ -54,18 +54,30 @@ def test_truncated_imb_is_a_sanity_error(check):
         check.figures([cut], '', '')
 
 
-def test_check_figures_message(check):
+def test_disagreement_is_a_performance_verdict(check):
+    # sanity judges the outputs, not the numbers: ours at 2x IMB passes
+    # sanity and the ratios are bounded at 1 +- tolerance
     check.tolerance = 0.15
-    with pytest.raises(SanityError, match='disagrees with IMB'):
-        sn.evaluate(sn.defer(check.check_figures(
-            {'latency_8B': 2.0, 'bandwidth_1MB': 1000.0},
-            {'latency_8B': 1.0, 'bandwidth_1MB': 1000.0})))
-    assert check.check_figures({'latency_8B': 1.0, 'bandwidth_1MB': 1000.0},
-                               {'latency_8B': 1.05,
-                                'bandwidth_1MB': 900.0})
+    assert check.check_figures({'latency_8B': 2.0, 'bandwidth_1MB': 1000.0},
+                               {'latency_8B': 1.0, 'bandwidth_1MB': 1000.0})
+    from clustergate.rfm import bounds   # after the runtime is set up
+    saved = check.reference
+    try:
+        bounds.add_bounds(check, check.ratio_bounds())
+        assert check.reference['*:latency_ratio'] == (1.0, -0.15, 0.15, 'x')
+        assert check.reference['*:bandwidth_ratio'] == (1.0, -0.15, 0.15,
+                                                         'x')
+        # a reference of the site wins over the documented bound
+        check.reference = {'*': {'latency_ratio': (1.0, -0.3, 0.3, 'x')}}
+        bounds.add_bounds(check, check.ratio_bounds())
+        assert check.reference['*:latency_ratio'] == (1.0, -0.3, 0.3, 'x')
+        assert check.reference['*:bandwidth_ratio'] == (1.0, -0.15, 0.15,
+                                                         'x')
+    finally:
+        check.reference = saved
 
 
-def test_rounds_are_compared_pairwise(check):
+def test_rounds_are_compared_pairwise(check, compare):
     # real rounds in which the machine drifted between ~4.5 and ~5.9 us:
     # per round our 8 B latency is -0.5%, -10.5% and -25% off IMB's; the
     # medians taken side by side (4.54 vs 5.87 us: -22.7%) would fail a
@@ -81,8 +93,9 @@ def test_rounds_are_compared_pairwise(check):
     assert imb['latency_8B'] == pytest.approx(5.87)
     assert ratios['latency_8B'] == pytest.approx(4.5351 / 5.07, rel=1e-3)
     check.tolerance = 0.15
-    assert check.check_figures(ours, imb, ratios)
-    # an MPI of ours 30% off IMB in every round still fails
+    _, problems = compare(ours, imb, 0.15, ratios)
+    assert problems == []
+    # an MPI of ours 30% off IMB in every round is out of the bound
     slow = {k: v * 1.3 for k, v in ratios.items()}
-    with pytest.raises(SanityError, match="median of the rounds' ratios"):
-        check.check_figures(ours, imb, slow)
+    _, problems = compare(ours, imb, 0.15, slow)
+    assert "median of the rounds' ratios" in problems[0]

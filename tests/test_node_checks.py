@@ -115,17 +115,31 @@ def test_memlat_levels(checks):
     assert pv['lat_L1'] < pv['lat_L2'] < pv['lat_DRAM']
 
 
-def test_memlat_levels_not_distinct(checks):
-    # L2 measured as fast as L1: the curve has no level
-    line = cg_line(LAT2, pattern='memlat_level', level='L1')
-    bad = LAT2.replace(
-        cg_line_text(LAT2, 'level=L2'),
-        cg_line_text(LAT2, 'level=L2').replace(
-            ' ns=' + cg_line(LAT2, pattern='memlat_level', level='L2')['ns'],
-            ' ns=' + line['ns']))
-    c = fed(pick(checks, 'MemoryLatency', ppn=2, scale='small'), bad, 2)
-    with pytest.raises(SanityError, match='not distinct'):
-        sn.evaluate(c.validate())
+def test_memlat_steps_are_performance_variables(checks):
+    c = fed(pick(checks, 'MemoryLatency', ppn=2, scale='small'), LAT2, 2)
+    pv = perf(c)
+    ns = {lv: float(cg_line(LAT2, pattern='memlat_level', level=lv)['ns'])
+          for lv in ('L1', 'L2', 'L3', 'DRAM')}
+    assert pv['step_L2'] == pytest.approx(ns['L2'] / ns['L1'])
+    assert pv['step_L3'] == pytest.approx(ns['L3'] / ns['L2'])
+    assert pv['step_DRAM'] == pytest.approx(ns['DRAM'] / ns['L3'])
+
+
+@pytest.mark.parametrize('name', ['memlat-np2.out', 'memlat-np2-busy.out'])
+def test_memlat_order_is_not_judged_in_sanity(checks, name):
+    # the levels' order is a measured number: sanity passes whatever the
+    # steps (on a busy machine DRAM was once measured below L3: a red
+    # nightly for noise); a missing level is still a sanity failure
+    text = fixture_text('cg-outputs', name)
+    c = fed(pick(checks, 'MemoryLatency', ppn=2, scale='small'), text, 2)
+    assert sn.evaluate(c.validate()) is True
+    assert all(v > 0 for k, v in perf(c).items() if k.startswith('step_'))
+    c.expected_levels = ['L1', 'L2', 'L4', 'DRAM']
+    try:
+        with pytest.raises(SanityError, match='L4 not measured'):
+            sn.evaluate(c.validate())
+    finally:
+        c.expected_levels = ['L1', 'L2', 'DRAM']
 
 
 def cg_line_text(text, needle):

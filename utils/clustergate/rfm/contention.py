@@ -11,7 +11,7 @@ from reframe.core.builtins import (parameter, performance_function, run_after,
                                    run_before, variable)
 from reframe.core.exceptions import SanityError
 
-from clustergate.rfm import modes
+from clustergate.rfm import bounds, modes
 from clustergate.rfm.cgprogram import CgProgramTest
 
 #: Message sizes of the studies: 8 B, 10 KB, 1 MB (1 KB = 1000 B)
@@ -29,7 +29,10 @@ class ContentionTest(CgProgramTest):
     Performance variables: ``latency`` (us, mean of the kept trials, max
     over ranks), ``bandwidth`` (MB/s, 10^6 B/s) where the pattern moves data,
     and for patterns measured per peer (rank 0 with every rank j) one pair
-    ``latency_r<j>``/``bandwidth_r<j>`` per peer plus the worst of them.
+    ``latency_r<j>``/``bandwidth_r<j>`` per peer plus the worst of them,
+    and at bandwidth-bound sizes ``peer_bandwidth_ratio``: the slowest
+    peer node's bandwidth over the median of the other nodes' (bounded by
+    ``peer_outlier_fraction``; the suspects are named in the log).
     """
 
     program = 'cg_contention'
@@ -48,7 +51,7 @@ class ContentionTest(CgProgramTest):
 
     #: A peer node slower than this fraction of the median of the other
     #: nodes' peers is named as suspect (self-referencing, no reference
-    #: needed); 0 disables
+    #: needed): the lower bound of ``peer_bandwidth_ratio``; 0 disables
     peer_outlier_fraction = variable(float, value=0.7)
 
     #: Smallest message for the peer outlier verdict: below it the time is
@@ -100,15 +103,15 @@ class ContentionTest(CgProgramTest):
             raise SanityError(f'no {self.reported_pattern()} measurement of '
                               f'{self.msg_bytes} B in the output')
 
-        if self.per_peer:
-            self.check_peer_outliers(lines)
-
-    def check_peer_outliers(self, lines):
-        """Name the peer node(s) whose bandwidth (or latency) is far off
-        the other nodes': the "which node or link" of a nightly failure."""
-        if (not self.peer_outlier_fraction or
-                self.msg_bytes < self.peer_outlier_min_bytes):
-            return
+    def peer_verdict(self, lines):
+        """``(worst ratio, suspects)`` of the peer nodes: each peer node's
+        bandwidth over the median of the other nodes' (the worst one), and
+        a message per node below ``peer_outlier_fraction``, naming it: the
+        "which node or link" of a nightly failure. None where there is no
+        verdict (not per peer, small messages, fewer than 3 peer nodes)."""
+        if (not self.per_peer or not self.peer_outlier_fraction or
+                self.msg_bytes < self.peer_outlier_min_bytes or not lines):
+            return None
 
         by_node = {}
         src = lines[0]['src']
@@ -122,21 +125,25 @@ class ContentionTest(CgProgramTest):
                 by_node.setdefault(m['dst'], []).append(m['bw_MBps'])
 
         if len(by_node) < 3:
-            return      # two nodes cannot outvote a third
+            return None     # two nodes cannot outvote a third
 
         node_bw = {n: statistics.median(v) for n, v in by_node.items()}
-        suspects = []
+        suspects, worst = [], None
         for node, bw in sorted(node_bw.items()):
             others = [v for n, v in node_bw.items() if n != node]
             ref = statistics.median(others)
+            worst = bw / ref if worst is None else min(worst, bw / ref)
             if bw < self.peer_outlier_fraction * ref:
                 suspects.append(f'{src}->{node} over {self.interconnect}: '
                                 f'{bw:.4g} MB/s = {bw / ref:.2f}x the other '
                                 f'nodes\' median {ref:.4g} MB/s')
 
-        if suspects:
-            raise SanityError(f'suspect link/node for {self.pattern} '
-                              f'{self.msg_bytes} B: ' + '; '.join(suspects))
+        return worst, suspects
+
+    @performance_function('x')
+    def peer_ratio(self):
+        return sn.defer(self.peer_verdict(
+            self.measured_lines(self._run()))[0])
 
     # -- performance ------------------------------------------------------
 
@@ -172,5 +179,18 @@ class ContentionTest(CgProgramTest):
                 pv[f'latency_r{j}'] = self.latency_of(j)
                 if self.has_bandwidth:
                     pv[f'bandwidth_r{j}'] = self.bandwidth_of(j)
+
+        verdict = self.peer_verdict(self.measured_lines(self._run()))
+        if verdict is not None:
+            # a measured ratio: judged in the performance stage against
+            # peer_outlier_fraction (or the reference file), the suspects
+            # named in the log
+            pv['peer_bandwidth_ratio'] = self.peer_ratio()
+            bounds.add_bounds(self, {'peer_bandwidth_ratio': (
+                self.peer_outlier_fraction, 0, None, 'x')})
+            if verdict[1]:
+                self.logger.info(f'{self.display_name}: suspect link/node '
+                                 f'for {self.pattern} {self.msg_bytes} B: '
+                                 + '; '.join(verdict[1]))
 
         self.perf_variables = pv

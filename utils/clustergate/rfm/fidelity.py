@@ -3,7 +3,9 @@
 Our cg_contention (built by the CgProgramsBuild fixture with ``mpigcc``,
 i.e. against the very Intel MPI that ships IMB-MPI1) and IMB PingPong run
 in one job: same environment, transport variables and placement. The check
-fails when our 8 B latency or 1 MB (10^6 B) bandwidth is more than
+fails (in the performance stage: ``latency_ratio``, ``bandwidth_ratio``
+bounded at 1 +- ``tolerance`` unless the reference file says otherwise)
+when our 8 B latency or 1 MB (10^6 B) bandwidth is more than
 ``tolerance`` away from IMB's.
 
 Like for like: by default our harness times *one* round trip per trial,
@@ -41,7 +43,7 @@ from reframe.core.exceptions import SanityError
 
 from clustergate import benchmarks, cgoutput, sweep
 from clustergate.parsers import ParseError, parse_imb
-from clustergate.rfm import modes
+from clustergate.rfm import bounds, modes
 from clustergate.rfm.axes import SweepAxes
 from clustergate.rfm.build import CgProgramsBuild
 from clustergate.rfm.thirdparty import ImbBinaries
@@ -250,17 +252,31 @@ class PingPongFidelity(SweepAxes, rfm.RunOnlyRegressionTest):
             [self._read(f'ours_1MB_{i}.out') for i in range(1, n + 1)])
 
     def check_figures(self, ours, imb, ratios=None):
+        """Log where our ping-pong disagrees with IMB; the verdict is the
+        performance stage's (``latency_ratio``/``bandwidth_ratio`` within
+        1 +- ``tolerance``), not sanity: a measured ratio is a number."""
         _, problems = compare(ours, imb, self.tolerance, ratios)
         if problems:
-            raise SanityError(
-                f'our ping-pong disagrees with IMB over {self.interconnect}: '
-                + '; '.join(problems))
+            self.logger.info(f'{self.display_name}: our ping-pong disagrees '
+                             f'with IMB over {self.interconnect}: '
+                             + '; '.join(problems))
 
         return True
 
     @sanity_function
     def validate(self):
+        # sanity: every output is complete and has the figures
         return sn.defer(self.check_figures(*self._figures()))
+
+    def ratio_bounds(self):
+        """The documented bound of the ratios: 1 +- ``tolerance``."""
+        tol = self.tolerance
+        return {'latency_ratio': (1.0, -tol, tol, 'x'),
+                'bandwidth_ratio': (1.0, -tol, tol, 'x')}
+
+    @run_before('performance')
+    def bound_the_ratios(self):
+        bounds.add_bounds(self, self.ratio_bounds())
 
     # -- performance ------------------------------------------------------
 

@@ -24,6 +24,8 @@ from clustergate.rfm.cgprogram import CgProgramTest
 ALL_STRIDES = list(range(1, 18))
 #: Strides of the small (ci) runs
 CI_STRIDES = [1, 2, 4, 8, 17]
+#: Memory levels cg_memlat may report, nearest first
+LEVELS = ('L1', 'L2', 'L3', 'L4', 'DRAM')
 
 
 def _node_interconnects():
@@ -195,17 +197,20 @@ class MemoryLatencyTest(NodeProgramTest):
     1 rank per node (``lat_<level>``), all ranks at once at the level's
     largest size (``lat_<level>_k``) and their ``ratio_<level>``.
 
-    Sanity: the levels found from sysfs are present and distinct (each
-    level at least ``min_step`` times slower than the one below)."""
+    ``step_<level>``: the level's latency over the latency of the level
+    below it (L2 over L1, L3 over L2, DRAM over L3, or over L2 where there
+    is no L3). Distinct levels give steps well above 1; a step at or below
+    1 (DRAM measured faster than L3) is noise on a busy machine or a
+    shared cache, judged against a reference like any other number (see
+    docs/node-tests.md for the bound to use), never a sanity failure.
+
+    Sanity: the curve was measured and has the expected levels."""
 
     program = 'cg_memlat'
 
     #: Largest working set of the curve (ci keeps DRAM at 4x LLC); binary
     #: 'Mi' so that the power-of-two working sets reach it
     max_bytes = variable(str, value='256Mi')
-
-    #: A level must be at least this much slower than the one below
-    min_step = variable(float, value=1.2)
 
     #: Levels expected (checked against the output)
     expected_levels = variable(list, value=['L1', 'L2', 'DRAM'])
@@ -230,26 +235,6 @@ class MemoryLatencyTest(NodeProgramTest):
             raise SanityError(f'cache level(s) {", ".join(missing)} not '
                               f'measured (raise max_bytes for DRAM?)')
 
-        # the expected levels must be distinct; any level in between
-        # (e.g. an L3 that a VM shares with its neighbours) must at least
-        # not be faster than the level below it (10% tolerance)
-        order = [lv for lv in ('L1', 'L2', 'L3', 'L4', 'DRAM')
-                 if lv in levels]
-        for lo, hi in zip(order, order[1:]):
-            a, b = levels[lo]['ns'], levels[hi]['ns']
-            if b < 0.9 * a:
-                raise SanityError(f'latency levels out of order: {hi} '
-                                  f'{b:.1f} ns below {lo} {a:.1f} ns')
-
-        exp = [lv for lv in order if lv in self.expected_levels]
-        for lo, hi in zip(exp, exp[1:]):
-            a, b = levels[lo]['ns'], levels[hi]['ns']
-            if b < self.min_step * a:
-                raise SanityError(
-                    f'latency levels not distinct: {hi} {b:.1f} ns is not '
-                    f'{self.min_step}x above {lo} {a:.1f} ns'
-                )
-
     def _level(self, level, key):
         lines = [m for m in self._run().select('memlat_level')
                  if m['level'] == level]
@@ -263,6 +248,10 @@ class MemoryLatencyTest(NodeProgramTest):
     def level_ratio(self, level='L1'):
         return sn.defer(self._level(level, 'ratio'))
 
+    @performance_function('x')
+    def level_step(self, level='L2', below='L1'):
+        return sn.defer(self._level(level, 'ns') / self._level(below, 'ns'))
+
     @run_before('performance')
     def set_perf_variables(self):
         pv = {}
@@ -270,6 +259,11 @@ class MemoryLatencyTest(NodeProgramTest):
             pv[f'lat_{lv}'] = self.level_ns(lv)
             pv[f'lat_{lv}_k'] = self.level_ns(lv, 'ns_k')
             pv[f'ratio_{lv}'] = self.level_ratio(lv)
+
+        measured = self.levels(self._run())
+        order = [lv for lv in LEVELS if lv in measured]
+        for below, level in zip(order, order[1:]):
+            pv[f'step_{level}'] = self.level_step(level, below)
 
         self.perf_variables = pv
 
