@@ -2,7 +2,6 @@
 failure messages."""
 
 import pytest
-import reframe.utility.sanity as sn
 from reframe.core.exceptions import SanityError
 
 from conftest import fixture_text
