@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from clustergate import baseline as bl
+from clustergate import baseline
 from clustergate import history
 from clustergate import history_cmd
 
@@ -14,9 +14,9 @@ T0 = 1_790_000_000.0
 
 def _series(values, metric='bw_min', unit='MB/s', ref=None, lower=None,
             upper=None, check='LinkMatrix'):
-    key = bl.Key('emucluster', 'emu', check, 'environ=openmpi', metric)
-    return key, [bl.Sample(key, v, unit, T0 + i * DAY, f'sess{i}:0', 'pass',
-                           ref, lower, upper)
+    key = baseline.Key('emucluster', 'emu', check, 'environ=openmpi', metric)
+    return key, [baseline.Sample(key, v, unit, T0 + i * DAY, f'sess{i}:0',
+                                 'pass', ref, lower, upper)
                  for i, v in enumerate(values)]
 
 

@@ -88,7 +88,8 @@ def test_verdict_lines_decide_the_verdict(check):
     # the extension point: a subclass may judge the analysed matrix itself
     c = feed(check, BUSY)
     c.monkeypatch.setattr(c, 'verdict_lines',
-                          lambda an: [f'{len(an.ratios)} pairs judged'],
+                          lambda analysis: [f'{len(analysis.ratios)} pairs '
+                                            f'judged'],
                           raising=False)
     with pytest.raises(SanityError, match='^12 pairs judged$'):
         sn.evaluate(c.validate())

@@ -98,8 +98,8 @@ def test_cached_verdict_is_invalidated_by_a_changed_wrapper(tmp_path):
 
     # the site fixes its wrapper (a later install): probed again
     script(wrapper, 'exec mpicc.openmpi "$@"\n')
-    st = os.stat(wrapper)
-    os.utime(wrapper, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    stat = os.stat(wrapper)
+    os.utime(wrapper, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
     assert mpiprobe.verdict(env) is None
 
 

@@ -88,8 +88,8 @@ def _cache_path():
 
 def _stamp(path):
     try:
-        st = os.stat(path)
-        return [os.path.realpath(path), st.st_mtime_ns, st.st_size]
+        stat = os.stat(path)
+        return [os.path.realpath(path), stat.st_mtime_ns, stat.st_size]
     except OSError:
         return [path, None, None]
 
