@@ -307,3 +307,38 @@ def test_real_outputs_flat_fabric():
         'suspect node n4 on fabric fab0: its link behaves as 0.2')
     _, rounds = _fixture_rounds('emu-linkmatrix-4MB-fab0-busy.out')
     assert diagnose(flat, rounds, fabric='fab0').healthy
+
+
+def test_undeclared_trunk_rate_is_fitted():
+    # topology.conf without LinkSpeed, the fabric oversubscribed 4:1
+    bare = parse_topology_conf(TREE12.to_topology_conf())
+    rounds = _measure(TREE12, shift_rounds(TREE12.nodes), seed=2)
+    an = diagnose(bare, rounds, fabric='fab0')
+    assert an.healthy, an.summary()
+    assert 'fitted to the flows as 0.25x non-blocking' in an.summary()
+    # taken as declared (non-blocking), every trunk looks slow
+    an = diagnose(bare, rounds, fabric='fab0', fit_trunks=False)
+    assert not an.healthy
+    # fitted, a single cut trunk of three still shows
+    cut = _measure(_cut(TREE12, 'leaf3', 0.25), shift_rounds(TREE12.nodes))
+    an = diagnose(bare, cut, fabric='fab0')
+    assert [v.subject for v in an.verdicts] == [('leaf3', 'spine')]
+
+
+def test_groups_inferred_without_a_topology():
+    rounds = _measure(TREE12, shift_rounds(TREE12.nodes), seed=4)
+    an = diagnose(None, rounds, fabric='fab0')
+    assert an.groups == [TREE12.nodes_of(l) for l in TREE12.leaves]
+    assert an.healthy, an.summary()
+    assert 'n[1-4] | n[5-8] | n[9-12]' in an.summary()
+    # and a slow node link is still named on the inferred groups
+    slow = TREE12.scaled(('node', 'n6', 'up'), 0.4).scaled(
+        ('node', 'n6', 'down'), 0.4)
+    an = diagnose(None, _measure(slow, shift_rounds(TREE12.nodes), seed=1),
+                  fabric='fab0')
+    assert [v.subject for v in an.verdicts] == [('n6',)], an.summary()
+    # a non-blocking fabric shows no contention: one group
+    flat = Topology.fat_tree(3, 4, oversubscription=1.0)
+    an = diagnose(None, _measure(flat, shift_rounds(flat.nodes), seed=3))
+    assert an.groups == [flat.nodes] and an.healthy
+    assert 'no contention seen' in an.summary()

@@ -4,7 +4,7 @@ predictions of concurrent rounds, and verdicts that name a slow uplink, a
 miscabled node or a slow node link. Pure Python, no cluster needed;
 :mod:`.simulate` runs it on simulated 1024-node fat trees."""
 
-from .diagnose import (DEFAULT_MIN_EFFECT, DEFAULT_SIGMA, Analysis, Fault,
+from .analysis import (DEFAULT_MIN_EFFECT, DEFAULT_SIGMA, Analysis, Fault,
                        Verdict, diagnose)
 from .fairshare import RoundModel, fair_share, predict
 from .hostlist import HostlistError, compress, expand

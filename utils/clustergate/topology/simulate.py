@@ -39,7 +39,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-from .diagnose import DEFAULT_SIGMA, Fault, Prepared, diagnose
+from .analysis import DEFAULT_SIGMA, Fault, Prepared, diagnose
 from .model import Topology
 from .rounds import Round, leaf_rounds
 

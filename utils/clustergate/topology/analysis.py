@@ -14,6 +14,11 @@ minimum of 12 normal draws is -1.63 sigma, so sigma = ln(1/0.78) / 1.63 =
 0.15. A flow counts ``min(z^2, 16)`` with ``z = (e - median e) / sigma``
 (clipped: one wild flow cannot dominate).
 
+When the spread of the residuals that the verdicts leave (1.4826 x their
+median absolute deviation) is more than 1.25 sigma, the machine is
+noisier than the model: the diagnosis is repeated with that spread as
+sigma, and a note says so.
+
 **Explanations** are faults of the fabric, each a changed topology whose
 prediction is compared with the measurements:
 
@@ -41,7 +46,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from .fairshare import RoundModel
+from .fairshare import RoundModel, predict
 from .model import Link, Topology
 from .rounds import Round
 
@@ -51,6 +56,8 @@ CLIP = 4.0
 ALPHA = 1e-4
 # above this many flows the scale stays fixed while candidates are compared
 FULL_REFIT_FLOWS = 20000
+# residual spread above this many times sigma: sigma is taken from the data
+NOISIER = 1.25
 
 
 @dataclass
@@ -118,9 +125,10 @@ class Analysis:
         if self.residual_sigma is not None:
             head += (f', spread {self.residual_sigma:.2f} '
                      f'(noise model {self.sigma:.2f})')
+        notes = ''.join(f' ({n})' for n in self.notes)
         if self.healthy:
-            return head + ': healthy'
-        return head + '; ' + '; '.join(self.messages())
+            return head + notes + ': healthy'
+        return head + notes + '; ' + '; '.join(self.messages())
 
 
 def _median(xs):
@@ -270,26 +278,31 @@ def _pick_verdicts(fit: _Fit, fabric, min_effect, max_faults, alpha):
     verdicts = []
     lo = math.log(min_effect)
 
+    twins = set()
+
+    def score(fault):
+        sparse = fit.sparse_for(faults + [fault])
+        if fit.full:
+            new_rates, ne = fit.dense(sparse, rates, e)
+            nc = fit.scale_of(ne)
+            return cur - fit.loss(ne, nc), sparse
+        # many flows, a local change: the scale holds
+        return fit.gain(sparse, e, c), sparse
+
     for _ in range(max_faults):
-        cands = _candidates(fit, faults, rates, e, c)
+        cands = [f for f in _candidates(fit, faults, rates, e, c)
+                 if (f.kind, f.subject) not in twins]
         if not cands:
             break
         threshold = 2 * (math.log(len(cands) + 1) + math.log(1 / alpha))
-        scored = []
-        for fault in cands:
-            sparse = fit.sparse_for(faults + [fault])
-            if fit.full:
-                new_rates, ne = fit.dense(sparse, rates, e)
-                nc = fit.scale_of(ne)
-                scored.append((cur - fit.loss(ne, nc), fault, sparse))
-            else:
-                # many flows, a local change: the scale holds
-                scored.append((fit.gain(sparse, e, c), fault, sparse))
+        scored = [(g, f, sp) for f in cands for g, sp in [score(f)]]
         scored.sort(key=lambda x: -x[0])
         best = scored[0]
         if best[0] < threshold:
             break
         gain, fault, sparse = best
+        if fault.kind in ('node', 'uplink'):
+            gain, fault, sparse = _refine(score, gain, fault, sparse)
         new_rates, ne = fit.dense(sparse, rates, e)
         nc = fit.scale_of(ne) if fit.full else c
         # ratios against the scale of the better fit
@@ -297,10 +310,10 @@ def _pick_verdicts(fit: _Fit, fabric, min_effect, max_faults, alpha):
                      fabric, gain)
         if v is None or not _large(v, fault, lo):
             break
-        same = [s[1] for s in scored[1:]
-                if abs(s[0] - gain) <= 1e-6 * max(1.0, abs(gain)) and
-                s[1].kind == fault.kind and
-                _same_flows(fit, s[1], fault)]
+        same = [s[1] for s in scored
+                if s[1].kind == fault.kind and s[1].subject != fault.subject
+                and s[0] >= 0.9 * best[0] and _same_flows(fit, s[1], fault)]
+        twins.update((f.kind, f.subject) for f in same)
         if same:
             v.alternatives = [_name(f) for f in same]
             names = sorted([_name(fault)] + v.alternatives)
@@ -316,9 +329,44 @@ def _pick_verdicts(fit: _Fit, fabric, min_effect, max_faults, alpha):
     return faults, rates, e, c, verdicts
 
 
+def _refine(score, gain, fault, sparse, steps=8):
+    """Golden-section search of the fault's factor (log scale, from half
+    to twice the estimate, at most 1) for the largest gain."""
+    from dataclasses import replace
+    lo = math.log(fault.factor) - 0.7
+    hi = min(0.0, math.log(fault.factor) + 0.7)
+    best = (gain, fault, sparse)
+    ratio = (math.sqrt(5) - 1) / 2
+    memo = {}
+
+    def at(x):
+        if x not in memo:
+            f = replace(fault, factor=math.exp(x))
+            g, sp = score(f)
+            memo[x] = (g, f, sp)
+        return memo[x]
+
+    a, b = lo, hi
+    x1, x2 = b - ratio * (b - a), a + ratio * (b - a)
+    for _ in range(steps):
+        if at(x1)[0] >= at(x2)[0]:
+            b, x2 = x2, x1
+            x1 = b - ratio * (b - a)
+        else:
+            a, x1 = x1, x2
+            x2 = a + ratio * (b - a)
+    for g, f, sp in memo.values():
+        if g > best[0]:
+            best = (g, f, sp)
+    return best
+
+
 def _large(v, fault, lo):
+    """The fault is larger than the effect floor: a link at less than
+    ``min_effect`` of its rate (the flows it slows show less where they
+    were limited elsewhere, e.g. at a trunk's share)."""
     if fault.kind in ('node', 'uplink'):
-        return math.log(max(v.ratio, 1e-9)) < lo
+        return math.log(max(fault.factor, 1e-9)) < lo
     return True
 
 
@@ -519,7 +567,7 @@ def _verdict(fit, fault, faults, rates, new_rates, e, c, ne, nc, fabric,
     # ratios to the prediction without this fault, of the flows whose
     # prediction it changes (the flows it explains)
     changed = [(ri, fi) for ri, fi in sorted(touched)
-               if abs(math.log(new_rates[ri][fi] / rates[ri][fi])) > 0.05]
+               if abs(math.log(new_rates[ri][fi] / rates[ri][fi])) > 0.14]
     touched = set(changed) or touched
     xs = [e[ri][fi] - c for ri, fi in touched]
     ratio = math.exp(_median(xs))
@@ -576,20 +624,38 @@ def _verdict(fit, fault, faults, rates, new_rates, e, c, ne, nc, fabric,
                    z, len(changed), gain, fault)
 
 
-# long: the public entry in order: keep the rounds it can use, fit, pick
-# the verdicts, then name the flows still off that no verdict explains
-def diagnose(topology: Topology, rounds: Sequence[Round], fabric: str = '?',
+# long: the public entry in order: keep the rounds it can use, infer or
+# fit what is not declared, pick the verdicts (again with the measured
+# spread when noisier than the model), then the flows still off
+def diagnose(topology: Optional[Topology], rounds: Sequence[Round], fabric: str = '?',
              sigma: float = DEFAULT_SIGMA,
              min_effect: float = DEFAULT_MIN_EFFECT, max_faults: int = 3,
              alpha: float = ALPHA,
-             prepared: Optional[Prepared] = None) -> Analysis:
+             prepared: Optional[Prepared] = None,
+             fit_trunks: Optional[bool] = None) -> Analysis:
     """Verdicts that explain ``rounds`` (measured) on ``topology`` (see
     the module doc). ``prepared``: :class:`Prepared` of the same topology
-    and flows, when already built (simulations reuse it)."""
+    and flows, when already built (simulations reuse it). Without a
+    ``topology`` (None), switch groups are inferred from the matrix
+    (:mod:`.infer`), reported in the notes and :attr:`Analysis.groups`,
+    and used as leaves.
+    ``fit_trunks``: fit one common factor of all trunk rates to the flows
+    first (default: when some trunk's rate is not declared, see
+    :func:`undeclared_trunks`)."""
     if not 0 < min_effect < 1:
         raise ValueError(f'min_effect must be in (0, 1), got {min_effect}')
+    groups = None
+    if topology is None:
+        from .infer import infer_groups, topology_from_groups
+        groups, desc = infer_groups([r for r in rounds if r.measured],
+                                    min_effect)
+        topology = topology_from_groups(groups)
     known = set(topology.nodes)
-    an = Analysis(fabric, sigma)
+    an = Analysis(fabric, sigma, groups=groups)
+    if groups is not None:
+        from .hostlist import compress
+        an.notes.append(f'no topology declared; {desc}: ' +
+                        ' | '.join(compress(g) for g in groups))
     kept = []
     missing = set()
     for r in rounds:
@@ -611,6 +677,20 @@ def diagnose(topology: Topology, rounds: Sequence[Round], fabric: str = '?',
         an.notes.append('no measured flow')
         return an
 
+    if fit_trunks is None:
+        fit_trunks = bool(undeclared_trunks(topology))
+    if fit_trunks and prepared is None:
+        k = _fit_common_trunk(topology, kept, sigma)
+        topology = topology.copy()
+        for sw, parent in topology.parent.items():
+            if parent is not None:
+                topology.uplink_rate[sw] = topology.capacity(
+                    ('switch', sw, 'up')) * k
+        topology._caps = {}
+        an.notes.append(f'trunk rates not declared: fitted to the flows as '
+                        f'{k:.2f}x non-blocking (declare LinkSpeed or the '
+                        f'partition\'s uplink rate: a fitted rate hides a '
+                        f'trunk cut that all crossing flows share)')
     if prepared is not None and (prepared.topology is not topology or
                                  prepared.flows() != [r.flows for r in kept]):
         raise ValueError('prepared= is of other flows or another topology')
@@ -618,10 +698,20 @@ def diagnose(topology: Topology, rounds: Sequence[Round], fabric: str = '?',
     an.flows, an.rounds = fit.n, len(kept)
     faults, rates, e, c, verdicts = _pick_verdicts(
         fit, fabric, min_effect, max_faults, alpha)
+    spread = _spread(e, c)
+    if spread > NOISIER * sigma and fit.n >= 20:
+        # noisier than the model: judge against the spread measured here
+        # (what the verdicts left unexplained)
+        an.notes.append(f'spread of the flows {spread:.2f} is above the '
+                        f'noise model {sigma:.2f}: judged against '
+                        f'{spread:.2f}')
+        sigma = fit.sigma = an.sigma = spread
+        faults, rates, e, c, verdicts = _pick_verdicts(
+            fit, fabric, min_effect, max_faults, alpha)
+        spread = _spread(e, c)
     an.verdicts = verdicts
     an.scale = math.exp(c)
-    resid = sorted(abs(x - c) for row in e for x in row)
-    an.residual_sigma = 1.4826 * resid[len(resid) // 2]
+    an.residual_sigma = spread
     for ri, r in enumerate(kept):
         for fi, (s, d) in enumerate(r.flows):
             an.ratios[(r.label, s, d)] = math.exp(e[ri][fi] - c)
@@ -643,6 +733,77 @@ def diagnose(topology: Topology, rounds: Sequence[Round], fabric: str = '?',
                     f'({-x / sigma:.0f} sigma outside noise)',
                     math.exp(x), -x / sigma, 1))
     return an
+
+
+def _spread(e, c):
+    """Robust standard deviation (1.4826 MAD) of the residuals."""
+    resid = sorted(abs(x - c) for row in e for x in row)
+    return 1.4826 * resid[len(resid) // 2] if resid else 0.0
+
+
+def undeclared_trunks(topology: Topology) -> List[str]:
+    """Switches whose trunk rate the topology does not declare (taken as
+    non-blocking unless fitted)."""
+    return [sw for sw, p in topology.parent.items()
+            if p is not None and sw not in topology.uplink_rate and
+            ('switch', sw, 'up') not in topology.link_rate]
+
+
+def _fit_common_trunk(topology, rounds, sigma):
+    """The factor k of every trunk's non-blocking rate: the largest load
+    a trunk carried in the rounds where it carried most flows (the best
+    trunk: a cut one carries less), in units of the flows that cross no
+    trunk. Without such flows, the k of a grid from 1/16 to 1 that fits
+    best."""
+    k2 = CLIP * CLIP
+    if not any(len(topology.path(s, d)) > 2 for r in rounds
+               for s, d in r.flows):
+        return 1.0
+    local = []
+    for r in rounds:
+        pred = predict(topology, r.flows)
+        local += [v / pred[f] for f, v in zip(r.flows, r.measured)
+                  if len(topology.path(*f)) == 2 and v > 0]
+    if local:
+        scale = _median(local)
+        best_k = 0.0
+        for link, load in _trunk_loads(topology, rounds).items():
+            best_k = max(best_k, load / scale / topology.capacity(link))
+        return min(1.0, best_k) if best_k > 0 else 1.0
+    best = None
+    for i in range(0, 25):
+        k = 2 ** (-i / 6)
+        t = topology.copy()
+        for sw, parent in t.parent.items():
+            if parent is not None:
+                t.uplink_rate[sw] = topology.capacity(('switch', sw, 'up')) * k
+        e = []
+        for r in rounds:
+            pred = predict(t, r.flows)
+            e += [math.log(v / pred[f]) for f, v in zip(r.flows, r.measured)
+                  if v > 0]
+        c = _median(e)
+        loss = sum(min(((x - c) / sigma) ** 2, k2) for x in e)
+        if best is None or loss < best[0] - 1e-9:
+            best = (loss, k)
+    return best[1]
+
+
+def _trunk_loads(topology, rounds):
+    """Per trunk link: the median load (measured) over the rounds where it
+    carried at least 3/4 of its largest number of flows."""
+    per: Dict[Link, Dict[int, List[float]]] = {}
+    for ri, r in enumerate(rounds):
+        for f, v in zip(r.flows, r.measured):
+            for link in topology.path(*f):
+                if link[0] == 'switch':
+                    per.setdefault(link, {}).setdefault(ri, []).append(v)
+    out = {}
+    for link, by_round in per.items():
+        most = max(len(v) for v in by_round.values())
+        out[link] = _median([sum(v) for v in by_round.values()
+                             if len(v) >= 0.75 * most])
+    return out
 
 
 def _bonferroni_z(n, alpha=ALPHA):
