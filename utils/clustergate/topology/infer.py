@@ -64,6 +64,23 @@ def infer_groups(rounds, min_effect: float = 0.7) -> Tuple[List[List[str]],
                          f'other, no contention seen')
 
     fast = {k for k, v in best.items() if math.log(max(v, 1e-9)) > split}
+    groups = _assign(nodes, fast, best)
+    order = {n: i for i, n in enumerate(nodes)}
+    groups = [sorted(g, key=order.get) for g in groups]
+    groups.sort(key=lambda g: order[g[0]])
+    inside = [v for k, v in best.items()
+              if any(k <= set(g) for g in groups)]
+    across = [v for k, v in best.items()
+              if not any(k <= set(g) for g in groups)]
+    desc = (f'{len(groups)} groups inferred from the matrix: pairs within a '
+            f'group at {statistics.median(inside):.2f}x, across at '
+            f'{statistics.median(across):.2f}x of the fastest flows'
+            if inside and across else f'{len(groups)} groups')
+    return groups, desc
+
+
+def _assign(nodes, fast, best) -> List[List[str]]:
+    """Groups of ``nodes`` by majority of fast pairs (see the module doc)."""
 
     def share(n, group):
         others = [m for m in group if m != n]
@@ -100,18 +117,7 @@ def infer_groups(rounds, min_effect: float = 0.7) -> Tuple[List[List[str]],
         target.append(n)
         g.remove(n)
     groups = [g for g in groups if g]
-    order = {n: i for i, n in enumerate(nodes)}
-    groups = [sorted(g, key=order.get) for g in groups]
-    groups.sort(key=lambda g: order[g[0]])
-    inside = [v for k, v in best.items()
-              if any(k <= set(g) for g in groups)]
-    across = [v for k, v in best.items()
-              if not any(k <= set(g) for g in groups)]
-    desc = (f'{len(groups)} groups inferred from the matrix: pairs within a '
-            f'group at {statistics.median(inside):.2f}x, across at '
-            f'{statistics.median(across):.2f}x of the fastest flows'
-            if inside and across else f'{len(groups)} groups')
-    return groups, desc
+    return groups
 
 
 def topology_from_groups(groups: Sequence[Sequence[str]],
