@@ -5,6 +5,7 @@ parsed args).
 """
 
 import argparse
+import os
 import sys
 
 from clustergate.commands import add_all
@@ -27,6 +28,11 @@ def main(argv=None):
         return args.func(args) or 0
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # output piped into `head` and the like: stop quietly (and keep
+        # Python from reporting the pipe again when it flushes at exit)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == '__main__':
