@@ -5,7 +5,7 @@ import pytest
 import yaml
 
 from clustergate import baseline as bl
-from clustergate import references
+from clustergate import references, refwriter
 
 
 def test_median_and_mad_tolerance_higher_is_better():
@@ -124,11 +124,14 @@ def test_rebaseline_is_a_diff_of_changed_lines_only():
     assert all('"bandwidth"' in line for line in changed)
 
 
-def test_merge_keeps_points_not_measured():
-    old = {('A', 'p', 'x=1'): {'m': {'value': 1}}}
+def test_rebaseline_keeps_points_not_measured_unless_replace():
+    old = bl.render('emu', {('A', 'p', 'x=1'): {'m': {'value': 1}}})
     new = {('B', 'p', 'x=1'): {'m': {'value': 2}}}
-    assert set(bl.merge(old, new)) == {('A', 'p', 'x=1'), ('B', 'p', 'x=1')}
-    assert set(bl.merge(old, new, replace=True)) == {('B', 'p', 'x=1')}
+    kept = yaml.safe_load(refwriter.update(old, 'emu', new))['references']
+    assert set(kept) == {'A', 'B'}
+    dropped = yaml.safe_load(refwriter.update(old, 'emu', new,
+                                              replace=True))['references']
+    assert set(dropped) == {'B'}
 
 
 PERFLOG_LINE = (

@@ -25,12 +25,11 @@ import json
 import math
 import os
 import re
-import sqlite3
 import statistics
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from clustergate import references, times
+from clustergate import references, refwriter, resultsdb, times
 
 #: MAD -> standard deviation for normally distributed noise
 MAD_TO_SIGMA = 1.4826
@@ -226,18 +225,9 @@ def _report_samples(report) -> List[Sample]:
 
 
 def results_db_reports(path: str) -> List[Dict]:
-    """Every session stored in ReFrame's SQLite results DB, as the JSON
-    run report ReFrame stored for it."""
-    if not os.path.exists(path):
-        raise FileNotFoundError(f'no results database {path}')
-
-    conn = sqlite3.connect(f'file:{path}?mode=ro', uri=True)
-    try:
-        rows = conn.execute('SELECT json_blob FROM sessions').fetchall()
-    finally:
-        conn.close()
-
-    return [json.loads(blob) for (blob,) in rows]
+    """Every session stored in ReFrame's results DB, as the JSON run report
+    ReFrame stored for it (read through ReFrame's storage API)."""
+    return resultsdb.stored_reports(path)
 
 
 def read_results_db(path: str) -> List[Sample]:
@@ -441,20 +431,6 @@ def make(samples: Sequence[Sample], min_runs=3, k=3.0, floor=0.05,
 
 # -- reference file --------------------------------------------------------
 
-def _q(text):
-    return json.dumps(str(text))
-
-
-def _num_text(x):
-    if x is None:
-        return 'null'
-
-    if isinstance(x, float) and x.is_integer() and abs(x) < 1e15:
-        return str(int(x))
-
-    return repr(x)
-
-
 def entries(bl: Baseline) -> Dict[Tuple[str, str, str], Dict[str, Dict]]:
     """``{(check, partition, point): {metric: entry}}`` of a baseline."""
     out = {}
@@ -470,66 +446,13 @@ def entries(bl: Baseline) -> Dict[Tuple[str, str, str], Dict[str, Dict]]:
     return out
 
 
-_ORDER = ['value', 'lower', 'upper', 'unit', 'direction', 'runs', 'mad',
-          'min', 'max', 'median']
-
-
 def render(system: str, table: Dict[Tuple[str, str, str], Dict[str, Dict]],
            comment: Sequence[str] = ()) -> str:
-    """The YAML text of a reference file, one metric per line, sorted, so
-    that a re-baseline is a readable diff."""
-    lines = [f'# {c}' for c in comment]
-    lines += [f'system: {_q(system)}', 'references:']
-    by_check = {}
-    for (check, part, point), metrics in table.items():
-        by_check.setdefault(check, {}).setdefault(part, {})[point] = metrics
-
-    for check in sorted(by_check):
-        lines.append(f'  {_q(check)}:')
-        for part in sorted(by_check[check]):
-            lines.append(f'    {_q(part)}:')
-            for point in sorted(by_check[check][part]):
-                lines.append(f'      {_q(point)}:')
-                metrics = by_check[check][part][point]
-                for metric in sorted(metrics):
-                    spec = metrics[metric]
-                    keys = [k for k in _ORDER if k in spec] + \
-                        sorted(k for k in spec if k not in _ORDER)
-                    body = ', '.join(
-                        f'{k}: ' + (_q(spec[k]) if isinstance(spec[k], str)
-                                    else _num_text(spec[k]))
-                        for k in keys
-                    )
-                    lines.append(f'        {_q(metric)}: {{{body}}}')
-
-    return '\n'.join(lines) + '\n'
-
-
-def existing_table(refs: Optional[references.ReferenceSet]):
-    """The table of an existing reference file (for merging)."""
-    table = {}
-    if refs is None:
-        return table
-
-    raw = refs.raw.get('references') or {}
-    for check, parts in raw.items():
-        for part, points in parts.items():
-            for point, metrics in points.items():
-                canon = references.format_axes(
-                    references.parse_axes(point, refs.path))
-                table[(str(check), str(part), canon)] = {
-                    str(m): dict(spec) for m, spec in metrics.items()
-                }
-
-    return table
-
-
-def merge(old: Dict, new: Dict, replace=False) -> Dict:
-    """New entries replace old ones of the same point; other old points are
-    kept unless ``replace``."""
-    out = {} if replace else dict(old)
-    out.update(new)
-    return out
+    """The YAML text of a new reference file, one metric per line, sorted,
+    so that a re-baseline is a readable diff (see
+    :func:`clustergate.refwriter.update`, which also writes into an
+    existing file)."""
+    return refwriter.update('', system, table, comment)
 
 
 def diff(old_text: str, new_text: str, path: str) -> str:

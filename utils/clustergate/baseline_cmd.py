@@ -20,7 +20,7 @@ import sys
 
 from clustergate import PROJECT_ROOT
 from clustergate import baseline as bl
-from clustergate import references, times
+from clustergate import references, refwriter, times
 
 
 def _default_perflogs():
@@ -121,8 +121,6 @@ def run(args, out=sys.stdout, err=sys.stderr):
             return 2
         old = None
 
-    table = bl.merge(bl.existing_table(old), bl.entries(base),
-                     replace=args.replace)
     comment = [
         f'Performance references of system {system} (docs/references.md).',
         f'Written by: clustergate baseline ({len(base.runs)} runs, '
@@ -133,15 +131,18 @@ def run(args, out=sys.stdout, err=sys.stderr):
         f'{args.better_factor:g}).',
         'Review the diff before committing; edit by hand where needed.',
     ]
-    text = bl.render(system, table, comment)
-    # what we write must load: never leave a broken file behind
-    references.parse(__import__('yaml').safe_load(text), path, system)
-
     try:
         with open(path) as fp:
             old_text = fp.read()
     except FileNotFoundError:
         old_text = ''
+
+    # written into the file as it is (ruamel.yaml round trip): comments
+    # and hand edits stay; a broken file replaced (--replace) starts anew
+    text = refwriter.update(old_text if old is not None else '', system,
+                            bl.entries(base), comment, replace=args.replace)
+    # what we write must load: never leave a broken file behind
+    references.parse(__import__('yaml').safe_load(text), path, system)
 
     shown = os.path.relpath(path, PROJECT_ROOT) \
         if path.startswith(PROJECT_ROOT) else path
