@@ -101,10 +101,27 @@ def _load_system_modules():
     return sorted(mods, key=rank)
 
 
+def _check_references(systems):
+    """The reference files name configured systems, their partitions and
+    existing checks (clustergate.refcheck); one line if not."""
+    from clustergate import refcheck
+    from clustergate.references import ReferenceFileError
+    from reframe.core.exceptions import ConfigError
+
+    try:
+        refcheck.check_all({s['name']: [p['name'] for p in s['partitions']]
+                            for s in systems})
+    except ReferenceFileError as err:
+        sys.path[:] = _saved_sys_path
+        raise ConfigError(str(err)) from None
+
+
 _systems, _environs = [], []
 for _mod in _load_system_modules():
     _systems += _mod.site_configuration['systems']
     _environs += _mod.site_configuration.get('environments', [])
+
+_check_references(_systems)
 
 sys.path[:] = _saved_sys_path
 

@@ -20,7 +20,7 @@ import sys
 
 from clustergate import PROJECT_ROOT
 from clustergate import baseline as bl
-from clustergate import references, refwriter, times
+from clustergate import refcheck, references, refwriter, times
 
 
 def _default_perflogs():
@@ -45,9 +45,15 @@ def _directions(items):
 def run(args, out=sys.stdout, err=sys.stderr):
     if args.validate:
         status = 0
+        try:
+            systems = refcheck.configured_partitions()
+        except Exception as e:      # the configuration names the problem
+            print(f'error: {e}', file=err)
+            return 1
+
         for path in args.validate:
             try:
-                refs = references.load(path)
+                refs = refcheck.validate_file(path, systems)
             except references.ReferenceFileError as e:
                 print(f'error: {e}', file=err)
                 status = 1

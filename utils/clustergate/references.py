@@ -324,16 +324,22 @@ def apply(test) -> str:
     ``'no reference'``. A malformed file raises ReFrame's ConfigError."""
     from reframe.core.exceptions import ConfigError
 
+    from clustergate import refcheck
+
     system = test.current_system.name
     part = test.current_partition.name
     path = reference_file(system)
+    check = type(test).__name__
+    axes = test_axes(test)
     try:
         refs = load_cached(path, system)
+        if refs is not None:
+            # a key naming an axis the check has not is never matched
+            refcheck.check_axes(refs, check, part, axes)
     except ReferenceFileError as err:
         raise ConfigError(str(err)) from None
 
-    check = type(test).__name__
-    found = refs.lookup(check, part, test_axes(test)) if refs else None
+    found = refs.lookup(check, part, axes) if refs else None
     if found is None:
         status = NO_REFERENCE
         if test.reference:
@@ -353,6 +359,10 @@ def apply(test) -> str:
         key, metrics = found
         test.reference = {f'{system}:{part}': dict(metrics)}
         status = f'{_rel(path)}#{check}.{part}.{key}'
+        # the metrics are known once the test computed them: checked
+        # before its performance stage (clustergate.rfm.refmetrics)
+        test._cg_reference_entry = (path, f'references.{check}.{part}.'
+                                    f'{key}', sorted(metrics))
 
     test.reference_status = status
     return status

@@ -11,6 +11,7 @@ from reframe.core.builtins import parameter, run_after, variable
 from reframe.core.exceptions import ReframeFatalError
 
 from clustergate import sweep
+from clustergate.rfm.refmetrics import ReferenceMetrics
 
 #: Axes used when no ReFrame runtime is available (e.g. plain imports)
 _FALLBACK = ([1], [1], ['shm'])
@@ -42,7 +43,7 @@ def current_axes():
 _NODES, _PPN, _ICS = current_axes()
 
 
-class SweepAxes(rfm.RegressionTestPlugin):
+class SweepAxes(ReferenceMetrics, rfm.RegressionTestPlugin):
     """Mixin: node count, processes per node and interconnect.
 
     Subclasses describe what they need with :attr:`sweep_requirements`

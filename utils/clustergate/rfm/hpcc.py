@@ -32,6 +32,7 @@ from clustergate import hpccinf, sweep
 from clustergate.parsers import ParseError, parse_hpcc
 from clustergate.rfm import modes
 from clustergate.rfm.joboutput import JobOutput
+from clustergate.rfm.refmetrics import ReferenceMetrics
 from clustergate.rfm.thirdparty import (ANY_MPI, BenchmarkBinaries,
                                         ThirdPartyTest, environs_for)
 
@@ -115,7 +116,8 @@ class HpccRun(ThirdPartyTest):
         return sn.defer(self.check_output(self.output_text()))
 
 
-class HpccKernelTest(JobOutput, rfm.RunOnlyRegressionTest):
+class HpccKernelTest(ReferenceMetrics, JobOutput,
+                     rfm.RunOnlyRegressionTest):
     """The figures of one HPCC kernel, read from the :class:`HpccRun` of
     the same sweep point (the run is shared by every kernel's check).
 
