@@ -48,6 +48,8 @@ import time
 import xml.etree.ElementTree as ET
 from collections import OrderedDict, defaultdict
 
+from clustergate import score
+
 _DEP_REASONS = ('skipped due to skipped dependencies', 'dependencies failed')
 _ANSI = re.compile(r'\x1b\[[0-9;]*m')
 _SKIP_LINE = re.compile(
@@ -317,6 +319,10 @@ def session_end(start, log_path):
     failures = expected_failures(selected, ran, expected)
     for line in format_block(selected, ran, missed, failures, expected):
         print(line)
+
+    if score.is_acceptance(sys.argv):
+        # the acceptance session ends with its score (clustergate.score)
+        score.session_end(report, path)
 
     return bool(failures)
 

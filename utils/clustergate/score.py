@@ -21,6 +21,8 @@ acceptance session use it alike.
 
 import json
 import math
+import os
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional, Sequence
@@ -146,8 +148,8 @@ def summary_lines(scores: Sequence[PartitionScore]) -> List[str]:
         if ps.score is None:
             lines.append(f'  {ps.name}: no score: none of its '
                          f'{len(ps.unscored)} metric(s) has a reference '
-                         f'(config/references, or --baseline a signed-off '
-                         f'score JSON)')
+                         f'(config/references, or a signed-off score JSON: '
+                         f'--baseline, $CG_SCORE_BASELINE)')
             continue
 
         lines.append(f'  {ps.name}: {ps.score:.3f} over {len(ps.ratios)} '
@@ -193,3 +195,56 @@ def write_json(path: str, doc: Dict):
     with open(path, 'w') as fp:
         json.dump(doc, fp, indent=1, sort_keys=True)
         fp.write('\n')
+
+
+# -- end of an acceptance session -------------------------------------------
+
+def is_acceptance(argv: Sequence[str]) -> bool:
+    """True when the ``reframe`` command line selects the acceptance mode."""
+    argv = list(argv)
+    for i, a in enumerate(argv):
+        if a == '--mode' and i + 1 < len(argv):
+            if argv[i + 1] == 'acceptance':
+                return True
+        elif a == '--mode=acceptance':
+            return True
+
+    return False
+
+
+def default_path(report: Dict) -> str:
+    """``$CG_SCORE_FILE``, else ``output/score-<session>.json``."""
+    if os.environ.get('CG_SCORE_FILE'):
+        return os.environ['CG_SCORE_FILE']
+
+    from clustergate import PROJECT_ROOT
+    uuid = (report.get('session_info', {}).get('uuid') or 'session')[:8]
+    return os.path.join(PROJECT_ROOT, 'output', f'score-{uuid}.json')
+
+
+def session_end(report: Dict, report_path: str, out=None) -> str:
+    """Print the score of a finished session, write its JSON
+    (:func:`default_path`) and add it to the run report (key
+    ``clustergate_score``); ``$CG_SCORE_BASELINE`` names a signed-off
+    score JSON. Returns the JSON's path. Called by the end-of-session
+    hook of :mod:`clustergate.notrun` in acceptance sessions."""
+    out = out or sys.stdout
+    base = None
+    if os.environ.get('CG_SCORE_BASELINE'):
+        with open(os.environ['CG_SCORE_BASELINE']) as fp:
+            base = json.load(fp)
+
+    scores = compute(report, base)
+    doc = to_json(scores, report)
+    path = default_path(report)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    write_json(path, doc)
+    report['clustergate_score'] = doc
+    with open(report_path, 'w') as fp:
+        json.dump(report, fp, indent=2)
+
+    for line in summary_lines(scores) + [f'  written to {path} and to the '
+                                         f'run report {report_path}']:
+        print(line, file=out)
+
+    return path

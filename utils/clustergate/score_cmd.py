@@ -13,12 +13,7 @@ import json
 import os
 import sys
 
-from clustergate import PROJECT_ROOT, score, timing
-
-
-def default_output(report):
-    uuid = (report.get('session_info', {}).get('uuid') or 'session')[:8]
-    return os.path.join(PROJECT_ROOT, 'output', f'score-{uuid}.json')
+from clustergate import score, timing
 
 
 def run(args, out=None, err=None):
@@ -38,7 +33,7 @@ def run(args, out=None, err=None):
         print(line, file=out)
 
     doc = score.to_json(scores, report)
-    path = args.output or default_output(report)
+    path = args.output or score.default_path(report)
     try:
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         score.write_json(path, doc)
