@@ -40,6 +40,8 @@ import shutil
 from dataclasses import dataclass
 from typing import List, Mapping, Optional, Sequence, Tuple
 
+from clustergate import extras as keys
+
 FAMILIES = ('npb', 'imb', 'osu', 'stream', 'hpcc')
 KINDS = ('spack', 'prebuilt')
 
@@ -104,7 +106,7 @@ def view_prefix(spack_env: str) -> str:
 
 
 def _entries(extras: Mapping, family: str, partition: str) -> List[Mapping]:
-    bench = extras.get('benchmarks') or {}
+    bench = extras.get(keys.BENCHMARKS) or {}
     if not isinstance(bench, Mapping):
         raise BenchmarkConfigError(
             f'partition {partition!r}: extras.benchmarks must be a mapping '

@@ -5,9 +5,10 @@ all, checked when the configuration loads.
 ReFrame accepts any ``extras``: a misspelt key (``core_per_node``) would be
 silently ignored and the check would run with a default. So every key is
 declared here with what it means, :func:`check_partition` and
-:func:`check_environment` reject an unknown one naming it, and the rest of
-the package reads the keys through these constants. docs/site-guide.md
-lists the same keys; ``tests/test_extras_schema.py`` keeps both in step.
+:func:`check_environment` reject an unknown one naming it, and the checks'
+base classes read the keys through these constants (``from clustergate
+import extras as keys``). docs/site-guide.md lists the same keys;
+``tests/test_extras_schema.py`` keeps both in step.
 """
 
 import os

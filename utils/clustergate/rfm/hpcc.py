@@ -28,6 +28,7 @@ from reframe.core.builtins import (fixture, run_after, run_before,
                                    sanity_function, variable)
 from reframe.core.exceptions import SanityError
 
+from clustergate import extras as keys
 from clustergate import hpccinf, sweep
 from clustergate.parsers import ParseError, parse_hpcc
 from clustergate.rfm import modes
@@ -77,10 +78,10 @@ class HpccRun(ThirdPartyTest):
     def hpcc_input(self):
         """The input of this point (clustergate.hpccinf.for_job)."""
         part = self.current_partition
-        opts = part.extras.get('hpcc', {})
+        opts = part.extras.get(keys.HPCC, {})
         max_n = [n for n in (opts.get('max_n'), self.max_problem_size) if n]
         return hpccinf.for_job(
-            part.extras.get('memory_per_node_gib'), self.num_nodes,
+            part.extras.get(keys.MEMORY_PER_NODE_GIB), self.num_nodes,
             self.num_tasks,
             fraction=opts.get('memory_fraction',
                               hpccinf.DEFAULT_MEMORY_FRACTION),

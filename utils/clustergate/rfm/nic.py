@@ -25,6 +25,7 @@ from reframe.core.builtins import (parameter, performance_function,
 from reframe.core.exceptions import SanityError
 
 from clustergate import PROJECT_ROOT, sweep
+from clustergate import extras as keys
 from clustergate.rfm import modes
 from clustergate.rfm.cgprogram import CgProgramTest
 
@@ -33,7 +34,7 @@ WRAPPER = os.path.join(PROJECT_ROOT, 'checks', 'nic', 'cg_nic_ifaces.sh')
 
 def network_interconnects(extras):
     """Names of the network-scope interconnects of a partition."""
-    return [n for n, ic in extras.get('interconnects', {}).items()
+    return [n for n, ic in extras.get(keys.INTERCONNECTS, {}).items()
             if ic.get('scope') == 'network']
 
 
@@ -80,7 +81,7 @@ class NicContentionTest(CgProgramTest):
 
     @run_after('setup')
     def network_only(self):
-        ic = self.current_partition.extras.get('interconnects', {}).get(
+        ic = self.current_partition.extras.get(keys.INTERCONNECTS, {}).get(
             self.interconnect, {})
         self.skip_if(ic.get('scope') != 'network',
                      f'interconnect {self.interconnect!r} is not a network: '

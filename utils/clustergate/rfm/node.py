@@ -16,6 +16,7 @@ from reframe.core.builtins import (parameter, performance_function,
                                    run_after, run_before, variable)
 from reframe.core.exceptions import SanityError
 
+from clustergate import extras as keys
 from clustergate.rfm import modes
 from clustergate.rfm.axes import _current_partitions
 from clustergate.rfm.cgprogram import CgProgramTest
@@ -34,7 +35,7 @@ def _node_interconnects():
     the first interconnect if there is none."""
     names, first = [], None
     for _, extras in _current_partitions():
-        for name, ic in extras.get('interconnects', {}).items():
+        for name, ic in extras.get(keys.INTERCONNECTS, {}).items():
             first = first or name
             if ic.get('scope') == 'node' and name not in names:
                 names.append(name)

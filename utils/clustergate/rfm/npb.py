@@ -22,6 +22,7 @@ from reframe.core.builtins import (fixture, parameter, performance_function,
 from reframe.core.exceptions import SanityError
 
 from clustergate import benchmarks
+from clustergate import extras as keys
 from clustergate.parsers import parse_npb
 from clustergate.rfm.thirdparty import NpbBinaries, ThirdPartyTest
 
@@ -61,7 +62,7 @@ class NpbTest(ThirdPartyTest):
     def skip_if_memory_too_small(self):
         reason = benchmarks.npb_memory_reason(
             self.kernel, self.npb_class, self.num_nodes, self.ppn,
-            self.current_partition.extras.get('memory_per_node_gib')
+            self.current_partition.extras.get(keys.MEMORY_PER_NODE_GIB)
         )
         self.skip_if(reason is not None, reason)
 

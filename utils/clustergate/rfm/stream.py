@@ -18,6 +18,7 @@ from reframe.core.builtins import (fixture, parameter, performance_function,
                                    run_after, run_before, variable)
 from reframe.core.exceptions import SanityError
 
+from clustergate import extras as keys
 from clustergate.parsers import parse_stream
 from clustergate.rfm import modes
 from clustergate.rfm.axes import _current_partitions
@@ -30,7 +31,7 @@ def _numa_counts():
     counts = set()
     for _, extras in _current_partitions():
         if 'sweep' in extras:
-            counts.update(extras.get('stream_numa_counts', [0]))
+            counts.update(extras.get(keys.STREAM_NUMA_COUNTS, [0]))
 
     return sorted(counts) or [0]
 
@@ -38,11 +39,11 @@ def _numa_counts():
 def stream_threads(extras, numa_domains):
     """OpenMP threads of a run on ``numa_domains`` domains (0: whole node);
     None when the partition does not declare ``cores_per_node``."""
-    cores = extras.get('cores_per_node')
+    cores = extras.get(keys.CORES_PER_NODE)
     if not cores:
         return None
 
-    per_node = extras.get('numa_domains_per_node', 1)
+    per_node = extras.get(keys.NUMA_DOMAINS_PER_NODE, 1)
     if not numa_domains:
         return cores
 
@@ -84,7 +85,7 @@ class StreamTest(BinaryRun, rfm.RunOnlyRegressionTest):
     @run_after('setup')
     def set_threads(self):
         extras = self.current_partition.extras
-        counts = extras.get('stream_numa_counts', [0])
+        counts = extras.get(keys.STREAM_NUMA_COUNTS, [0])
         self.skip_if(self.numa_domains not in counts,
                      f'partition {self.current_partition.fullname} runs '
                      f'STREAM on NUMA domain counts {counts}, not '
