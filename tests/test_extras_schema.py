@@ -56,7 +56,7 @@ BAD_INPUTS = [
     ('unknown interconnect key',
      ("'scope': 'node',", "'scope': 'node', 'rate': 1,"),
      "partition localhost:local: extras.interconnects.shm.rate: unknown "
-     "key (known: env, scope)"),
+     "key (known: env, scope, verify)"),
 ]
 
 

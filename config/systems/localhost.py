@@ -72,6 +72,8 @@ site_configuration = {
                                     'mpich': _mpi.mpich_tcp('lo'),
                                     'intelmpi': _mpi.intelmpi_tcp('lo'),
                                 },
+                                # each run shows it used TCP on lo
+                                'verify': _mpi.tcp_verification('lo'),
                             },
                         },
                         'cores_per_node': _cores,

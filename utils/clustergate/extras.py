@@ -62,7 +62,10 @@ SWEEP_KEYS = (SWEEP_NODES, SWEEP_PPN) + SUBSETS
 #: keys of one interconnect
 IC_SCOPE = 'scope'
 IC_ENV = 'env'
-INTERCONNECT_KEYS = (IC_SCOPE, IC_ENV)
+#: per MPI family, how a run shows it used this interconnect
+#: (clustergate.transport)
+IC_VERIFY = 'verify'
+INTERCONNECT_KEYS = (IC_SCOPE, IC_ENV, IC_VERIFY)
 
 # -- environment extras ---------------------------------------------------
 

@@ -116,6 +116,14 @@ def describe(extras: Mapping, partition: str = '?') -> Dict:
                     f'family {family!r}: variables must be a str->str map'
                 )
 
+        if 'verify' in ic:
+            from clustergate import transport
+            try:
+                transport.validate(ic['verify'], f'partition {partition!r}: '
+                                                 f'interconnect {name!r}')
+            except ValueError as err:
+                raise SweepConfigError(str(err)) from None
+
     return {
         'nodes': _int_list(sweep.get('nodes'), 'nodes', partition),
         'ppn': _int_list(sweep.get('ppn'), 'ppn', partition),

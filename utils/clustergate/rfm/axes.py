@@ -6,11 +6,13 @@ Each test instance is one point (nodes, ppn, interconnect); a point that a
 partition cannot run is skipped with the reason, visibly.
 """
 
-import reframe as rfm
-from reframe.core.builtins import parameter, run_after, variable
-from reframe.core.exceptions import ReframeFatalError
+import os
 
-from clustergate import sweep
+import reframe as rfm
+from reframe.core.builtins import parameter, run_after, run_before, variable
+from reframe.core.exceptions import ReframeFatalError, SanityError
+
+from clustergate import sweep, transport
 from clustergate.rfm.refmetrics import ReferenceMetrics
 
 #: Axes used when no ReFrame runtime is available (e.g. plain imports)
@@ -113,7 +115,35 @@ class SweepAxes(ReferenceMetrics, rfm.RegressionTestPlugin):
         self.env_vars.update(sweep.interconnect_env(
             part.extras, self.interconnect, family, part.fullname
         ))
+        if self.num_tasks > 1:
+            # the MPI reports its transport; checked before sanity
+            self.env_vars.update(transport.env(part.extras,
+                                               self.interconnect, family))
         self.job.launcher.options += self.placement_options(family)
+
+    @run_before('sanity')
+    def verify_transport(self):
+        """A point labelled with an interconnect must have run over it: the
+        MPI's own report in the job's output is checked against the
+        interconnect's ``verify`` rules (:mod:`clustergate.transport`)."""
+        rules = transport.rules(self.current_partition.extras,
+                                self.interconnect, self.mpi_family())
+        # --dry-run runs the hooks of sanity but not the job
+        if not rules or self.num_tasks < 2 or self.is_dry_run():
+            return
+
+        text = ''
+        for name in (self.job.stdout, self.job.stderr):
+            try:
+                with open(os.path.join(self.stagedir, name),
+                          errors='replace') as fp:
+                    text += fp.read()
+            except OSError:
+                pass
+
+        reason = transport.mismatch(rules, text, self.interconnect)
+        if reason:
+            raise SanityError(reason)
 
     #: Where this point's reference came from, or 'no reference' (logged)
     reference_status = variable(str, value='', loggable=True)
