@@ -106,7 +106,7 @@ def test_unknown_environment_key_is_named(tmp_path):
     assert len(errors) == 1
     assert errors[0].endswith(
         "environment openmpi: extras.mpi_prefix: unknown key (known: "
-        "mpi_family, srun_options)"), errors
+        "launcher, mpi_family, srun_options)"), errors
 
 
 def test_wrong_mpi_family_is_named():

@@ -75,9 +75,14 @@ MPI_FAMILY = 'mpi_family'
 #: options added to ``srun`` for this MPI (e.g. ``--mpi=pmix``)
 SRUN_OPTIONS = 'srun_options'
 
+#: launcher of this environment's jobs instead of the partition's (e.g.
+#: 'cg-mpirun': OpenMPI's mpirun inside the allocation on emucluster)
+LAUNCHER = 'launcher'
+
 ENVIRONMENT_KEYS = {
     MPI_FAMILY: 'openmpi, mpich or intelmpi',
     SRUN_OPTIONS: 'srun options for this MPI (e.g. --mpi=pmix)',
+    LAUNCHER: "launcher instead of the partition's (e.g. cg-mpirun)",
 }
 MPI_FAMILIES = ('openmpi', 'mpich', 'intelmpi')
 
@@ -210,3 +215,9 @@ def check_environment(env: Mapping):
                              not all(isinstance(o, str) for o in opts)):
         raise ExtrasError(f'{where}.{SRUN_OPTIONS}: must be a list of '
                           f'strings, got {opts!r}')
+
+    launcher = extras.get(LAUNCHER)
+    if launcher is not None and (not isinstance(launcher, str) or
+                                 not launcher):
+        raise ExtrasError(f'{where}.{LAUNCHER}: must be a launcher name, '
+                          f'got {launcher!r}')

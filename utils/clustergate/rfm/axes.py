@@ -9,6 +9,7 @@ partition cannot run is skipped with the reason, visibly.
 import os
 
 import reframe as rfm
+from reframe.core.backends import getlauncher
 from reframe.core.builtins import parameter, run_after, run_before, variable
 from reframe.core.exceptions import ReframeFatalError, SanityError
 
@@ -119,6 +120,13 @@ class SweepAxes(ReferenceMetrics, rfm.RegressionTestPlugin):
             # the MPI reports its transport; checked before sanity
             self.env_vars.update(transport.env(part.extras,
                                                self.interconnect, family))
+        launcher = self.current_environ.extras.get('launcher')
+        if launcher:
+            # this MPI starts its jobs otherwise than the partition does
+            # (emucluster: OpenMPI's mpirun inside the allocation, see
+            # docs/emulated-cluster.md)
+            self.job.launcher = getlauncher(launcher)()
+
         self.job.launcher.options += self.placement_options(family)
 
     @run_before('sanity')
@@ -159,7 +167,7 @@ class SweepAxes(ReferenceMetrics, rfm.RegressionTestPlugin):
         """Launcher flags that put ``ppn`` ranks on each node, block-wise
         (ranks 0..ppn-1 on the first node), so that "rank 0 to rank j" is
         predictable."""
-        launcher = self.current_partition.launcher_type.registered_name
+        launcher = type(self.job.launcher).registered_name
         env_extras = self.current_environ.extras
         if launcher == 'srun':
             return list(env_extras.get('srun_options', [])) + [
