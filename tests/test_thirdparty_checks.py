@@ -203,6 +203,13 @@ def test_osu_latency_values(osu):
     assert value(c.latency_at(8)) == float(row8.split()[1])
 
 
+def test_osu_message_rate_is_small_messages(osu):
+    text = bench('osu', 'omb7.4-osu_mbw_mr.np2.out')
+    c = fed(pick(osu, 'OsuMbwMr'), text, 2)
+    row1 = next(line for line in text.splitlines() if line.startswith('1 '))
+    assert value(c.message_rate()) == float(row1.split()[2])   # 14.2 M/s
+
+
 def test_osu_truncated(osu):
     text = bench('osu', 'omb7.4-osu_bw.np2.out')
     cut = ''.join(text.splitlines(keepends=True)[:-5])

@@ -24,8 +24,8 @@ class OsuTest(ThirdPartyTest):
       (us at the largest size);
     * ``bandwidth`` (osu_bw, osu_bibw): ``bandwidth`` (MB/s at the largest
       size; OSU's MB/s is 10^6 B/s);
-    * ``mbw_mr`` (osu_mbw_mr): ``bandwidth`` (MB/s) and ``message_rate``
-      (messages/s), both at the largest size;
+    * ``mbw_mr`` (osu_mbw_mr): ``bandwidth`` (MB/s, at the largest size)
+      and ``message_rate`` (messages/s, at the smallest size, 1 B);
     * ``barrier``: ``latency`` (us);
     * ``collective`` (osu_bcast, osu_allreduce, osu_alltoall):
       ``latency_8B`` and ``latency_max`` (us).
@@ -119,7 +119,10 @@ class OsuTest(ThirdPartyTest):
 
     @performance_function('msg/s')
     def message_rate(self):
-        return sn.defer(self.value_at(None, 'messages_per_s'))
+        # a message rate means small messages: the smallest size of the
+        # table (1 B), not the last row (4 MiB: a bandwidth in disguise)
+        res = self.parsed()
+        return sn.defer(res.rows[0]['messages_per_s'])
 
     @run_before('performance')
     def set_perf_variables(self):
