@@ -10,7 +10,7 @@ import pytest
 import reframe.utility.sanity as sn
 from reframe.core.exceptions import SanityError
 
-from clustergate import benchmarks
+from clustergate import benchmarks, sweep
 from conftest import cut_before, fixture_text
 from rfm_loader import load_checks, pick
 
@@ -326,3 +326,16 @@ def test_bad_config():
     with pytest.raises(benchmarks.BenchmarkConfigError, match='spack_env'):
         benchmarks.resolve({'benchmarks': {'npb': {'source': 'spack'}}},
                            'npb')
+
+
+def test_npb_ep_takes_any_rank_count(npb):
+    # issue 14: EP is not limited to powers of two; CG is
+    extras = {'sweep': {'nodes': [3], 'ppn': [1]},
+              'interconnects': {'net': {'scope': 'network',
+                                        'env': {'openmpi': {}}}}}
+    point = sweep.SweepPoint(3, 1, 'net')
+    ep = pick(npb, 'NpbEP', npb_class='A')
+    cg = pick(npb, 'NpbCG', npb_class='A')
+    assert sweep.why_not(extras, point, ep.sweep_requirements) is None
+    assert 'power of two' in sweep.why_not(extras, point,
+                                           cg.sweep_requirements)
