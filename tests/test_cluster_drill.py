@@ -8,6 +8,7 @@
 4. the cluster we started is torn down and leaves no namespace or daemon.
 """
 
+import os
 import re
 
 import pytest
@@ -50,6 +51,34 @@ def test_ci_mode_passes_on_healthy_cluster(session):
     assert re.search(r'\bn\[?1', out), reframe_failures(out)
     assert re.search(r'jobid.*\n(.*\n)*.*\b\d+\b', out)
     assert 'emucluster:emu' in out
+
+
+def _perf_values(session, check, metric):
+    """``{interconnect: [values]}`` of one metric in the session's
+    perflogs (HPCC kernels log their point as %hpcc.<axis>=...)."""
+    import glob
+    found = {}
+    for path in glob.glob(os.path.join(session.workdir, 'perflogs', '**',
+                                       f'{check}.log'), recursive=True):
+        for line in open(path):
+            m = re.search(rf'\|{metric}=([0-9.e+-]+)\|', line)
+            ic = re.search(r'%hpcc\.interconnect=(\w+)', line)
+            if m and ic:
+                found.setdefault(ic.group(1), []).append(float(m.group(1)))
+
+    return found
+
+
+def test_ci_mode_ran_hpcc_across_the_cluster(session):
+    # HPL and b_eff of the HPC Challenge ran in the ci session above, on
+    # 4 nodes x 1 ppn over both fabrics, with their figures in the perflog
+    gflops = _perf_values(session, 'HpccHpl', 'gflops')
+    ring = _perf_values(session, 'HpccBeff', 'random_ring_bandwidth')
+    for fabric in ('fab0', 'fab1'):
+        assert gflops.get(fabric) and min(gflops[fabric]) > 0, gflops
+        # 1 Gbit/s links: a ring over them cannot beat 0.125 GB/s per rank
+        assert ring.get(fabric), ring
+        assert all(0 < b < 0.3 for b in ring[fabric]), ring
 
 
 def test_degraded_link_fails_and_is_named(session):
