@@ -342,3 +342,29 @@ def test_groups_inferred_without_a_topology():
     an = diagnose(None, _measure(flat, shift_rounds(flat.nodes), seed=3))
     assert an.groups == [flat.nodes] and an.healthy
     assert 'no contention seen' in an.summary()
+
+
+def test_leaf_rounds_scale_and_contrast_every_pair_of_leaves():
+    t = Topology.fat_tree(32, 32, oversubscription=2)
+    rounds = leaf_rounds(t)
+    labels = [r.label for r in rounds]
+    assert labels[:2] == ['I1', 'I16'] and len(rounds) == 2 + 31 + 10
+    for r in rounds:
+        # every node sends one flow and receives one
+        assert sorted(s for s, _ in r.flows) == sorted(t.nodes), r.label
+        assert sorted(d for _, d in r.flows) == sorted(t.nodes), r.label
+    # every ordered pair of leaves (A, B): a round with A's nodes staying
+    # in A while B's trunk is loaded (where a node of A cabled to B shows)
+    seen = set()
+    for r in rounds:
+        if not r.label.startswith('C'):
+            continue
+        crossing = {t.leaf_of[s] for s, d in r.flows
+                    if t.leaf_of[s] != t.leaf_of[d]}
+        inside = set(t.leaves) - crossing
+        seen |= {(a, b) for a in inside for b in crossing}
+    assert len(seen) == 32 * 31
+    # the leaf shifts send each leaf to every other leaf once
+    sent = {(t.leaf_of[s], t.leaf_of[d]) for r in rounds
+            if r.label.startswith('X') for s, d in r.flows}
+    assert len(sent) == 32 * 31

@@ -21,7 +21,7 @@ fair share on the faulty fabric times ``exp(N(0, sigma))``.
 message / slowest flow rate). The overhead is derived from the emulation:
 an 8-node matrix (8 timed rounds: 7 shifts, the mutual one in two halves)
 of 4 MB x 8 trials took 8 s with flows at ~100 MB/s, i.e. 64 round-trials
-of which 64 x 4 MB / 100 MB/s = 2.6 s moving data: (8 - 2.6) / 64 = 84 ms
+of which 64 x 4 MB / 100 MB/s = 2.56 s moving data: (8 - 2.56) / 64 = 85 ms
 per round-trial (barrier, gather, start-up spread over the rounds: an upper
 bound for a real fabric).
 
@@ -213,6 +213,7 @@ def figure(path, nodes=1024, per_leaf=32, oversubscription=2.0,
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
 
     topo = Topology.fat_tree(nodes // per_leaf, per_leaf, rate,
                              oversubscription)
@@ -238,6 +239,9 @@ def figure(path, nodes=1024, per_leaf=32, oversubscription=2.0,
                    rasterized=True, label='other flows')
         ax.scatter(hot_x, hot_y, s=9, c='tab:red', label='flows of the fault')
         ax.set_yscale('log')
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f'{y:g}'))
+        ax.yaxis.set_minor_formatter(FuncFormatter(
+            lambda y, _: f'{y:g}' if y in (0.3, 0.5, 2, 3) else ''))
         ax.set_xlabel('round (I: intra-leaf, X: leaf shift, C: contrast)')
         labels = [r.label for r in rounds]
         ticks = [i for i, l in enumerate(labels)
