@@ -74,8 +74,10 @@ class Session:
     """A cluster and a place where ``cgrunner`` (or root, if the project
     is not readable by it) runs ReFrame."""
 
-    def __init__(self, nodes=4):
+    def __init__(self, nodes=4, up_args=()):
         self.nodes = nodes
+        #: more options of ``clustergate cluster up`` (e.g. a topology)
+        self.up_args = list(up_args)
         self.started = False
         self.workdir = tempfile.mkdtemp(prefix='cg-cluster-')
         os.chmod(self.workdir, 0o755)
@@ -83,7 +85,8 @@ class Session:
 
     def __enter__(self):
         if not is_up():
-            cluster('up', '--nodes', str(self.nodes), timeout=180)
+            cluster('up', '--nodes', str(self.nodes), *self.up_args,
+                    timeout=180)
             self.started = True
 
         self.user = USER if self._user_can_run() else None

@@ -79,7 +79,8 @@ def _pingpong(paths, exe, a, b):
 def tree_cluster(tmp_path_factory):
     paths = st.Paths()
     try:
-        _cg('up', '--topology', 'leafspine', '--nodes', '4')
+        _cg('up', '--topology', 'leafspine', '--nodes', '4',
+            '--leaves', '2')
         exe = str(tmp_path_factory.mktemp('pp') / 'pp')
         subprocess.run(['mpicc.openmpi', '-O2', '-x', 'c', '-o', exe, '-'],
                        input=PINGPONG_C, text=True, check=True, timeout=60)

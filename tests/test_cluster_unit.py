@@ -355,6 +355,16 @@ def test_topology_conf_as_meant():
     assert lines == ['SwitchName=leaf1 Nodes=n[1-4]',
                      'SwitchName=leaf2 Nodes=n[5-8]',
                      'SwitchName=spine Switches=leaf[1-2]']
+    speeds = [ln for ln in tree.topology_conf(250, 500).splitlines()
+              if not ln.startswith('#')]
+    assert speeds[0] == 'SwitchName=leaf1 Nodes=n[1-4] LinkSpeed=250'
+    assert speeds[2] == 'SwitchName=spine Switches=leaf[1-2] LinkSpeed=500'
+    # what the analysis reads back: node links 250, uplinks 500
+    from clustergate.topology import parse_topology_conf
+    topo = parse_topology_conf(tree.topology_conf(250, 500))
+    assert topo.leaf_of['n6'] == 'leaf2'
+    assert topo.capacity(('switch', 'leaf1', 'up')) == 500
+    assert topo.capacity(('node', 'n1', 'down')) == 250
     assert tr.hostlist(['n1', 'n2', 'n4']) == 'n[1-2,4]'
     assert tr.hostlist(['n3']) == 'n3'
     assert tr.hostlist(['a', 'b1']) == 'a,b1'
@@ -462,7 +472,7 @@ def test_cli_tree_options():
     args = _parse(['cluster', 'up', '--topology', 'leafspine',
                    '--uplink-rate', '50%'])
     assert (args.topology, args.leaves, args.uplink_rate) == \
-        ('leafspine', 2, '50%')
+        ('leafspine', 3, '50%')
     args = _parse(['cluster', 'degrade', '--uplink', 'leaf1', '--rate',
                    '25%'])
     assert (args.uplink, args.node, args.fabric) == ('leaf1', None, 'fab0')

@@ -48,7 +48,7 @@ BAD_INPUTS = [
      "partition localhost:local: extras.core_per_node: unknown key "
      "(known: benchmarks, cores_per_node, expected_families, hpcc, "
      "interconnects, memory_per_node_gib, numa_domains_per_node, "
-     "stream_numa_counts, sweep)"),
+     "stream_numa_counts, sweep, topology)"),
     ('unknown family expected',
      (EXPECTED, "'expected_families': ['npb', 'hpl'],"),
      "partition localhost:local: extras.expected_families: 'hpl' is not a "

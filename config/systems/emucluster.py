@@ -10,6 +10,7 @@ Jobs run through the ``squeue`` backend (there is no accounting, so the
 ``slurm`` backend, which polls sacct, does not work).
 """
 
+import json
 import os
 import sys
 
@@ -18,6 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _mpi  # noqa: E402
 
 _NAME = 'emucluster'
+_STATE_DIR = os.environ.get('CG_EMU_STATE_DIR', '/run/clustergate-emu')
 
 
 def _slurm_conf():
@@ -55,6 +57,26 @@ def _node_facts():
                         nodes = 1
 
     return nodes, cores, real_mem
+
+
+def _state():
+    try:
+        with open(os.path.join(_STATE_DIR, 'state.json')) as fp:
+            return json.load(fp)
+    except (OSError, ValueError):
+        return {}
+
+
+def _topology():
+    """The partition's declared switch tree: when the cluster is up as a
+    leaf/spine tree (``clustergate cluster up --topology leafspine``),
+    Slurm's view of it (``scontrol show topology``, from the topology.conf
+    as the switches were meant to be cabled), as a site would configure
+    it; the flat fabric has none."""
+    if active() and _state().get('tree'):
+        return {'topology': {'source': 'scontrol'}}
+
+    return {}
 
 
 _nodes, _cores, _mem_mib = _node_facts()
@@ -138,7 +160,9 @@ site_configuration = {
                     'processor': {'num_cpus': _cores},
                     'extras': {
                         'sweep': {
-                            'nodes': [n for n in (1, 2, 4) if n <= _nodes],
+                            # and all nodes (the link matrix runs there)
+                            'nodes': sorted({n for n in (1, 2, 4)
+                                             if n <= _nodes} | {_nodes}),
                             'ppn': [p for p in (1, 2) if p <= _cores],
                             # ci mode: the whole cluster, one rank per node,
                             # both fabrics (the link is the bottleneck)
@@ -165,6 +189,7 @@ site_configuration = {
                         },
                         'cores_per_node': _cores,
                         'memory_per_node_gib': _mem_mib // 1024,
+                        **_topology(),
                         # HPC Challenge: HPL's matrix in half the memory,
                         # but N <= 3072: the 2 cores would need hours
                         'hpcc': {'memory_fraction': 0.5, 'max_n': 3072},

@@ -37,6 +37,10 @@ HPCC = 'hpcc'
 #: check families (folders of checks/) this partition must run: a session
 #: that selects one of them and runs none of its cases exits non-zero
 EXPECTED_FAMILIES = 'expected_families'
+#: the declared switch tree of the partition's fabrics, for the link
+#: matrix: {'source': 'scontrol'} or {'file': PATH}, optional node_rate,
+#: uplink_rate, interconnects (clustergate.rfm.linkmatrix)
+TOPOLOGY = 'topology'
 
 PARTITION_KEYS = {
     SWEEP: 'node counts, ppn and the ci/nightly subsets',
@@ -48,6 +52,7 @@ PARTITION_KEYS = {
     BENCHMARKS: 'source of each third-party benchmark family',
     HPCC: 'HPC Challenge sizing (memory_fraction, nb, max_n)',
     EXPECTED_FAMILIES: 'check families that must run in a session',
+    TOPOLOGY: 'declared switch tree of the fabrics (link matrix)',
 }
 
 #: keys of ``extras['sweep']``

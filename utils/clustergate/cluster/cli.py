@@ -3,8 +3,8 @@
 ::
 
     clustergate cluster up [--nodes 4] [--rate 1gbit] [--timeout 30]
-    clustergate cluster up --topology leafspine [--nodes 8] [--leaves 2]
-        [--rate 250mbit] [--oversubscription 2 | --uplink-rate 500mbit]
+    clustergate cluster up --topology leafspine [--nodes 9] [--leaves 3]
+        [--rate 250mbit] [--oversubscription 2 | --uplink-rate 375mbit]
     clustergate cluster status
     clustergate cluster env            # export SLURM_CONF=...
     clustergate cluster degrade --node n2 --fabric fab0 --rate 250mbit
@@ -23,10 +23,12 @@ from .layout import FABRICS, MAX_NODES
 from .procs import ClusterError
 
 FLAT_NODES, FLAT_RATE = 4, '1gbit'
-#: Defaults of ``--topology leafspine``: 8 nodes under 2 leaves; node links
-#: at 250 Mbit/s so that 8 concurrent flows are limited by the links, not
-#: by the 2 CPUs (docs/emulated-cluster.md has the measurements)
-TREE_NODES, TREE_RATE = 8, '250mbit'
+#: Defaults of ``--topology leafspine``: 9 nodes under 3 leaves (with two
+#: leaves, the two uplinks carry exactly the same node-to-node flows: a cut
+#: one could not be named); node links at 250 Mbit/s so that 9 concurrent
+#: flows are limited by the links, not by the 2 CPUs
+#: (docs/emulated-cluster.md has the measurements)
+TREE_NODES, TREE_LEAVES, TREE_RATE = 9, 3, '250mbit'
 
 
 def _guard(fn):
@@ -132,9 +134,9 @@ def add_parser(subparsers):
                     help='flat: one bridge per fabric (default); '
                          'leafspine: leaf switches under a spine, '
                          'described to Slurm in topology.conf')
-    up.add_argument('--leaves', type=int, default=2,
-                    help='leaf switches of --topology leafspine '
-                         '(default: 2)')
+    up.add_argument('--leaves', type=int, default=TREE_LEAVES,
+                    help=f'leaf switches of --topology leafspine '
+                         f'(default: {TREE_LEAVES})')
     up.add_argument('--oversubscription', type=float,
                     help='node bandwidth of a leaf over its uplink\'s '
                          '(default: 2)')

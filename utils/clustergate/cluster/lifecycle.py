@@ -172,7 +172,7 @@ def plan_tree(layout, topology, leaves, rate_bits, oversubscription=None,
 
 
 def up(nodes=4, rate='1gbit', timeout=30.0, paths=None, topology=None,
-       leaves=2, oversubscription=None, uplink_rate=None):
+       leaves=3, oversubscription=None, uplink_rate=None):
     """Bring the cluster up; on any failure undo everything and raise."""
     paths = paths or st.Paths()
     t0 = time.monotonic()
@@ -261,7 +261,8 @@ def _bring_up(state, layout, paths, timeout, tree=None):
     m = slurm.machine()
     if tree is not None:
         with open(paths.topology_conf, 'w') as fp:
-            fp.write(tree.topology_conf())
+            fp.write(tree.topology_conf(state['rate'] / 1e6,
+                                        state['uplink_rate'] / 1e6))
 
     with open(paths.slurm_conf, 'w') as fp:
         fp.write(slurm.render_conf(
@@ -459,11 +460,6 @@ def _degrade_uplink(state, paths, leaf, fabric, rate):
             f'(nominal {shaping.format_rate(state["uplink_rate"])})')
 
 
-def _fabric_bridges(tree, fabric, layout):
-    return [layout.bridge(fabric)] + [tree.leaf_bridge(leaf, fabric)
-                                      for leaf in tree.leaf_names]
-
-
 def miscable(node, leaf, fabric='fab0', paths=None):
     """Move ``node``'s cable on ``fabric`` (or ``all``) to leaf ``leaf``;
     topology.conf keeps saying where it was meant to be."""
@@ -478,8 +474,7 @@ def miscable(node, leaf, fabric='fab0', paths=None):
     fabrics = FABRICS if fabric == 'all' else [fabric]
     cabling = state.setdefault('cabling', {})
     for f in fabrics:
-        netns.recable(node, f, tree.leaf_bridge(leaf, f), layout,
-                      _fabric_bridges(tree, f, layout))
+        netns.recable(node, f, tree.leaf_bridge(leaf, f), layout)
         over = cabling.setdefault(f, {})
         if leaf == tree.leaf_of(node):
             over.pop(node, None)
@@ -505,8 +500,7 @@ def restore(paths=None):
         for f, over in state.get('cabling', {}).items():
             for node in sorted(over):
                 netns.recable(node, f, tree.leaf_bridge(tree.leaf_of(node),
-                                                        f), layout,
-                              _fabric_bridges(tree, f, layout))
+                                                        f), layout)
         state['cabling'] = {}
 
     st.save(state, paths)

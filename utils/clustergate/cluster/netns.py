@@ -8,6 +8,7 @@ host plus one per namespace, which keeps bring-up well under a second.
 import os
 import re
 import subprocess
+import sys
 
 from . import shaping
 from .layout import FABRICS
@@ -142,16 +143,30 @@ def apply_uplink_rates(tree, uplink_rates):
         _batch(['tc'], uplink_batch(tree, uplink_rates))
 
 
-def recable(node, fabric, bridge, layout, bridges=()):
+def recable(node, fabric, bridge, layout):
     """Move ``node``'s veth on ``fabric`` onto ``bridge`` (a miscabled or
-    re-cabled node: the link and its shaping stay as they are), then flush
-    the learnt addresses of the fabric's ``bridges``: the spine would
-    otherwise keep sending the node's frames towards its old leaf until
-    the entry ages out (300 s; seen: srun "Communication connection
-    failure" right after a restore)."""
-    lines = [f'link set {layout.host_veth(node, fabric)} master {bridge}']
-    lines += [f'link set dev {b} type bridge fdb_flush' for b in bridges]
-    _batch(['ip'], lines)
+    re-cabled node: the link and its shaping stay as they are), then let
+    the node announce itself with one broadcast datagram, as a host does
+    when its link comes up: every bridge of the fabric learns its new port.
+    Without it the spine kept sending the node's frames towards its old
+    leaf until the entry aged out (300 s; seen: srun "Communication
+    connection failure" right after a restore); flushing the bridges
+    instead floods every unicast frame until they relearn."""
+    run(['ip', 'link', 'set', layout.host_veth(node, fabric), 'master',
+         bridge], timeout=10)
+    run(['nsenter', f'--net={NETNS_DIR}/{node}', sys.executable, '-c',
+         ANNOUNCE, broadcast_addr(layout, fabric)], timeout=10)
+
+
+#: One UDP broadcast datagram to the discard port of the fabric's subnet
+ANNOUNCE = ('import socket, sys\n'
+            's = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n'
+            's.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)\n'
+            's.sendto(b"clustergate", (sys.argv[1], 9))\n')
+
+
+def broadcast_addr(layout, fabric):
+    return layout.host_addr(fabric).rsplit('.', 1)[0] + '.255'
 
 
 def bridge_of(dev):

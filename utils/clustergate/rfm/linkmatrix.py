@@ -15,9 +15,24 @@ matrix is written as ``linkmatrix_<fabric>.csv`` and drawn as
 ``linkmatrix_<fabric>.png`` in the stage directory; both are kept in the
 output directory.
 
-To refine the verdict (e.g. by switch topology), override
-:meth:`LinkMatrixTest.verdict_lines`: it gets the analysed matrix and
-returns the lines that fail the test.
+To refine the verdict, override :meth:`LinkMatrixTest.verdict_lines`: it
+gets the analysed matrix and returns the lines that fail the test.
+
+**On a switch tree** the matrix is judged against the declared topology
+instead (:mod:`clustergate.topology`): when the partition's extras have a
+``topology`` entry, each flow of each concurrent round is compared with
+its max-min fair share on the declared tree, and the verdicts name a slow
+uplink, a miscabled node (and the leaf it behaves as on) or a slow node
+link. The flat verdict would call the oversubscribed cross-switch flows
+slow. The entry says where the site keeps its topology (config, not
+code)::
+
+    'topology': {'source': 'scontrol'}     # `scontrol show topology`
+    'topology': {'file': '/etc/slurm/topology.conf'}
+
+with optional ``node_rate``/``uplink_rate`` (e.g. ``'100gbit'``) overriding
+the ``LinkSpeed`` of the file, and ``interconnects`` (the fabrics the tree
+describes; default: all).
 """
 
 import os
@@ -30,7 +45,7 @@ from reframe.core.builtins import (parameter, performance_function, run_after,
                                    run_before, variable)
 from reframe.core.exceptions import SanityError
 
-from clustergate import cgoutput, linkmatrix, sweep
+from clustergate import cgoutput, extras, linkmatrix, sweep, topology
 from clustergate.rfm import modes
 from clustergate.rfm.cgprogram import CgProgramTest
 
@@ -91,9 +106,28 @@ class LinkMatrixTest(CgProgramTest):
         return linkmatrix.analyse(matrix, self.fraction, self.interconnect)
 
     def verdict_lines(self, analysis):
-        """The lines that fail the test (none: healthy). Subclasses may
-        refine them, e.g. with the switch topology."""
-        return analysis.messages()
+        """The lines that fail the test (none: healthy): those of the
+        switch-tree analysis where the partition declares a topology,
+        otherwise those of the flat matrix."""
+        part = self.current_partition
+        spec = part.extras.get(extras.TOPOLOGY) if part else None
+        if not spec or self.interconnect not in spec.get(
+                'interconnects', [self.interconnect]):
+            return analysis.messages()
+
+        try:
+            topo = declared_topology(spec)
+        except topology.TopologyError as err:
+            raise SanityError(f'declared topology: {err}') from None
+
+        tree = topology.diagnose(
+            topo, topology.rounds_from_measurements(self._run().measurements),
+            self.interconnect)
+        for note in tree.notes:
+            self.logger.info(f'topology analysis: {note}')
+
+        self.logger.info(tree.summary())
+        return tree.messages()
 
     def expected_pattern(self):
         return 'linkmatrix'
@@ -173,3 +207,43 @@ class LinkMatrixTest(CgProgramTest):
     def set_perf_variables(self):
         self.perf_variables = {'bw_median': self.bw_median(),
                                'bw_min': self.bw_min()}
+
+
+def declared_topology(spec, run=subprocess.run):
+    """The switch tree a partition's ``topology`` extra points at (see the
+    module doc). Raises :class:`clustergate.topology.TopologyError` with a
+    one-line cause."""
+    if not isinstance(spec, dict):
+        raise topology.TopologyError(
+            f"extras 'topology' must be a dict such as {{'source': "
+            f"'scontrol'}} or {{'file': PATH}}, not {spec!r}")
+
+    rates = {k: spec[k] for k in ('node_rate', 'uplink_rate') if k in spec}
+    if 'file' in spec:
+        path = spec['file']
+        try:
+            with open(path) as fp:
+                text = fp.read()
+        except OSError as err:
+            raise topology.TopologyError(
+                f"extras 'topology' file {path}: {err.strerror}") from None
+
+        return topology.parse_topology_conf(text, source=path, **rates)
+
+    if spec.get('source') != 'scontrol':
+        raise topology.TopologyError(
+            f"extras 'topology' needs 'file' or 'source': 'scontrol', has "
+            f"{sorted(spec)}")
+
+    cmd = ['scontrol', 'show', 'topology']
+    try:
+        proc = run(cmd, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as err:
+        raise topology.TopologyError(f'{" ".join(cmd)}: {err}') from None
+
+    if proc.returncode != 0 or 'SwitchName=' not in proc.stdout:
+        why = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or \
+            ['no switch (is TopologyPlugin=topology/tree set?)']
+        raise topology.TopologyError(f'{" ".join(cmd)}: {why[0]}')
+
+    return topology.parse_scontrol_topology(proc.stdout, **rates)

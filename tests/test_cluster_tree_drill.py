@@ -1,0 +1,85 @@
+"""The fault drill on a switch tree (docs/emulated-cluster.md): the
+emulated cluster up as 9 nodes under 3 leaf switches and a spine
+(``--topology leafspine``; Slurm's topology.conf describes the switches as
+meant), and the link matrix on fab0, judged against the declared topology
+(``scontrol show topology``, as the emucluster partition declares it):
+
+1. healthy -> passes;
+2. leaf2's uplink cut to 1/4 of its rate (a trunk that lost cables, the
+   LANL study's 4x) -> fails naming the uplink leaf2-spine;
+3. n2 cabled to leaf3 instead of leaf1 (topology.conf unchanged) -> fails
+   naming n2 and the leaf it is really on;
+4. restored -> passes;
+5. down leaves no namespace, daemon, bridge or uplink behind.
+
+Needs root and the emulated cluster's packages; uses the cluster only if
+none is up (a cluster that is up may be someone else's).
+"""
+
+import subprocess
+
+import pytest
+
+import cluster_session as cs
+from conftest import reframe_failures
+
+pytestmark = pytest.mark.cluster
+
+_reason = cs.why_not_available() or (
+    'an emulated cluster is already up' if cs.is_up() else None)
+if _reason:
+    pytest.skip(_reason, allow_module_level=True)
+
+LINKMATRIX = ['-n', 'LinkMatrix.*fab0', '-S', 'valid_prog_environs=openmpi']
+
+
+@pytest.fixture(scope='module')
+def session():
+    with cs.Session(nodes=9, up_args=['--topology', 'leafspine']) as s:
+        yield s
+
+    assert cs.leftovers() == [], 'cluster down left things behind'
+    links = subprocess.run(['ip', '-br', 'link'], capture_output=True,
+                           text=True).stdout.split()
+    assert not [w for w in links if w.startswith(('cgl', 'cgu', 'cgs',
+                                                  'cgfab'))], links
+
+
+def linkmatrix(session, tag):
+    rc, out = session.reframe(*LINKMATRIX, '-r', tag=tag, timeout=900)
+    return rc, out
+
+
+def test_1_healthy_tree_passes(session):
+    rc, out = linkmatrix(session, 'tree-healthy')
+    assert rc == 0, reframe_failures(out)
+    assert 'LinkMatrix' in out, out
+
+
+def test_2_cut_uplink_is_named(session):
+    cs.cluster('degrade', '--uplink', 'leaf2', '--rate', '25%')
+    try:
+        rc, out = linkmatrix(session, 'tree-uplink')
+    finally:
+        cs.cluster('restore')
+
+    assert rc != 0, 'leaf2 uplink at 1/4 went unnoticed'
+    assert 'uplink leaf2-spine on fabric fab0' in out, reframe_failures(out)
+    assert 'leaf1-spine' not in out and 'leaf3-spine' not in out
+
+
+def test_3_miscabled_node_is_named_with_its_real_leaf(session):
+    cs.cluster('miscable', '--node', 'n2', '--leaf', 'leaf3')
+    try:
+        rc, out = linkmatrix(session, 'tree-miscabled')
+    finally:
+        cs.cluster('restore')
+
+    assert rc != 0, 'n2 cabled to leaf3 went unnoticed'
+    assert 'miscabled node n2 on fabric fab0' in out, reframe_failures(out)
+    assert 'as if cabled to leaf3' in out, reframe_failures(out)
+
+
+def test_4_restored_tree_passes(session):
+    rc, out = linkmatrix(session, 'tree-restored')
+    assert rc == 0, reframe_failures(out)
