@@ -29,7 +29,8 @@ def _expected_families():
     families = ['contention', 'node']
     if shutil.which('spack'):
         families += ['imb', 'npb', 'osu', 'stream']
-    elif _mpi.impi_prefix():
+    elif any(e['name'] == 'intelmpi' for e in _environments):
+        # offered only when its probe passed (_mpi): then IMB runs
         families.append('imb')
 
     return families
