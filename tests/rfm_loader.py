@@ -1,7 +1,9 @@
 """Loads clustergate checks into a ReFrame runtime inside pytest, so that
 their sanity and performance functions can be fed given outputs."""
 
+import contextlib
 import os
+import sys
 
 import reframe.core.config as config
 import reframe.core.runtime as rt
@@ -10,17 +12,43 @@ import reframe.frontend.loader as loader
 from conftest import ROOT
 
 _loaded = {}
+_runtimes = {}
+
+
+@contextlib.contextmanager
+def system_runtime(system):
+    """ReFrame's runtime of ``system`` for the duration of the block.
+    ReFrame keeps one runtime per process; this swaps it, so that tests
+    can load checks for several systems in one process."""
+    if system not in _runtimes:
+        site = config.load_config(os.path.join(ROOT, 'config',
+                                               'settings.py'))
+        site.select_subconfig(system)
+        _runtimes[system] = rt.RuntimeContext(site)
+
+    saved = rt._runtime_context
+    rt._runtime_context = _runtimes[system]
+    try:
+        yield _runtimes[system]
+    finally:
+        rt._runtime_context = saved if saved is not None else \
+            _runtimes[system]
 
 
 def load_checks(relpath, system='localhost'):
     """All test instances of a check file on ``system``."""
     key = (relpath, system)
     if key not in _loaded:
-        site = config.load_config(os.path.join(ROOT, 'config', 'settings.py'))
-        site.select_subconfig(system)
-        rt.init_runtime(site)
-        ld = loader.RegressionCheckLoader([os.path.join(ROOT, relpath)])
-        _loaded[key] = ld.load_all()
+        path = os.path.join(ROOT, relpath)
+        # the check file is executed again, so that its classes (and their
+        # sweep axes) are those of this system: ReFrame's loader returns a
+        # module it loaded before, even with force=True
+        for name, mod in list(sys.modules.items()):
+            if getattr(mod, '__file__', None) == path:
+                del sys.modules[name]
+
+        with system_runtime(system):
+            _loaded[key] = loader.RegressionCheckLoader([path]).load_all()
 
     return _loaded[key]
 

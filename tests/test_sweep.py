@@ -103,22 +103,19 @@ def test_broken_descriptions_name_the_problem(mutate, message):
         sweep.describe(ex, 'emu')
 
 
-def test_mode_subsets_narrow_the_tags():
+def test_mode_subsets_name_the_points():
     from clustergate.rfm import modes
     ex = cluster_extras()
     ex['sweep']['ci'] = {'nodes': [4], 'ppn': [1]}
     ex['sweep']['nightly'] = {'nodes': [2, 4]}
     parts = [ex]
-    assert modes.tags_for(True, True, SweepPoint(4, 1, 'fab0'), parts) == \
-        {'ci', 'nightly', 'acceptance'}
-    assert modes.tags_for(True, True, SweepPoint(2, 1, 'fab0'), parts) == \
-        {'nightly', 'acceptance'}
-    assert modes.tags_for(True, True, SweepPoint(1, 2, 'shm'), parts) == \
-        {'acceptance'}
-    # a check that is acceptance-only stays so
-    assert modes.tags_for(False, False, SweepPoint(4, 1, 'fab0'), parts) == \
-        {'acceptance'}
-    # no subsets declared: every point
-    assert modes.tags_for(True, True, SweepPoint(1, 2, 'shm'),
-                          [cluster_extras()]) == {'ci', 'nightly',
-                                                  'acceptance'}
+    assert modes.in_subset(SweepPoint(4, 1, 'fab0'), parts, 'ci')
+    assert not modes.in_subset(SweepPoint(4, 2, 'fab0'), parts, 'ci')
+    assert not modes.in_subset(SweepPoint(2, 1, 'fab0'), parts, 'ci')
+    assert modes.in_subset(SweepPoint(2, 1, 'fab0'), parts, 'nightly')
+    assert not modes.in_subset(SweepPoint(1, 2, 'shm'), parts, 'nightly')
+    # no subset declared: every point
+    assert modes.in_subset(SweepPoint(1, 2, 'shm'), parts, 'acceptance')
+    assert modes.in_subset(SweepPoint(1, 2, 'shm'), [cluster_extras()], 'ci')
+    # a partition without a sweep takes no point
+    assert not modes.in_subset(SweepPoint(1, 1, 'shm'), [{}], 'ci')

@@ -6,7 +6,7 @@ the emulated cluster (at a small N, capped by the ci mode)."""
 
 import reframe as rfm
 
-from clustergate.rfm.hpcc import HpccKernelTest
+from clustergate.rfm.hpcc import CI_AND_NIGHTLY, HpccKernelTest
 from reframe.core.exceptions import SanityError
 
 #: RandomAccess results are valid when at most 1% of the table is wrong
@@ -22,7 +22,7 @@ class HpccHpl(HpccKernelTest):
     scaled residual passes HPL's own check."""
 
     kernel = 'HPL'
-    in_ci = True
+    mode_selection = CI_AND_NIGHTLY
     metrics = {'gflops': ('HPL_Tflops', 'Gflop/s', 1000.0),
                'time': ('HPL_time', 's', 1.0)}
 
@@ -97,7 +97,7 @@ class HpccBeff(HpccKernelTest):
     natural and random ring latency and bandwidth (per process)."""
 
     kernel = 'b_eff'
-    in_ci = True
+    mode_selection = CI_AND_NIGHTLY
     min_ranks = 2
     metrics = {
         'pingpong_latency': ('MaxPingPongLatency_usec', 'us', 1.0),

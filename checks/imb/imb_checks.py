@@ -7,6 +7,7 @@ so PingPong runs for real in ci mode)."""
 import reframe as rfm
 
 from clustergate import sweep
+from clustergate.rfm import modes
 from clustergate.rfm.imb import ImbTest
 
 
@@ -16,7 +17,7 @@ class ImbPingPong(ImbTest):
 
     benchmark = 'PingPong'
     kind = 'pt2pt'
-    in_ci = True
+    mode_selection = modes.EVERY_MODE
     sweep_requirements = sweep.Requirements(min_ranks=2, max_ranks=2)
 
 

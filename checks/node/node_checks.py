@@ -17,12 +17,10 @@ class MemoryStrided(MemoryTest):
     kernel = parameter(['read', 'write', 'copy', 'scale', 'add', 'triad'],
                        loggable=True)
 
-    @run_after('init')
-    def ci_subset(self):
-        # ci: read, write and triad only (the others are nightly)
-        if self.scale == 'small' and self.kernel not in ('read', 'write',
-                                                         'triad'):
-            self.tags.discard('ci')
+    # ci: read, write and triad only (the others are nightly)
+    mode_selection = {**MemoryTest.mode_selection,
+                      'ci': {'scale': {'small'},
+                             'kernel': {'read', 'write', 'triad'}}}
 
 
 @rfm.simple_test

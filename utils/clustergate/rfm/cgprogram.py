@@ -10,12 +10,12 @@ from reframe.core.builtins import fixture, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
 from clustergate import cgoutput
-from clustergate.rfm.axes import SweepAxes
 from clustergate.rfm.build import CgProgramsBuild
 from clustergate.rfm.joboutput import JobOutput
+from clustergate.rfm.sweeptest import SweepTest
 
 
-class CgProgramTest(JobOutput, SweepAxes, rfm.RunOnlyRegressionTest):
+class CgProgramTest(JobOutput, SweepTest, rfm.RunOnlyRegressionTest):
     """Runs one of our C programs at one sweep point and checks its output:
     completion line, no error, as many measurements as announced, and the
     ranks, nodes and ranks per node that were asked for."""

@@ -16,7 +16,8 @@ from clustergate.rfm.cgprogram import CgProgramTest
 
 #: Message sizes of the studies: 8 B, 10 KB, 1 MB (1 KB = 1000 B)
 DEFAULT_SIZES = [8, 10000, 1000000]
-CI_SIZES = {8, 1000000}
+#: Sizes of the ci mode (0: the barrier, which has no payload)
+CI_SIZES = {0, 8, 1000000}
 #: Patterns of the ci mode: one of each kind (point-to-point, all-pairs,
 #: many-to-one, collective); the others run nightly
 CI_PATTERNS = {'barrier', 'pingpong', 'shift', 'hotspot', 'concurrent',
@@ -64,16 +65,17 @@ class ContentionTest(CgProgramTest):
 
     time_limit = '5m'
 
+    mode_selection = {'ci': {'pattern': CI_PATTERNS, 'msg_bytes': CI_SIZES},
+                      **modes.NIGHTLY}
+
+    def tag_names(self):
+        return {'contention', self.pattern}
+
     @run_after('init')
-    def set_tags(self):
+    def set_descr(self):
         self.descr = (f'{self.pattern} {self.msg_bytes} B on '
                       f'{self.num_nodes} node(s) x {self.ppn} ppn over '
                       f'{self.interconnect}')
-        ci = (self.pattern in CI_PATTERNS and
-              (self.msg_bytes in CI_SIZES or self.pattern == 'barrier'))
-        self.tags = modes.tags_for(ci, True, self.sweep_point()) | {
-            'contention', self.pattern
-        }
 
     @run_before('run')
     def set_command(self):

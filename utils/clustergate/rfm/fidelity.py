@@ -44,8 +44,8 @@ from reframe.core.exceptions import SanityError
 from clustergate import benchmarks, cgoutput, sweep
 from clustergate.parsers import ParseError, parse_imb
 from clustergate.rfm import bounds, modes
-from clustergate.rfm.axes import SweepAxes
 from clustergate.rfm.build import CgProgramsBuild
+from clustergate.rfm.sweeptest import SweepTest
 from clustergate.rfm.thirdparty import ImbBinaries
 
 LAT_BYTES = 8
@@ -123,7 +123,7 @@ def _our_rounds(texts, size, key):
     return values
 
 
-class PingPongFidelity(SweepAxes, rfm.RunOnlyRegressionTest):
+class PingPongFidelity(SweepTest, rfm.RunOnlyRegressionTest):
     """Our ping-pong vs IMB PingPong, 2 ranks, same MPI and transport.
 
     Performance variables: ``ours_latency_8B``, ``imb_latency_8B`` (us),
@@ -154,16 +154,18 @@ class PingPongFidelity(SweepAxes, rfm.RunOnlyRegressionTest):
     time_limit = '10m'
     maintainers = ['clustergate']
 
+    # Acceptance only: it validates the instrument (our harness against
+    # IMB) once per system and MPI, it does not watch the system. On a
+    # 2-core VM IMB alone varies by 2x between back-to-back runs (1 MB over
+    # shm: 590..2961 MB/s; 8 B over shm 0.14 then 0.37 us on a quiet
+    # machine), so a nightly 15% verdict there is noise.
+    mode_selection = modes.ACCEPTANCE_ONLY
+
+    def tag_names(self):
+        return {'fidelity', 'imb'}
+
     @run_after('init')
-    def set_tags(self):
-        # Acceptance only: it validates the instrument (our harness against
-        # IMB) once per system and MPI, it does not watch the system. On
-        # a 2-core VM IMB alone varies by 2x between back-to-back runs
-        # (1 MB over shm: 590..2961 MB/s; 8 B over shm 0.14 then 0.37 us
-        # on a quiet machine), so a nightly 15% verdict there is noise.
-        self.tags = modes.tags_for(False, False, self.sweep_point()) | {
-            'fidelity', 'imb'
-        }
+    def set_descr(self):
         self.descr = (f'ping-pong fidelity vs IMB on {self.num_nodes} '
                       f'node(s) x {self.ppn} ppn over {self.interconnect}')
 

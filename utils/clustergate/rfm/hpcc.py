@@ -32,6 +32,7 @@ from clustergate import extras as keys
 from clustergate import hpccinf, sweep
 from clustergate.parsers import ParseError, parse_hpcc
 from clustergate.rfm import modes
+from clustergate.rfm.capable import CapablePartitions
 from clustergate.rfm.joboutput import JobOutput
 from clustergate.rfm.refmetrics import ReferenceMetrics
 from clustergate.rfm.thirdparty import (ANY_MPI, BenchmarkBinaries,
@@ -123,8 +124,12 @@ class HpccRun(ThirdPartyTest):
         return sn.defer(self.check_output(self.output_text()))
 
 
-class HpccKernelTest(ReferenceMetrics, JobOutput,
-                     rfm.RunOnlyRegressionTest):
+#: ``mode_selection`` of the kernels also in ci: only at 2+ ranks
+CI_AND_NIGHTLY = {'ci': {'several_ranks': {True}}, **modes.NIGHTLY}
+
+
+class HpccKernelTest(CapablePartitions, modes.ModeTags, ReferenceMetrics,
+                     JobOutput, rfm.RunOnlyRegressionTest):
     """The figures of one HPCC kernel, read from the :class:`HpccRun` of
     the same sweep point (the run is shared by every kernel's check).
 
@@ -141,8 +146,10 @@ class HpccKernelTest(ReferenceMetrics, JobOutput,
     #: perf variable -> (HPCC summary key, unit, factor applied)
     metrics = variable(dict)
 
-    #: Also in the ci subset (where the partition's ci subset has the point)
-    in_ci = variable(bool, value=False)
+    #: nightly and acceptance; a kernel also in ci declares
+    #: ``mode_selection = CI_AND_NIGHTLY`` (the partition's ci subset still
+    #: narrows it to its points)
+    mode_selection = modes.NIGHTLY
 
     #: Minimum ranks for this kernel to mean anything (b_eff: 2)
     min_ranks = variable(int, value=1)
@@ -161,6 +168,21 @@ class HpccKernelTest(ReferenceMetrics, JobOutput,
     executable = 'cat'
     maintainers = ['clustergate']
 
+    def tag_names(self):
+        return {'thirdparty', 'hpcc', self.kernel}
+
+    @property
+    def several_ranks(self):
+        """2+ ranks: a 1-rank run repeats the same work on every
+        interconnect (and b_eff needs a pair), so ci runs only these."""
+        return self.num_nodes * self.ppn >= 2
+
+    @property
+    def sweep_requirements(self):
+        """What the point must offer (CapablePartitions): the run's needs
+        and this kernel's ranks."""
+        return sweep.Requirements(min_ranks=self.min_ranks)
+
     def sweep_point(self):
         return sweep.SweepPoint(self.num_nodes, self.ppn, self.interconnect)
 
@@ -176,24 +198,13 @@ class HpccKernelTest(ReferenceMetrics, JobOutput,
         self.num_nodes = params['num_nodes']
         self.ppn = params['ppn']
         self.interconnect = params['interconnect']
-        if self.num_nodes * self.ppn < self.min_ranks:
-            # not a test case at all (b_eff with one rank), as for points
-            # no partition can run
-            self.valid_systems = []
-
         envs = environs_for('hpcc')
         # as BinaryRun.restrict_environs: keep a -S valid_prog_environs
         if envs and list(self.valid_prog_environs) == ANY_MPI:
             self.valid_prog_environs = envs
 
-        # ci: only points with 2+ ranks (a 1-rank run repeats the same
-        # work on every interconnect, and b_eff needs a pair)
-        ci = self.in_ci and self.num_nodes * self.ppn >= 2
-        self.tags = (modes.tags_for(ci, True, self.sweep_point()) |
-                     {'thirdparty', 'hpcc', self.kernel})
         self.descr = (f'HPCC {self.kernel} on {self.num_nodes} node(s) x '
                       f'{self.ppn} ppn over {self.interconnect}')
-
 
     @run_after('setup')
     def load_reference(self):

@@ -49,7 +49,7 @@ class ImbTest(ThirdPartyTest):
     time_limit = '15m'
 
     def tag_names(self):
-        return {'imb', self.benchmark}
+        return {'thirdparty', 'imb', self.benchmark}
 
     @run_after('init')
     def set_descr(self):

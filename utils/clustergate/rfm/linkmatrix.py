@@ -73,14 +73,16 @@ class LinkMatrixTest(CgProgramTest):
     sweep_requirements = sweep.Requirements(min_nodes=2, max_ppn=1,
                                             all_nodes=True)
     time_limit = '10m'
+    mode_selection = modes.EVERY_MODE
+
+    def tag_names(self):
+        return {'linkmatrix'}
 
     @run_after('init')
     def describe_matrix(self):
         self.descr = (f'link matrix of {self.num_nodes} nodes over '
                       f'{self.interconnect}, {self.msg_bytes} B')
         self.keep_files = [self.csv_name(), self.png_name()]
-        self.tags = modes.tags_for(True, True, self.sweep_point()) | {
-            'linkmatrix'}
 
     def csv_name(self):
         return f'linkmatrix_{self.interconnect}.csv'

@@ -1,19 +1,41 @@
-"""Which mode (ci, nightly, acceptance) a test instance belongs to.
+"""Which mode (ci, nightly, acceptance) a test instance belongs to: one
+hook, :meth:`ModeTags.set_mode_tags`, for every family.
 
-Modes select tests by tag. ``acceptance`` is the whole sweep; ``nightly``
-and ``ci`` are subsets (ci within nightly). A check says whether an
-instance is meant for ci and for nightly; a partition may narrow either to
-a subset of its sweep with ``extras.sweep.ci`` / ``extras.sweep.nightly``
-(lists of nodes, ppn and interconnects), so that a big system's gate stays
-within minutes and its night within hours.
+Two things decide, both declarative:
+
+* the family's :attr:`ModeTags.mode_selection`: for each mode, the
+  parameter values of the instances that belong to it (a mode missing:
+  none; an empty mapping: every instance);
+* the partitions' subsets: a partition may narrow a mode to a subset of
+  its sweep with ``extras.sweep.<mode>`` (lists of ``nodes``, ``ppn`` and
+  ``interconnects``), so that a big system's gate stays within minutes
+  and its night within hours. A point belongs to a mode when at least one
+  partition that can run it has it in its subset (a partition that
+  declares no subset takes every point). Keep a partition's ci subset
+  within its nightly subset.
+
+The modes (config/common.py) select by these tags.
 """
 
-from typing import Iterable, Mapping, Optional
+from typing import Iterable, Mapping
+
+import reframe as rfm
+from reframe.core.builtins import run_after
+
+from clustergate.rfm.partitions import current_system
+
+MODES = ('ci', 'nightly', 'acceptance')
+
+#: Declarations for :attr:`ModeTags.mode_selection`
+EVERY_MODE = {'ci': {}, 'nightly': {}, 'acceptance': {}}
+NIGHTLY = {'nightly': {}, 'acceptance': {}}
+ACCEPTANCE_ONLY = {'acceptance': {}}
 
 
 def in_subset(point, partitions: Iterable[Mapping], mode: str) -> bool:
     """True if ``point`` is in the ``mode`` subset of at least one
-    partition (a partition that declares no subset takes every point)."""
+    partition's extras (a partition that declares no subset takes every
+    point)."""
     for extras in partitions:
         if 'sweep' not in extras:
             continue
@@ -31,29 +53,50 @@ def in_subset(point, partitions: Iterable[Mapping], mode: str) -> bool:
     return False
 
 
-def in_ci_subset(point, partitions: Iterable[Mapping]) -> bool:
-    """True if ``point`` is in the ci subset of at least one partition."""
-    return in_subset(point, partitions, 'ci')
+def selected(test, rule) -> bool:
+    """True if ``test`` matches one mode's rule of a ``mode_selection``
+    (None: the mode is not the family's)."""
+    if rule is None:
+        return False
+
+    return all(getattr(test, attr) in allowed
+               for attr, allowed in rule.items())
 
 
-def tags_for(ci: bool, nightly: bool, point=None,
-             partitions: Optional[Iterable[Mapping]] = None):
-    """Tag set of a test meant for ci and/or nightly; with a ``point``,
-    narrowed to the subsets the current system's partitions declare."""
-    if point is not None:
-        if partitions is None:
-            from clustergate.rfm.axes import _current_partitions
-            partitions = [e for _, e in _current_partitions()]
+class ModeTags(rfm.RegressionTestPlugin):
+    """Mixin: the mode tags (plus :meth:`tag_names`) of every test."""
 
-        partitions = list(partitions)
-        ci = ci and in_subset(point, partitions, 'ci')
-        nightly = nightly and in_subset(point, partitions, 'nightly')
+    #: ``{mode: {attribute: allowed values}}``; see the module
+    mode_selection = NIGHTLY
 
-    tags = {'acceptance'}
-    if nightly or ci:
-        tags.add('nightly')
+    def tag_names(self):
+        """The family's own tags (subclasses)."""
+        return set()
 
-    if ci:
-        tags.add('ci')
+    def mode_point(self):
+        """The sweep point the partitions' subsets judge, or None (a test
+        without one is not narrowed by the subsets)."""
+        point = getattr(self, 'sweep_point', None)
+        return point() if callable(point) else None
 
-    return tags
+    def mode_partitions(self):
+        """Extras of the partitions this test runs on."""
+        system = current_system()
+        if system is None:
+            return []
+
+        names = getattr(self, 'capable_partitions', None)
+        return [p.extras for p in system.partitions
+                if names is None or p.fullname in names]
+
+    # always_last: after the point is known (some families take it at
+    # init) and after CapablePartitions.keep_capable_points, which must
+    # therefore come before this class among the bases (see SweepTest)
+    @run_after('init', always_last=True)
+    def set_mode_tags(self):
+        point = self.mode_point()
+        parts = self.mode_partitions() if point is not None else []
+        tags = {m for m in MODES
+                if selected(self, self.mode_selection.get(m)) and
+                (point is None or in_subset(point, parts, m))}
+        self.tags = (set(self.tags) - set(MODES)) | tags | self.tag_names()

@@ -63,12 +63,28 @@ class NicContentionTest(CgProgramTest):
     sweep_requirements = sweep.Requirements(min_nodes=3, min_ppn=2,
                                             mpi_families=('openmpi',))
     time_limit = '10m'
+    mode_selection = modes.EVERY_MODE
+
+    def tag_names(self):
+        return {'nic', 'node'}
+
+    def point_reason(self, partition, mpi_family):
+        # a network to contend for; two of them for two_ifaces
+        reason = super().point_reason(partition, mpi_family)
+        ics = partition.extras.get(keys.INTERCONNECTS, {})
+        if reason is None and ics[self.interconnect]['scope'] != 'network':
+            reason = (f'interconnect {self.interconnect!r} is not a '
+                      f'network: no interface to contend for')
+
+        if (reason is None and self.layout == 'two_ifaces' and
+                len(network_interconnects(partition.extras)) < 2):
+            reason = (f'partition {partition.fullname} has one network '
+                      f'interconnect: no second interface')
+
+        return reason
 
     @run_after('init')
-    def set_tags(self):
-        self.tags = modes.tags_for(True, True, self.sweep_point()) | {
-            'nic', 'node'
-        }
+    def set_descr(self):
         self.descr = (f'NIC contention ({self.layout}) from the first of '
                       f'{self.num_nodes} nodes x {self.ppn} ppn over '
                       f'{self.interconnect}')
@@ -78,18 +94,6 @@ class NicContentionTest(CgProgramTest):
         others = [n for n in network_interconnects(
             self.current_partition.extras) if n != self.interconnect]
         return others[0] if others else None
-
-    @run_after('setup')
-    def network_only(self):
-        ic = self.current_partition.extras.get(keys.INTERCONNECTS, {}).get(
-            self.interconnect, {})
-        self.skip_if(ic.get('scope') != 'network',
-                     f'interconnect {self.interconnect!r} is not a network: '
-                     f'no interface to contend for')
-        if self.layout == 'two_ifaces':
-            self.skip_if(self.second_iface() is None,
-                         f'partition {self.current_partition.fullname} has '
-                         f'one network interconnect: no second interface')
 
     @run_before('run')
     def set_command(self):

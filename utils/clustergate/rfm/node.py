@@ -8,7 +8,8 @@ all ``ppn`` ranks active; the ``ratio`` performance variables (k ppn /
 nothing). Absolute values are reported too, for references.
 
 Each test has a ``scale``: ``small`` instances are the ci subset (tag
-``ci``), ``full`` ones the nightly/acceptance runs.
+``ci``), ``full`` ones the nightly/acceptance runs
+(:attr:`NodeProgramTest.mode_selection`).
 """
 
 import reframe.utility.sanity as sn
@@ -17,8 +18,6 @@ from reframe.core.builtins import (parameter, performance_function,
 from reframe.core.exceptions import SanityError
 
 from clustergate import extras as keys
-from clustergate.rfm import modes
-from clustergate.rfm.axes import _current_partitions
 from clustergate.rfm.cgprogram import CgProgramTest
 
 #: Every stride of the classic experiment
@@ -29,12 +28,12 @@ CI_STRIDES = [1, 2, 4, 8, 17]
 LEVELS = ('L1', 'L2', 'L3', 'L4', 'DRAM')
 
 
-def _node_interconnects():
-    """Interconnects of scope 'node' of the current system (the memory
-    tests do not use the network: one point per nodes x ppn is enough);
-    the first interconnect if there is none."""
+def node_interconnects(partitions):
+    """Interconnects of scope 'node' of the ``(name, extras)`` partitions
+    (the memory tests do not use the network: one point per nodes x ppn is
+    enough); the first interconnect if there is none."""
     names, first = [], None
-    for _, extras in _current_partitions():
+    for _, extras in partitions:
         for name, ic in extras.get(keys.INTERCONNECTS, {}).items():
             first = first or name
             if ic.get('scope') == 'node' and name not in names:
@@ -49,25 +48,26 @@ class NodeProgramTest(CgProgramTest):
     #: small: ci subset; full: nightly and acceptance
     scale = parameter(['small', 'full'], loggable=True)
 
-    #: Node-level: only node-scope interconnects (shared memory)
-    interconnect = parameter(_node_interconnects(), loggable=True)
-
     # The kernels do not depend on the MPI: run them once, with the
     # environment the site marks as its primary one
     valid_prog_environs = ['+mpi +primary']
     time_limit = '20m'
 
-    @run_after('init')
-    def set_node_tags(self):
-        if self.scale == 'small':
-            partitions = [e for _, e in _current_partitions()]
-            ci = modes.in_ci_subset(self.sweep_point(), partitions)
-            self.tags = ({'ci'} if ci else set()) | {'node', self.program}
-        else:
-            self.tags = modes.tags_for(False, True, self.sweep_point()) | {
-                'node', self.program
-            }
+    mode_selection = {'ci': {'scale': {'small'}},
+                      'nightly': {'scale': {'full'}},
+                      'acceptance': {'scale': {'full'}}}
 
+    @classmethod
+    def system_parameters(cls, partitions):
+        # node-level: only node-scope interconnects (shared memory)
+        return {**super().system_parameters(partitions),
+                'interconnect': node_interconnects(partitions)}
+
+    def tag_names(self):
+        return {'node', self.program}
+
+    @run_after('init')
+    def set_descr(self):
         self.descr = (f'{self.program} ({self.scale}) on {self.num_nodes} '
                       f'node(s) x {self.ppn} ppn')
 

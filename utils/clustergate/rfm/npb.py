@@ -46,14 +46,15 @@ class NpbTest(ThirdPartyTest):
 
     time_limit = '30m'
 
+    # Class C runs for minutes and needs GBs: acceptance only
+    mode_selection = {'nightly': {'npb_class': {'A', 'B'}},
+                      'acceptance': {}}
+
     def tag_names(self):
-        return {'npb', self.kernel, f'npb_{self.npb_class}'}
+        return {'thirdparty', 'npb', self.kernel, f'npb_{self.npb_class}'}
 
     @run_after('init')
-    def npb_class_modes(self):
-        # Class C runs for minutes and needs GBs: acceptance only
-        self.acceptance_only = self.npb_class == 'C'
-        self.set_tags()
+    def set_descr(self):
         self.descr = (f'NPB {self.kernel.upper()} class {self.npb_class} on '
                       f'{self.num_nodes} node(s) x {self.ppn} ppn over '
                       f'{self.interconnect}')

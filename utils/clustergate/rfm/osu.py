@@ -51,7 +51,7 @@ class OsuTest(ThirdPartyTest):
     time_limit = '15m'
 
     def tag_names(self):
-        return {'osu', self.program}
+        return {'thirdparty', 'osu', self.program}
 
     @run_after('init')
     def set_descr(self):
@@ -62,12 +62,13 @@ class OsuTest(ThirdPartyTest):
         self.descr = (f'OSU {self.program} on {self.num_nodes} node(s) x '
                       f'{self.ppn} ppn over {self.interconnect}')
 
-    @run_after('setup')
-    def even_ranks_for_pairs(self):
-        if self.kind == 'mbw_mr':
-            self.skip_if(self.num_tasks % 2 != 0,
-                         f'{self.program} pairs ranks: {self.num_tasks} '
-                         f'ranks is odd')
+    def point_reason(self, partition, mpi_family):
+        reason = super().point_reason(partition, mpi_family)
+        ranks = self.num_nodes * self.ppn
+        if reason is None and self.kind == 'mbw_mr' and ranks % 2:
+            reason = f'{self.program} pairs ranks: {ranks} ranks is odd'
+
+        return reason
 
     def binary_name(self):
         return self.program

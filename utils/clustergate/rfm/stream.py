@@ -20,16 +20,18 @@ from reframe.core.exceptions import SanityError
 
 from clustergate import extras as keys
 from clustergate.parsers import parse_stream
-from clustergate.rfm import modes
-from clustergate.rfm.axes import _current_partitions
+from clustergate.rfm.modes import ModeTags
+from clustergate.rfm.partitions import SystemParameters
 from clustergate.rfm.thirdparty import ANY_MPI, BinaryRun, StreamBinaries
 
 KERNELS = ('Copy', 'Scale', 'Add', 'Triad')
 
 
-def _numa_counts():
+def numa_counts(partitions):
+    """NUMA domain counts STREAM runs on, over the ``(name, extras)``
+    partitions (0: the whole node, unbound)."""
     counts = set()
-    for _, extras in _current_partitions():
+    for _, extras in partitions:
         if 'sweep' in extras:
             counts.update(extras.get(keys.STREAM_NUMA_COUNTS, [0]))
 
@@ -50,7 +52,8 @@ def stream_threads(extras, numa_domains):
     return max(1, cores * numa_domains // per_node)
 
 
-class StreamTest(BinaryRun, rfm.RunOnlyRegressionTest):
+class StreamTest(ModeTags, SystemParameters, BinaryRun,
+                 rfm.RunOnlyRegressionTest):
     """Runs ``stream_c.exe`` with OMP_NUM_THREADS threads on one node.
 
     Performance variables: ``copy``, ``scale``, ``add``, ``triad``: best
@@ -60,7 +63,7 @@ class StreamTest(BinaryRun, rfm.RunOnlyRegressionTest):
     family = 'stream'
 
     #: NUMA domains the run is bound to; 0 = whole node, unbound
-    numa_domains = parameter(_numa_counts(), loggable=True)
+    numa_domains = parameter([0], loggable=True)
 
     #: Threads used (set at setup from the partition), logged
     threads = variable(int, value=0, loggable=True)
@@ -73,11 +76,16 @@ class StreamTest(BinaryRun, rfm.RunOnlyRegressionTest):
     num_tasks = 1
     time_limit = '10m'
 
+    @classmethod
+    def system_parameters(cls, partitions):
+        return {**super().system_parameters(partitions),
+                'numa_domains': numa_counts(partitions)}
+
+    def tag_names(self):
+        return {'thirdparty', 'stream'}
+
     @run_after('init')
-    def set_tags(self):
-        self.tags = modes.tags_for(ci=False, nightly=True) | {
-            'thirdparty', 'stream'
-        }
+    def set_descr(self):
         where = (f'{self.numa_domains} NUMA domain(s)' if self.numa_domains
                  else 'the whole node')
         self.descr = f'STREAM on {where}'

@@ -23,9 +23,9 @@ from reframe.core.exceptions import SanityError
 
 from clustergate import benchmarks
 from clustergate.parsers import ParseError
-from clustergate.rfm import modes
-from clustergate.rfm.axes import SweepAxes, _current_partitions
 from clustergate.rfm.joboutput import JobOutput
+from clustergate.rfm.partitions import current_partitions
+from clustergate.rfm.sweeptest import SweepTest
 
 
 class BenchmarkBinaries(rfm.CompileOnlyRegressionTest):
@@ -121,7 +121,7 @@ def environs_for(family):
     union of the environments its sources are limited to (``['+mpi']``
     when a source accepts any)."""
     names = []
-    for pname, extras in _current_partitions():
+    for pname, extras in current_partitions():
         envs = benchmarks.configured_environs(extras, family, pname)
         if envs is None:
             if benchmarks._entries(extras, family, pname):
@@ -206,15 +206,10 @@ class BinaryRun(JobOutput, rfm.RegressionTestPlugin):
         pass
 
 
-class ThirdPartyTest(BinaryRun, SweepAxes, rfm.RunOnlyRegressionTest):
-    """A third-party MPI benchmark at one point of the sweep."""
-
-    #: Also part of the ci subset (where the partition's ci subset has the
-    #: point); otherwise nightly and acceptance only
-    in_ci = variable(bool, value=False)
-
-    #: Acceptance only (e.g. NPB class C)
-    acceptance_only = variable(bool, value=False)
+class ThirdPartyTest(BinaryRun, SweepTest, rfm.RunOnlyRegressionTest):
+    """A third-party MPI benchmark at one point of the sweep; nightly and
+    acceptance unless a family or check declares otherwise
+    (:attr:`~clustergate.rfm.modes.ModeTags.mode_selection`)."""
 
     valid_systems = ['+mpi']
     valid_prog_environs = list(ANY_MPI)
@@ -222,11 +217,4 @@ class ThirdPartyTest(BinaryRun, SweepAxes, rfm.RunOnlyRegressionTest):
     time_limit = '20m'
 
     def tag_names(self):
-        return {self.family}
-
-    @run_after('init')
-    def set_tags(self):
-        ci = self.in_ci and not self.acceptance_only
-        self.tags = (modes.tags_for(ci, not self.acceptance_only,
-                                    self.sweep_point())
-                     | {'thirdparty'} | self.tag_names())
+        return {'thirdparty', self.family}
