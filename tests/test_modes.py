@@ -136,6 +136,11 @@ def test_axes_follow_the_system_loaded():
     assert {c.num_nodes for c in local} == {1}
     assert {c.ppn for c in local} == set(range(1, cores + 1))
     assert {c.interconnect for c in local} == {'shm', 'tcp'}
+    # a family whose sweep is a fixture's (HPCC's run), localhost first
+    local, emu = ([c for c in load_checks('checks/hpcc/hpcc_checks.py', s)
+                   if not c.is_fixture()] for s in SYSTEMS)
+    assert {c.interconnect for c in local} == {'shm', 'tcp'}
+    assert {c.interconnect for c in emu} == {'fab0', 'fab1', 'shm'}
 
 
 def test_link_matrix_follows_the_ci_subset():

@@ -4,7 +4,7 @@ operations), memory latency per cache level, OS noise. Each measures with
 the ratio (k ppn / 1 ppn) plus absolute values (docs/node-tests.md)."""
 
 import reframe as rfm
-from reframe.core.builtins import parameter, run_after
+from reframe.core.builtins import parameter
 
 from clustergate.rfm.node import MemoryLatencyTest, MemoryTest, NoiseTest
 

@@ -33,6 +33,7 @@ from clustergate import hpccinf, sweep
 from clustergate.parsers import ParseError, parse_hpcc
 from clustergate.rfm import modes
 from clustergate.rfm.capable import CapablePartitions
+from clustergate.rfm.partitions import SystemParameters
 from clustergate.rfm.joboutput import JobOutput
 from clustergate.rfm.refmetrics import ReferenceMetrics
 from clustergate.rfm.thirdparty import (ANY_MPI, BenchmarkBinaries,
@@ -128,8 +129,9 @@ class HpccRun(ThirdPartyTest):
 CI_AND_NIGHTLY = {'ci': {'several_ranks': {True}}, **modes.NIGHTLY}
 
 
-class HpccKernelTest(CapablePartitions, modes.ModeTags, ReferenceMetrics,
-                     JobOutput, rfm.RunOnlyRegressionTest):
+class HpccKernelTest(CapablePartitions, modes.ModeTags, SystemParameters,
+                     ReferenceMetrics, JobOutput,
+                     rfm.RunOnlyRegressionTest):
     """The figures of one HPCC kernel, read from the :class:`HpccRun` of
     the same sweep point (the run is shared by every kernel's check).
 
@@ -167,6 +169,12 @@ class HpccKernelTest(CapablePartitions, modes.ModeTags, ReferenceMetrics,
     local = True
     executable = 'cat'
     maintainers = ['clustergate']
+
+    @classmethod
+    def system_fixtures(cls):
+        # the run's sweep axes follow the system loaded, as the checks' do
+        return {'hpcc': (HpccRun, {'scope': 'environment',
+                                   'action': 'fork'})}
 
     def tag_names(self):
         return {'thirdparty', 'hpcc', self.kernel}

@@ -8,8 +8,10 @@ would keep the axes of the first system loaded in the process (loading
 i.e. every time ReFrame's loader loads a check file.
 """
 
+import types
+
 import reframe as rfm
-from reframe.core.builtins import parameter
+from reframe.core.builtins import fixture, parameter
 from reframe.core.exceptions import ReframeFatalError
 
 #: What ReFrame raises when no runtime is configured (a plain import, e.g.
@@ -48,6 +50,14 @@ class SystemParameters(rfm.RegressionTestPlugin):
         partitions (subclasses)."""
         return {}
 
+    @classmethod
+    def system_fixtures(cls):
+        """``{fixture name: (test class, fixture() keywords)}`` of fixtures
+        whose own parameters follow the system (subclasses): a class of a
+        library module is created once per process, so each subclass
+        gets a fresh subclass of it."""
+        return {}
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         # The class body has run, the parameter space is not built yet
@@ -63,3 +73,17 @@ class SystemParameters(rfm.RegressionTestPlugin):
             param.__set_name__(None, name)
             param.__rfm_set_owner__(cls.__qualname__)
             local[name] = param
+
+        local = cls.__dict__['_rfm_local_fixture_space']
+        for name, (base, kwargs) in cls.system_fixtures().items():
+            if name in local:
+                continue
+
+            fresh = types.new_class(base.__name__, (base,), exec_body=lambda
+                                    ns, base=base: ns.update(
+                                        __module__=base.__module__,
+                                        __qualname__=base.__qualname__))
+            fix = fixture(fresh, **kwargs)
+            fix.__set_name__(None, name)
+            fix.__rfm_set_owner__(cls.__qualname__)
+            local[name] = fix
