@@ -73,8 +73,8 @@ class HpccRun(ThirdPartyTest):
 
     def load_reference(self):
         # not a hook here (a plain method of the same name replaces
-        # SweepAxes'): the run has no performance variables, its kernels'
-        # checks look up their references
+        # ReferenceLoader's): the run has no performance variables, its
+        # kernels' checks look up their references
         pass
 
     def hpcc_input(self):
