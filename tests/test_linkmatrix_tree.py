@@ -17,7 +17,8 @@ from conftest import fixture_text
 #: it (LinkSpeed in Mbit/s: nodes 250, uplinks 375)
 TREE = tr.leafspine([f'n{i}' for i in range(1, 10)], 3)
 
-#: Real `scontrol show topology` of that cluster (Slurm 22.05)
+#: Real `scontrol show topology` of that cluster (Slurm 22.05), captured
+#: from `clustergate cluster up --topology leafspine` on 2026-11-22
 SCONTROL = '''\
 SwitchName=leaf1 Level=0 LinkSpeed=250 Nodes=n[1-3]
 SwitchName=leaf2 Level=0 LinkSpeed=250 Nodes=n[4-6]
