@@ -89,3 +89,18 @@ def test_hpcc_hpl_and_beff_ran_for_real(ci_run):
                                 ln)]
     assert gflops and all(g > 0 for g in gflops)
     assert ring and all(b > 0 for b in ring)
+
+
+def test_session_ends_with_where_the_time_went(ci_run):
+    """The end of a real session breaks its time down per family: the
+    build, our contention programs and HPCC ran in ci mode here."""
+    res, report, _ = ci_run
+    lines = res.stdout.splitlines()
+    start = next(i for i, ln in enumerate(lines)
+                 if ln.startswith('TIME BREAKDOWN: '))
+    ran = sum(1 for run in report['runs'][-1:] for tc in run['testcases']
+              if tc['result'] not in ('skip', 'fail_deps'))
+    assert lines[start].startswith(f'TIME BREAKDOWN: {ran} case(s) ran in ')
+    families = {ln.split()[0] for ln in lines[start + 2:start + 12]
+                if ln.startswith('  ') and not ln.startswith('  slowest')}
+    assert {'build', 'contention', 'hpcc'} <= families, lines[start:start + 12]

@@ -14,12 +14,16 @@ def _tc(name, family, result='pass', compile_=0.0, run=0.0, total=0.0,
             'filename': f'/x/checks/{family}/{family}_checks.py'
                         if not fixture else '/x/utils/clustergate/rfm/b.py',
             'time_compile': compile_, 'time_run': run, 'time_total': total,
-            **axes}
+            # a case whose job ran has its completion time; a build fixture
+            # has none, and ReFrame's run time of it spans its dependents
+            'job_completion_time_unix': None if fixture or result == 'skip'
+            else 1000.0, **axes}
 
 
 def _report():
     cases = [
-        _tc('CgProgramsBuild', '', compile_=30.0, total=31.0, fixture=True),
+        _tc('CgProgramsBuild', '', compile_=30.0, run=400.0, total=431.0,
+            fixture=True),
         _tc('Barrier', 'contention', run=10.0, total=12.0, num_nodes=2,
             ppn=1, interconnect='fab0'),
         _tc('Alltoall', 'contention', run=50.0, total=52.0, num_nodes=4,
@@ -42,9 +46,10 @@ def test_case_times_split_build_run_other_and_take_the_last_attempt():
     b = times['Barrier %num_nodes=2 %ppn=1 %interconnect=fab0']
     assert (b.family, b.build, b.run, b.other) == ('contention', 0.0, 30.0,
                                                    3.0)
-    assert b.point == 'num_nodes=2,ppn=1,interconnect=fab0'
+    assert b.point == '2n x 1ppn fab0'
     build = times['CgProgramsBuild']
-    assert (build.family, build.build, build.other) == ('build', 30.0, 1.0)
+    assert (build.family, build.build, build.run, build.other) == \
+        ('build', 30.0, 0.0, 0.0)
     assert times['Alltoall %num_nodes=4 %ppn=2 %interconnect=fab0'].ranks \
         == 8
 
@@ -53,7 +58,7 @@ def test_breakdown_ranks_families_and_names_repeated_work():
     lines = timing.breakdown(_report())
     text = '\n'.join(lines)
     assert lines[0].startswith('TIME BREAKDOWN: 5 case(s) ran in 3m20s '
-                               'wall, 2m37s in test cases')
+                               'wall, 2m36s in test cases')
     fam = [ln.split()[0] for ln in lines[2:5]]
     assert fam == ['contention', 'node', 'build']
     assert 'contention' in lines[2] and '54%' in lines[2]

@@ -48,7 +48,7 @@ import time
 import xml.etree.ElementTree as ET
 from collections import OrderedDict, defaultdict
 
-from clustergate import score
+from clustergate import score, timing
 
 _DEP_REASONS = ('skipped due to skipped dependencies', 'dependencies failed')
 _ANSI = re.compile(r'\x1b\[[0-9;]*m')
@@ -318,6 +318,11 @@ def session_end(start, log_path):
     selected, ran, missed = not_run(report, reasons)
     failures = expected_failures(selected, ran, expected)
     for line in format_block(selected, ran, missed, failures, expected):
+        print(line)
+
+    # where the time went (clustergate.timing): a nightly that grows past
+    # its window shows what made it long
+    for line in timing.breakdown(report, top=5):
         print(line)
 
     if score.is_acceptance(sys.argv):

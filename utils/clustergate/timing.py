@@ -54,13 +54,28 @@ def _t(tc, name) -> float:
     return float(value) if isinstance(value, (int, float)) else 0.0
 
 
+def point_label(axes) -> str:
+    """``2n x 1ppn fab0`` (short enough for a table column)."""
+    if not axes:
+        return ''
+
+    return (f'{axes.get("num_nodes", "?")}n x {axes.get("ppn", "?")}ppn '
+            f'{axes.get("interconnect", "?")}')
+
+
 def family_of(tc) -> str:
     """``checks/<family>/...`` of the file that defines the test; ``build``
-    for a fixture (our programs' build); else the file's name."""
-    if tc.get('fixture'):
-        return 'build'
-
+    for a fixture that only compiles; a run fixture (e.g. HPCC's one run
+    per point) belongs to its library module's family (``rfm/hpcc.py``:
+    ``hpcc``); else the file's name."""
     parts = os.path.normpath(tc.get('filename') or '?').split(os.sep)
+    if tc.get('fixture'):
+        if tc.get('job_completion_time_unix') is None or \
+                parts[-1] == 'build.py':
+            return 'build'
+
+        return os.path.splitext(parts[-1])[0]
+
     if 'checks' in parts[:-1]:
         return parts[parts.index('checks') + 1]
 
@@ -86,11 +101,16 @@ def case_times(report) -> List[CaseTime]:
         nodes = int(axes.get('num_nodes') or 1)
         ppn = int(axes.get('ppn') or 1)
         build = _t(tc, 'time_compile')
-        run = _t(tc, 'time_run')
-        total = _t(tc, 'time_total')
+        if tc.get('job_completion_time_unix') is None:
+            # no job ran (a build fixture, a skip): ReFrame's run and total
+            # times of such a case span its dependents' lives (a fixture is
+            # cleaned up after them), not work of its own
+            run, total = 0.0, build
+        else:
+            run, total = _t(tc, 'time_run'), _t(tc, 'time_total')
         out.append(CaseTime(
             family_of(tc), name.split()[0] if name.split() else name, name,
-            ','.join(f'{a}={v}' for a, v in axes.items()),
+            point_label(axes),
             tc.get('environ') or '', tc.get('result') or '?', build, run,
             max(0.0, total - build - run), nodes, nodes * ppn,
             str(axes.get('interconnect') or '')))
