@@ -182,7 +182,9 @@ class ContentionTest(CgProgramTest):
                 if self.has_bandwidth:
                     pv[f'bandwidth_r{j}'] = self.bandwidth_of(j)
 
-        verdict = self.peer_verdict(self.measured_lines(self._run()))
+        # a dry run has no output to judge the peers on
+        verdict = None if self.is_dry_run() else self.peer_verdict(
+            self.measured_lines(self._run()))
         if verdict is not None:
             # a measured ratio: judged in the performance stage against
             # peer_outlier_fraction (or the reference file), the suspects
