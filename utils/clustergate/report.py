@@ -212,6 +212,19 @@ class Verdict:
             d.kind == 'regression' for d in self.deviations) or any(
             c.band == 'fail' for c in self.changes)
 
+    @property
+    def word(self) -> str:
+        """RED, GREEN, or UNCHECKED when there was nothing to be red about:
+        no test results read and no metric with a reference (green would
+        claim a check that did not happen)."""
+        if self.red:
+            return 'RED'
+
+        if self.failures is None and not self.referenced:
+            return 'UNCHECKED'
+
+        return 'GREEN'
+
     def empty_reasons(self) -> Dict[str, str]:
         """Why each empty section is empty."""
         why = {}
