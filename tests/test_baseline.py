@@ -54,6 +54,12 @@ def test_lower_threshold_never_below_minus_one():
     ('mops', 'Mop/s', 'higher'),
     ('triad', 'GB/s', 'higher'),
     ('count', '', 'both'),
+    # the link matrix's per-node figures and its verdict count
+    ('peer_n4_sent', 'x', 'higher'),
+    ('peer_min', 'x', 'higher'),
+    ('bw_n4_recv', 'MB/s', 'higher'),
+    ('faults', 'verdicts', 'lower'),
+    ('faults', 'verdicts: suspect node n4 on fabric fab0: ...', 'lower'),
 ])
 def test_direction(metric, unit, expected):
     assert bl.direction(metric, unit) == expected

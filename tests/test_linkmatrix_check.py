@@ -1,7 +1,9 @@
 """The link-matrix check (clustergate.rfm.linkmatrix) on real outputs of the
-emulated cluster: the verdict comes from sanity, the CSV and heat map from
-a hook after the run (so a failing matrix is kept too), and the check sets
-no environment of its own."""
+emulated cluster: sanity judges that the program printed a complete
+matrix, the verdict is a performance variable (``faults``, its unit
+carrying the verdict lines) next to one figure per node link, the CSV and
+heat map come from a hook after the run (so a failing matrix is kept
+too), and the check sets no environment of its own."""
 
 import os
 
@@ -9,7 +11,9 @@ import pytest
 import reframe.utility.sanity as sn
 from reframe.core.exceptions import SanityError
 
+from clustergate import topology
 from clustergate import linkmatrix as lm
+from clustergate.cluster import tree as tr
 from conftest import fixture_text
 from rfm_loader import load_checks
 
@@ -37,13 +41,45 @@ def feed(check, text):
     return check
 
 
-def test_throttled_node_fails_sanity_naming_it(check, tmp_path):
-    c = feed(check, THROTTLED)
-    with pytest.raises(SanityError, match='suspect node n4 on fabric fab0'):
-        sn.evaluate(c.validate())
+def perf(check):
+    """The performance variables' values and units, and the variables
+    that miss their reference (as ReFrame's performance stage judges)."""
+    check.set_perf_variables()
+    values, units, failed = {}, {}, []
+    for name, fn in check.perf_variables.items():
+        values[name], units[name] = sn.evaluate(fn), fn.unit
+        try:
+            ref = check.reference[f'*:{name}'][:3]
+        except KeyError:
+            continue
+        try:
+            sn.evaluate(sn.assert_reference(values[name], *ref))
+        except SanityError:
+            failed.append(name)
+    return values, units, failed
 
-    # sanity judges, it writes nothing
+
+def test_throttled_node_fails_performance_naming_it(check, tmp_path):
+    c = feed(check, THROTTLED)
+    # sanity judges the program: it ran and printed the whole matrix
+    assert sn.evaluate(c.validate()) is True
+    # sanity writes nothing
     assert os.listdir(tmp_path) == []
+    values, units, failed = perf(c)
+    assert sorted(failed) == ['faults', 'peer_min']
+    assert values['faults'] == 1
+    # the verdict line is in the unit: ReFrame's failure message and the
+    # perflog carry it
+    assert units['faults'].startswith('verdicts: suspect node n4 on fabric '
+                                      'fab0: row 0.2')
+    # n4's link at 250 of 1000 Mbit/s: a quarter of its peers, both ways
+    for d in ('sent', 'recv'):
+        assert 0.2 < values[f'peer_n4_{d}'] < 0.3
+        assert 28 < values[f'bw_n4_{d}'] < 32
+        for n in ('n1', 'n2', 'n3'):
+            assert values[f'peer_{n}_{d}'] > 0.8
+    assert values['peer_min'] == min(values[f'peer_n4_{d}']
+                                     for d in ('sent', 'recv'))
 
 
 def test_artefacts_are_written_after_the_run(check, tmp_path):
@@ -82,6 +118,71 @@ def test_busy_healthy_matrix_passes_with_perf_values(check):
     bw = lm.from_measurements(c._run().measurements).bw.values()
     assert sn.evaluate(c.bw_min()) == min(bw)
     assert 115 < sn.evaluate(c.bw_median()) < 126
+    values, units, failed = perf(c)
+    assert failed == []
+    assert values['faults'] == 0 and units['faults'] == 'verdicts'
+    # every node link's figures, every night: 4 nodes x 2 directions x
+    # (MB/s, x peers) + the summary ones
+    nodes = [f'n{i}' for i in range(1, 5)]
+    assert set(values) == {'bw_median', 'bw_min', 'peer_min', 'faults'} | {
+        f'{k}_{n}_{d}' for k in ('bw', 'peer') for n in nodes
+        for d in ('sent', 'recv')}
+    assert all(0.85 < values[f'peer_{n}_{d}'] < 1.15 for n in nodes
+               for d in ('sent', 'recv'))
+    assert units['bw_n1_sent'] == 'MB/s' and units['peer_n1_recv'] == 'x'
+
+
+def test_many_nodes_keep_only_the_summary_variables(check):
+    c = feed(check, BUSY)
+    c.monkeypatch.setattr(c, 'max_node_variables', 3, raising=False)
+    values, _, _ = perf(c)
+    assert set(values) == {'bw_median', 'bw_min', 'peer_min', 'faults'}
+
+
+#: The emulated tree of the tree fixtures (LinkSpeed in Mbit/s)
+TREE = tr.leafspine([f'n{i}' for i in range(1, 10)], 3)
+
+
+def on_tree(check, name):
+    topo = topology.parse_topology_conf(TREE.topology_conf(250, 375))
+    c = feed(check, fixture_text('cg-outputs', name))
+    for k, v in (('num_nodes', 9), ('num_tasks', 9),
+                 ('declared', lambda: topo)):
+        c.monkeypatch.setattr(c, k, v, raising=False)
+    return c
+
+
+def test_slow_node_link_on_the_tree_is_named_in_performance(check):
+    c = on_tree(check, 'emu-linkmatrix-tree9-n5-50pct.out')
+    assert sn.evaluate(c.validate()) is True
+    values, units, failed = perf(c)
+    assert 'faults' in failed
+    assert units['faults'].startswith('verdicts: suspect node n5 on fabric '
+                                      'fab0')
+    # n5 at half its rate; its peers' flows at their prediction
+    assert 0.35 < values['peer_n5_sent'] < 0.55
+    assert 0.35 < values['peer_n5_recv'] < 0.55
+    others = [values[f'peer_n{i}_{d}'] for i in range(1, 10) if i != 5
+              for d in ('sent', 'recv')]
+    assert min(others) > 0.85 and max(others) < 1.15
+
+
+def test_healthy_tree_passes_with_node_figures_near_prediction(check):
+    c = on_tree(check, 'emu-linkmatrix-tree9-healthy.out')
+    values, units, failed = perf(c)
+    assert failed == [] and values['faults'] == 0
+    assert values['peer_min'] > 0.85
+    # node-limited flows ran at 27-31 MB/s of 31.25
+    assert all(26 < values[f'bw_n{i}_{d}'] < 31.5 for i in range(1, 10)
+               for d in ('sent', 'recv'))
+
+
+def test_cut_uplink_is_named_in_the_faults_unit(check):
+    c = on_tree(check, 'emu-linkmatrix-tree9-leaf2-uplink-25pct.out')
+    values, units, failed = perf(c)
+    assert 'faults' in failed
+    assert units['faults'].startswith('verdicts: uplink leaf2-spine on '
+                                      'fabric fab0')
 
 
 def test_verdict_lines_decide_the_verdict(check):
@@ -91,7 +192,18 @@ def test_verdict_lines_decide_the_verdict(check):
                           lambda analysis: [f'{len(analysis.ratios)} pairs '
                                             f'judged'],
                           raising=False)
-    with pytest.raises(SanityError, match='^12 pairs judged$'):
+    assert sn.evaluate(c.validate()) is True
+    values, units, failed = perf(c)
+    assert failed == ['faults']
+    assert units['faults'] == 'verdicts: 12 pairs judged'
+
+
+def test_an_incomplete_matrix_fails_sanity(check):
+    lines = BUSY.splitlines(True)
+    pairs = [i for i, l in enumerate(lines) if 'pattern=linkmatrix' in l]
+    text = ''.join(l for i, l in enumerate(lines) if i != pairs[3])
+    c = feed(check, text)
+    with pytest.raises(SanityError):
         sn.evaluate(c.validate())
 
 

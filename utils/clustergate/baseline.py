@@ -308,6 +308,14 @@ def direction(metric: str, unit: Optional[str]) -> str:
             or name.startswith('bw'):
         return 'higher'
 
+    # the link matrix's node links against their peers (higher: faster
+    # than the peers), and its count of verdicts (lower: none is healthy)
+    if name.startswith('peer_'):
+        return 'higher'
+
+    if name == 'faults' or u.startswith('verdicts'):
+        return 'lower'
+
     if 'ratio' in name:        # ratios of times (concurrent_ratio)
         return 'lower'
 

@@ -2,13 +2,23 @@
 node-to-node bandwidth matrix of all nodes of a partition, per interconnect
 (see checks/src/cg_linkmatrix.c and :mod:`clustergate.linkmatrix`).
 
-Self-referencing: the test fails in sanity when a pair is below
-``fraction`` x the matrix median, naming the suspect node/NIC or link, e.g.
-``suspect node n4 on fabric fab0: ...`` or ``suspect link n1<->n3 on fabric
-fab0: 0.26x median``. Each pair counts at its fastest trial, which load
-elsewhere does not slow down and a slow link cannot beat. The median and
-the slowest pair are performance variables, so a file reference also
-catches a fabric that is uniformly slow.
+Self-referencing: the matrix is judged in the performance stage, against
+the node links' peers of the same run (sanity only checks that the program
+ran and printed a complete matrix). The verdict -- ``suspect node n4 on
+fabric fab0: ...``, ``suspect link n1<->n3 on fabric fab0: 0.26x median``,
+or on a switch tree the cut uplink or the miscabled node -- is the
+performance variable ``faults`` (how many verdicts; bound: 0), whose unit
+carries the verdict lines, so that they are in the failure message and in
+the perflog. ``peer_min`` (the slowest node link against its peers, bound:
+``fraction``) and one figure per node link and direction
+(:mod:`clustergate.linkstats`: ``bw_<node>_sent``/``_recv`` in MB/s,
+``peer_<node>_sent``/``_recv`` in x) are kept every night, so the results
+database holds each link's history (``clustergate history``) and a
+baseline per link can be learnt (``clustergate baseline``). Each pair
+counts at its fastest trial, which load elsewhere does not slow down and a
+slow link cannot beat. The median and the slowest pair are performance
+variables too, so a file reference also catches a fabric that is
+uniformly slow.
 
 After the run (before sanity, so that a failing matrix is kept too) the
 matrix is written as ``linkmatrix_<fabric>.csv`` and drawn as
@@ -45,8 +55,9 @@ from reframe.core.builtins import (parameter, performance_function, run_after,
                                    run_before, variable)
 from reframe.core.exceptions import SanityError
 
-from clustergate import cgoutput, extras, linkmatrix, sweep, topology
-from clustergate.rfm import modes
+from clustergate import (cgoutput, extras, linkmatrix, linkstats, sweep,
+                         topology)
+from clustergate.rfm import bounds, modes
 from clustergate.rfm.cgprogram import CgProgramTest
 
 
@@ -55,7 +66,9 @@ class LinkMatrixTest(CgProgramTest):
     rounds; names slow nodes and links.
 
     Performance variables: ``bw_median`` and ``bw_min`` (MB/s, pairs at
-    their fastest trial).
+    their fastest trial), ``faults`` (verdicts, bound 0), ``peer_min`` (x,
+    bound ``fraction``) and per node link ``bw_<node>_sent``/``_recv``,
+    ``peer_<node>_sent``/``_recv`` (see the module doc).
     """
 
     #: Message size of every pair (large: bandwidth, not latency)
@@ -67,6 +80,10 @@ class LinkMatrixTest(CgProgramTest):
     #: A pair below this fraction of the matrix median is slow
     fraction = variable(float, value=linkmatrix.DEFAULT_FRACTION,
                         loggable=True)
+
+    #: Per-node performance variables (4 per node) up to this many nodes;
+    #: above it only the summary ones (a perflog line stays readable)
+    max_node_variables = variable(int, value=128)
 
     program = 'cg_linkmatrix'
     #: The matrix is of the whole partition: all its nodes, one rank each
@@ -107,20 +124,27 @@ class LinkMatrixTest(CgProgramTest):
         """The matrix analysed: slow pairs, suspect nodes and links."""
         return linkmatrix.analyse(matrix, self.fraction, self.interconnect)
 
-    def verdict_lines(self, analysis):
-        """The lines that fail the test (none: healthy): those of the
-        switch-tree analysis where the partition declares a topology,
-        otherwise those of the flat matrix."""
+    def declared(self):
+        """The switch tree this partition declares for this interconnect
+        (extras ``topology``), or None: the flat matrix is judged."""
         part = self.current_partition
         spec = part.extras.get(extras.TOPOLOGY) if part else None
         if not spec or self.interconnect not in spec.get(
                 'interconnects', [self.interconnect]):
-            return analysis.messages()
+            return None
 
         try:
-            topo = declared_topology(spec)
+            return declared_topology(spec)
         except topology.TopologyError as err:
             raise SanityError(f'declared topology: {err}') from None
+
+    def verdict_lines(self, analysis):
+        """The lines that fail the test (none: healthy): those of the
+        switch-tree analysis where the partition declares a topology,
+        otherwise those of the flat matrix."""
+        topo = self.declared()
+        if topo is None:
+            return analysis.messages()
 
         tree = topology.diagnose(
             topo, topology.rounds_from_measurements(self._run().measurements),
@@ -131,20 +155,49 @@ class LinkMatrixTest(CgProgramTest):
         self.logger.info(tree.summary())
         return tree.messages()
 
+    def node_figures(self, matrix, run):
+        """Per node link and direction (:mod:`clustergate.linkstats`): on
+        the declared tree, or against the flat matrix."""
+        topo = self.declared()
+        if topo is None:
+            return linkstats.flat_figures(matrix)
+
+        return linkstats.tree_figures(
+            topo, topology.rounds_from_measurements(run.measurements))
+
     def expected_pattern(self):
         return 'linkmatrix'
 
     def check_run(self, run):
+        # sanity: the program printed the whole matrix; how good the links
+        # are is judged in the performance stage (see judge)
         n = self.num_nodes
         if len(run.measurements) != n * (n - 1):
             raise SanityError(f'{len(run.measurements)} pairs measured, '
                               f'expected {n * (n - 1)} ({n} nodes)')
 
-        analysis = self.analysis(self.matrix(run))
+        missing = [m for m in run.measurements if m.best_bandwidth() is None]
+        if missing:
+            raise SanityError(f'{len(missing)} pair(s) without a bandwidth, '
+                              f'e.g. {missing[0]["src"]}->'
+                              f'{missing[0]["dst"]}')
+
+    def judge(self):
+        """``(verdict lines, node figures)`` of the job's output, computed
+        once (the performance functions read them)."""
+        text = self.stdout_text()
+        done = getattr(self, '_cg_judged', None)
+        if done is not None and done[0] == text:
+            return done[1]
+
+        run = cgoutput.parse(text)
+        matrix = self.matrix(run)
+        analysis = self.analysis(matrix)
         self.logger.info(analysis.summary())
-        lines = self.verdict_lines(analysis)
-        if lines:
-            raise SanityError('; '.join(lines))
+        result = (self.verdict_lines(analysis),
+                  self.node_figures(matrix, run))
+        self._cg_judged = (text, result)
+        return result
 
     # -- artefacts, written after the run ---------------------------------
 
@@ -205,10 +258,55 @@ class LinkMatrixTest(CgProgramTest):
     def bw_min(self):
         return sn.defer(min(self.matrix().bw.values()))
 
+    @performance_function('MB/s')
+    def node_bw(self, link=None):
+        # link: (node, 'sent' or 'recv')
+        return sn.defer(self.judge()[1][link].bw)
+
+    @performance_function('x')
+    def node_peer(self, link=None):
+        return sn.defer(self.judge()[1][link].peer)
+
+    @performance_function('x')
+    def peer_min(self):
+        return sn.defer(linkstats.worst(self.judge()[1]).peer)
+
+    def faults(self, lines):
+        """The verdict as a performance variable: how many verdict lines;
+        its unit carries them, so that the failure message ("failed to
+        meet reference(s): faults=1 verdicts: suspect node n4 ...") and
+        the perflog name the node, uplink or link."""
+        unit = 'verdicts: ' + '; '.join(lines) if lines else 'verdicts'
+        return sn.make_performance_function(sn.defer(len(lines)), unit)
+
     @run_before('performance')
     def set_perf_variables(self):
-        self.perf_variables = {'bw_median': self.bw_median(),
-                               'bw_min': self.bw_min()}
+        pv = {'bw_median': self.bw_median(), 'bw_min': self.bw_min()}
+        if self.is_dry_run():
+            # no output to judge: the per-node variables are the nodes'
+            self.perf_variables = pv
+            return
+
+        # judged here, not inside a performance function: ReFrame skips a
+        # variable whose evaluation raises (a warning), a hook's error
+        # fails the test
+        lines, figures = self.judge()
+        if len(figures) <= 2 * self.max_node_variables:
+            for node, direction in sorted(figures):
+                bw, peer = linkstats.metric_names(node, direction)
+                pv[bw] = self.node_bw((node, direction))
+                pv[peer] = self.node_peer((node, direction))
+        else:
+            self.logger.info(f'{len(figures) // 2} nodes: more than '
+                             f'max_node_variables={self.max_node_variables}'
+                             f', per-node figures only in the CSV')
+
+        if figures:
+            pv['peer_min'] = self.peer_min()
+        pv['faults'] = self.faults(lines)
+        bounds.add_bounds(self, {'peer_min': (self.fraction, 0, None, 'x'),
+                                 'faults': (0, None, 0)})
+        self.perf_variables = pv
 
 
 def declared_topology(spec, run=subprocess.run):
