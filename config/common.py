@@ -48,9 +48,13 @@ site_configuration = {
                                        '-S', 'HpccRun.max_problem_size=768'],
         },
         {
-            # what a site runs every night
+            # what a site runs every night; a partition with a nightly
+            # budget (extras 'rotation') runs tonight's share of its
+            # acceptance space (clustergate.rfm.rotation): the expression
+            # is evaluated once every test is loaded. A -E of the command
+            # line replaces it (ReFrame keeps the last -E).
             'name': 'nightly',
-            'options': _common_opts + ['--tag=nightly'],
+            'options': _common_opts + ['--tag=nightly', '-E', 'cg_tonight()'],
         },
         {
             # the full sweep, for site acceptance

@@ -48,7 +48,15 @@ BAD_INPUTS = [
      "partition localhost:local: extras.core_per_node: unknown key "
      "(known: benchmarks, cores_per_node, expected_families, hpcc, "
      "interconnects, memory_per_node_gib, numa_domains_per_node, "
-     "stream_numa_counts, sweep, topology)"),
+     "rotation, stream_numa_counts, sweep, topology)"),
+    ('nightly budget of no minutes',
+     (EXPECTED, EXPECTED + " 'rotation': {'budget_min': 0},"),
+     "partition localhost:local: extras.rotation.budget_min: must be a "
+     "number of minutes above 0, got 0"),
+    ('misspelt rotation key',
+     (EXPECTED, EXPECTED + " 'rotation': {'budget_min': 30, 'pin': True},"),
+     "partition localhost:local: extras.rotation.pin: unknown key "
+     "(known: budget_min, pin_subset)"),
     ('unknown family expected',
      (EXPECTED, "'expected_families': ['npb', 'hpl'],"),
      "partition localhost:local: extras.expected_families: 'hpl' is not a "
@@ -128,6 +136,7 @@ def test_site_guide_lists_every_key():
         guide = fp.read()
 
     keys = (list(extras.PARTITION_KEYS) + list(extras.ENVIRONMENT_KEYS) +
-            list(extras.SWEEP_KEYS) + list(extras.INTERCONNECT_KEYS))
+            list(extras.SWEEP_KEYS) + list(extras.INTERCONNECT_KEYS) +
+            list(extras.ROTATION_KEYS))
     missing = [k for k in keys if f'`{k}`' not in guide]
     assert not missing, missing

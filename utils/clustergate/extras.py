@@ -41,6 +41,10 @@ EXPECTED_FAMILIES = 'expected_families'
 #: matrix: {'source': 'scontrol'} or {'file': PATH}, optional node_rate,
 #: uplink_rate, interconnects (clustergate.rfm.linkmatrix)
 TOPOLOGY = 'topology'
+#: the nightly rotation: {'budget_min': minutes, 'pin_subset': bool};
+#: --mode nightly runs the night's share of the acceptance space
+#: (clustergate.rotation)
+ROTATION = 'rotation'
 
 PARTITION_KEYS = {
     SWEEP: 'node counts, ppn and the ci/nightly subsets',
@@ -53,7 +57,13 @@ PARTITION_KEYS = {
     HPCC: 'HPC Challenge sizing (memory_fraction, nb, max_n)',
     EXPECTED_FAMILIES: 'check families that must run in a session',
     TOPOLOGY: 'declared switch tree of the fabrics (link matrix)',
+    ROTATION: 'nightly budget in minutes: the acceptance space rotates',
 }
+
+#: keys of ``extras['rotation']``
+ROTATION_BUDGET = 'budget_min'
+ROTATION_PIN = 'pin_subset'
+ROTATION_KEYS = (ROTATION_BUDGET, ROTATION_PIN)
 
 #: keys of ``extras['sweep']``
 SWEEP_NODES = 'nodes'
@@ -162,6 +172,25 @@ def _known_extras(entry: Mapping, where: str, known) -> Mapping:
     return extras
 
 
+def _check_rotation(rot, where):
+    where = f'{where}.{ROTATION}'
+    if not isinstance(rot, Mapping):
+        raise ExtrasError(f'{where}: must be a mapping with '
+                          f'{ROTATION_BUDGET} (minutes)')
+
+    _unknown(rot, ROTATION_KEYS, where)
+    budget = rot.get(ROTATION_BUDGET)
+    if isinstance(budget, bool) or not isinstance(budget, (int, float)) \
+            or budget <= 0:
+        raise ExtrasError(f'{where}.{ROTATION_BUDGET}: must be a number of '
+                          f'minutes above 0, got {budget!r}')
+
+    pin = rot.get(ROTATION_PIN, False)
+    if not isinstance(pin, bool):
+        raise ExtrasError(f'{where}.{ROTATION_PIN}: must be true or false, '
+                          f'got {pin!r}')
+
+
 def check_partition(part: Mapping, system: str = '?'):
     """Validate the clustergate keys of one partition description (the
     dictionary of ReFrame's configuration). Raises :class:`ExtrasError`."""
@@ -191,6 +220,9 @@ def check_partition(part: Mapping, system: str = '?'):
             if isinstance(ic, Mapping):
                 _unknown(ic, INTERCONNECT_KEYS,
                          f'{where}.{INTERCONNECTS}.{name}')
+
+    if ROTATION in extras:
+        _check_rotation(extras[ROTATION], where)
 
     fams = extras.get(EXPECTED_FAMILIES)
     if fams is not None:

@@ -14,7 +14,11 @@ Two things decide, both declarative:
   declares no subset takes every point). Keep a partition's ci subset
   within its nightly subset.
 
-The modes (config/common.py) select by these tags.
+The modes (config/common.py) select by these tags. A partition with a
+``rotation`` extra (a nightly budget) replaces its fixed nightly subset by
+a rotation of its whole acceptance space: its acceptance tests are tagged
+``nightly`` too and the nightly mode's filter ``-E 'cg_tonight()'`` keeps
+tonight's share (clustergate.rfm.rotation).
 """
 
 from typing import Iterable, Mapping
@@ -22,6 +26,8 @@ from typing import Iterable, Mapping
 import reframe as rfm
 from reframe.core.builtins import run_after
 
+from clustergate import extras as keys
+from clustergate.rfm import rotation
 from clustergate.rfm.partitions import current_system
 
 MODES = ('ci', 'nightly', 'acceptance')
@@ -89,6 +95,33 @@ class ModeTags(rfm.RegressionTestPlugin):
         return [p.extras for p in system.partitions
                 if names is None or p.fullname in names]
 
+    def rotation_partitions(self):
+        """Extras of the partitions this test runs on that declare a
+        nightly rotation."""
+        system = current_system()
+        names = getattr(self, 'capable_partitions', None)
+        return [p.extras for p in (system.partitions if system else [])
+                if keys.ROTATION in p.extras and
+                (names is None or p.fullname in names)]
+
+    def join_rotation(self, tags):
+        """``tags`` with ``nightly`` for an acceptance test of a partition
+        that rotates; registers it with the rotation (see the module)."""
+        rotating = self.rotation_partitions()
+        # a fixture (HPCC's run) is not a test case of its own: it runs
+        # when a test of tonight needs it
+        if 'acceptance' not in tags or not rotating or self.is_fixture():
+            self.cg_tonight = rotation.Tonight()
+            return tags
+
+        # pinned: in the fixed nightly subset of a partition that keeps it
+        self.cg_pinned = 'nightly' in tags and any(
+            e[keys.ROTATION].get(keys.ROTATION_PIN) for e in rotating)
+        system = current_system().name
+        rotation.register(system, self)
+        self.cg_tonight = rotation.Tonight(system, self.display_name)
+        return tags | {'nightly'}
+
     # always_last: after the point is known (some families take it at
     # init) and after CapablePartitions.keep_capable_points, which must
     # therefore come before this class among the bases (see SweepTest)
@@ -99,4 +132,5 @@ class ModeTags(rfm.RegressionTestPlugin):
         tags = {m for m in MODES
                 if selected(self, self.mode_selection.get(m)) and
                 (point is None or in_subset(point, parts, m))}
+        tags = self.join_rotation(tags)
         self.tags = (set(self.tags) - set(MODES)) | tags | self.tag_names()

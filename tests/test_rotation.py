@@ -1,0 +1,178 @@
+"""The nightly rotation (issue 15, item 3): a partition's nightly budget
+makes ``--mode nightly`` run a share of the acceptance space each night,
+all of it over a cycle (clustergate.rotation, clustergate.rfm.rotation).
+"""
+
+import datetime
+import os
+import random
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from clustergate import rotation
+from conftest import ROOT, reframe_cmd
+
+DAY = datetime.date(2026, 11, 22)
+
+
+def _points(n=300, parts=('sys:a',), seed=1):
+    rng = random.Random(seed)
+    return [rotation.Point(f'Check%{i}', {p: rng.uniform(2, 90)
+                                          for p in parts})
+            for i in range(n)]
+
+
+def test_every_point_runs_once_per_cycle_and_nights_fit():
+    pts = _points()
+    budget = {'sys:a': 30 * 60}
+    plan = rotation.plan(pts, budget)
+    seen = [n for night in plan.nights for n in night]
+    assert sorted(seen) == sorted(p.name for p in pts)      # each once
+    cost = {p.name: p.cost['sys:a'] for p in pts}
+    for night in plan.nights:
+        assert sum(cost[n] for n in night) <= budget['sys:a']
+    # first fit keeps the nights full: at most one more than the minimum
+    total = sum(cost.values())
+    assert plan.cycle <= -(-total // budget['sys:a']) + 1
+    # over the dates of a cycle every point is someone's tonight
+    covered = set()
+    for d in range(plan.cycle):
+        t = rotation.tonight(pts, budget, DAY + datetime.timedelta(d))
+        assert sum(cost[n] for n in t.names) <= budget['sys:a']
+        covered |= set(t.names)
+    assert covered == {p.name for p in pts}
+
+
+def test_same_date_same_subset_and_next_date_another():
+    pts = _points()
+    budget = {'sys:a': 30 * 60}
+    one = rotation.tonight(pts, budget, DAY).names
+    assert rotation.tonight(list(reversed(pts)), budget, DAY).names == one
+    assert set(rotation.tonight(pts, budget,
+                                DAY + datetime.timedelta(1)).names) \
+        .isdisjoint(one)
+
+
+def test_date_from_the_environment(monkeypatch):
+    monkeypatch.setenv(rotation.DATE_VAR, '2026-12-01')
+    assert rotation.night_date() == datetime.date(2026, 12, 1)
+    monkeypatch.setenv(rotation.DATE_VAR, '1 Dec')
+    with pytest.raises(rotation.RotationError, match=rotation.DATE_VAR):
+        rotation.night_date()
+
+
+def test_a_changed_budget_changes_the_cycle():
+    pts = _points()
+    cycles = [rotation.plan(pts, {'sys:a': m * 60}).cycle
+              for m in (15, 30, 60)]
+    assert cycles[0] > cycles[1] > cycles[2] >= 1
+
+
+def test_pinned_points_run_every_night_within_the_budget():
+    pts = _points(100)
+    for p in pts[:5]:
+        p.pinned = True
+    budget = {'sys:a': 20 * 60}
+    plan = rotation.plan(pts, budget)
+    pinned_cost = sum(p.cost['sys:a'] for p in pts[:5])
+    for d in range(plan.cycle):
+        t = rotation.tonight(pts, budget, DAY + datetime.timedelta(d))
+        assert {p.name for p in pts[:5]} <= set(t.names)
+        assert t.load['sys:a'] <= budget['sys:a']
+        assert t.load['sys:a'] >= pinned_cost
+    # pinned points that alone overrun the budget: one line naming it
+    with pytest.raises(rotation.RotationError, match='partition sys:a'):
+        rotation.plan(pts, {'sys:a': pinned_cost / 2})
+
+
+def test_every_budgeted_partition_fits():
+    pts = _points(200, parts=('sys:a', 'sys:b'))
+    budget = {'sys:a': 30 * 60, 'sys:b': 10 * 60}
+    plan = rotation.plan(pts, budget)
+    for load in plan.load:
+        assert load['sys:a'] <= budget['sys:a']
+        assert load['sys:b'] <= budget['sys:b']
+
+
+def test_a_point_above_the_budget_gets_a_night_of_its_own():
+    pts = _points(20) + [rotation.Point('Huge', {'sys:a': 5000})]
+    plan = rotation.plan(pts, {'sys:a': 1800})
+    assert plan.oversized == ['Huge'] and ['Huge'] in plan.nights
+    t = rotation.tonight(pts, {'sys:a': 1800}, DAY)
+    assert 'alone exceed the budget' in '\n'.join(
+        rotation.header(t, pts, 0))
+
+
+def test_header_says_the_night_and_summarises_last_runs():
+    pts = _points(50)
+    now = 1_800_000_000
+    for i, p in enumerate(pts[:30]):
+        p.last_ran = now - i * 86400
+    t = rotation.tonight(pts, {'sys:a': 600}, DAY)
+    head = rotation.header(t, pts, now)
+    assert re.match(rf'nightly rotation: night {t.index + 1} of '
+                    rf'{t.plan.cycle} \(2026-11-22\), {len(t.names)} of 50 '
+                    r'points, est\. \d+ min of 10; cycle covers all', head[0])
+    assert len(head) < 8
+    whole = [ln for ln in head if ln.startswith('  all points')][0]
+    assert f'{t.plan.cycle + 1} within the cycle' in whole
+    assert '20 never recorded' in whole and 'oldest Check%29 (29 d ago)' \
+        in whole
+    assert len(rotation.details(t, pts)) == 51
+
+
+# -- in ReFrame: the emulated cluster's acceptance space (no cluster) -----
+
+def _config_with_budget(tmp_path, minutes):
+    cfg = tmp_path / 'config'
+    if not cfg.exists():
+        shutil.copytree(os.path.join(ROOT, 'config'), cfg)
+    path = cfg / 'systems' / 'emucluster.py'
+    text = path.read_text()
+    old = "'cores_per_node': _cores,"
+    text = re.sub(r"'rotation': \{[^}]*\}, ", '', text)
+    path.write_text(text.replace(
+        old, f"'rotation': {{'budget_min': {minutes}}}, " + old, 1))
+    return cfg / 'settings.py'
+
+
+def _listing(settings, mode, tmp_path, date='2026-11-22'):
+    env = dict(os.environ, SLURM_CONF='', CG_ROTATION_DATE=date,
+               CG_RESULTS_DB=str(tmp_path / 'results.db'),
+               CG_DEBUG_LOG=str(tmp_path / 'reframe.log'),
+               CG_PERFLOG_DIR=str(tmp_path / 'perflogs'),
+               CG_ROTATION_DETAILS=str(tmp_path / 'rotation.tsv'))
+    proc = subprocess.run(
+        reframe_cmd() + ['-C', str(settings), '--system', 'emucluster',
+                         '-c', os.path.join(ROOT, 'checks'), '-R',
+                         '--mode', mode, '-l'],
+        capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    names = {re.sub(r' /[0-9a-f]+$', '', ln[2:])
+             for ln in proc.stdout.splitlines() if ln.startswith('- ')}
+    return proc.stdout, names
+
+
+def test_nightly_lists_tonights_share_and_the_cycle_covers_acceptance(
+        tmp_path):
+    settings = _config_with_budget(tmp_path, 120)
+    out, tonight = _listing(settings, 'nightly', tmp_path)
+    head = re.search(r'nightly rotation: night (\d+) of (\d+) .*?, '
+                     r'(\d+) of (\d+) points, est\. (\d+) min of 120', out)
+    assert head, out[:3000]
+    night, cycle, count, total, est = map(int, head.groups())
+    assert 1 < cycle < 10 and int(est) <= 120 and count == len(tonight)
+    plan = {}
+    for ln in (tmp_path / 'rotation.tsv').read_text().splitlines()[1:]:
+        n, _, _, _, name = ln.split('\t')
+        plan.setdefault(int(n), set()).add(name)
+    assert plan[night] == tonight
+    assert sorted(plan) == list(range(1, cycle + 1))
+    # the cycle's nights together are the acceptance listing (impossible
+    # points are in neither)
+    _, acceptance = _listing(settings, 'acceptance', tmp_path)
+    assert len(acceptance) == total
+    assert set().union(*plan.values()) == acceptance

@@ -1,0 +1,229 @@
+"""Rotation of the acceptance space through nights of a fixed budget.
+
+A partition that declares ``extras['rotation'] = {'budget_min': 30}``
+does not run a fixed nightly subset: every night, ``--mode nightly`` runs
+the part of the whole acceptance space that the night's plan holds, and
+over a cycle of nights every acceptance test (a *point*: one check at one
+sweep point, with all its environments) runs at least once.
+
+The plan, a pure function of the points, their estimated costs and the
+budgets:
+
+* points that run every night (``pin_subset``: the partition's fixed
+  nightly subset) take their cost out of every night's budget first;
+* the other points are taken in an order fixed by a hash of their name
+  (families mixed within a night; a new point does not reshuffle the
+  others' order) and put, first fit, in the first night where they fit
+  the remaining budget of *every* budgeted partition that runs them; a
+  point that alone exceeds a budget gets a night of its own (said in the
+  header);
+* tonight is night ``days since 1970-01-01 (UTC) mod cycle``: the same
+  date gives the same night; ``CG_ROTATION_DATE=YYYY-MM-DD`` sets the date
+  (tests, a night replayed).
+
+The plan changes when the estimates change (a point measured slower than
+its default); the header's "last ran" summary shows a point that has not
+run for longer than a cycle.
+"""
+
+import datetime
+import hashlib
+import os
+from dataclasses import dataclass, field
+from typing import Dict, List, Mapping, Optional, Sequence
+
+#: environment variable that sets the date of the night (YYYY-MM-DD)
+DATE_VAR = 'CG_ROTATION_DATE'
+
+
+class RotationError(ValueError):
+    """A rotation cannot be planned (one line naming the cause)."""
+
+
+@dataclass
+class Point:
+    """One acceptance test of the rotation."""
+
+    name: str
+    #: estimated seconds per budgeted partition that runs it
+    cost: Dict[str, float]
+    #: runs every night (the partition's nightly subset, pin_subset)
+    pinned: bool = False
+    #: unix time of its last completed job (None: never recorded)
+    last_ran: Optional[float] = None
+    #: where the estimate came from: 'measured' or 'default'
+    source: str = 'default'
+
+
+@dataclass
+class Plan:
+    """Nights of a cycle: names of the rotating points of each night."""
+
+    nights: List[List[str]]
+    pinned: List[str]
+    budgets: Dict[str, float]
+    #: per night, estimated seconds per partition (pinned included)
+    load: List[Dict[str, float]] = field(default_factory=list)
+    #: points that alone exceed a budget (a night of their own)
+    oversized: List[str] = field(default_factory=list)
+
+    @property
+    def cycle(self) -> int:
+        return max(1, len(self.nights))
+
+
+def _order(name: str) -> str:
+    return hashlib.sha256(name.encode()).hexdigest()
+
+
+def plan(points: Sequence[Point], budgets: Mapping[str, float]) -> Plan:
+    """The cycle's nights for ``points`` under ``budgets`` (seconds per
+    partition); see the module."""
+    base = {p: 0.0 for p in budgets}
+    pinned = sorted(p.name for p in points if p.pinned)
+    for pt in points:
+        if pt.pinned:
+            for part, sec in pt.cost.items():
+                if part in base:
+                    base[part] += sec
+
+    for part, used in base.items():
+        if used > budgets[part]:
+            raise RotationError(
+                f'partition {part}: the points run every night (pin_subset) '
+                f'take {used / 60:.1f} min of the {budgets[part] / 60:g} min '
+                f'budget: nothing left to rotate')
+
+    nights, load, oversized = [], [], []
+    for pt in sorted((p for p in points if not p.pinned),
+                     key=lambda p: _order(p.name)):
+        cost = {k: v for k, v in pt.cost.items() if k in budgets}
+        for night, used in zip(nights, load):
+            if all(used[k] + v <= budgets[k] for k, v in cost.items()):
+                night.append(pt.name)
+                for k, v in cost.items():
+                    used[k] += v
+                break
+        else:
+            if any(base[k] + v > budgets[k] for k, v in cost.items()):
+                oversized.append(pt.name)
+            nights.append([pt.name])
+            load.append({k: base[k] + cost.get(k, 0.0) for k in budgets})
+
+    if not nights:
+        nights, load = [[]], [dict(base)]
+
+    return Plan(nights, pinned, dict(budgets), load, oversized)
+
+
+def night_date(today: Optional[datetime.date] = None) -> datetime.date:
+    """The date of tonight: ``today``, else $CG_ROTATION_DATE, else the
+    UTC date now. RotationError on a malformed variable."""
+    if today is not None:
+        return today
+
+    text = os.environ.get(DATE_VAR)
+    if text:
+        try:
+            return datetime.date.fromisoformat(text)
+        except ValueError:
+            raise RotationError(f'{DATE_VAR}={text!r}: not a date '
+                                f'(YYYY-MM-DD)') from None
+
+    return datetime.datetime.now(datetime.timezone.utc).date()
+
+
+def night_index(date: datetime.date, cycle: int) -> int:
+    """0-based night of the cycle for ``date``."""
+    return (date - datetime.date(1970, 1, 1)).days % max(1, cycle)
+
+
+@dataclass
+class Tonight:
+    """What one night runs."""
+
+    plan: Plan
+    index: int
+    date: datetime.date
+
+    @property
+    def names(self) -> List[str]:
+        return self.plan.pinned + self.plan.nights[self.index]
+
+    @property
+    def load(self) -> Dict[str, float]:
+        return self.plan.load[self.index]
+
+
+def tonight(points: Sequence[Point], budgets: Mapping[str, float],
+            date: Optional[datetime.date] = None) -> Tonight:
+    p = plan(points, budgets)
+    d = night_date(date)
+    return Tonight(p, night_index(d, p.cycle), d)
+
+
+def _age(seconds: float) -> str:
+    days = seconds / 86400
+    return f'{days:.0f} d' if days >= 1 else f'{seconds / 3600:.0f} h'
+
+
+def last_ran_summary(points: Sequence[Point], cycle: int,
+                     now: float) -> str:
+    """One line: how long ago the points last ran."""
+    ran = [p for p in points if p.last_ran is not None]
+    never = len(points) - len(ran)
+    within = sum(1 for p in ran if now - p.last_ran <= cycle * 86400)
+    parts = [f'{within} within the cycle ({cycle} d)']
+    if len(ran) - within:
+        parts.append(f'{len(ran) - within} longer ago')
+    parts.append(f'{never} never recorded')
+    line = 'last ran: ' + ', '.join(parts)
+    if ran:
+        old = min(ran, key=lambda p: p.last_ran)
+        line += f'; oldest {old.name} ({_age(now - old.last_ran)} ago)'
+
+    return line
+
+
+def header(t: Tonight, points: Sequence[Point], now: float) -> List[str]:
+    """The lines said at the start of a nightly session."""
+    budget = ', '.join(f'{t.load.get(k, 0) / 60:.0f} min of {v / 60:g}'
+                       + (f' on {k}' if len(t.plan.budgets) > 1 else '')
+                       for k, v in t.plan.budgets.items())
+    by_name = {p.name: p for p in points}
+    tonight_pts = [by_name[n] for n in t.names if n in by_name]
+    measured = sum(1 for p in tonight_pts if p.source == 'measured')
+    lines = [
+        f'nightly rotation: night {t.index + 1} of {t.plan.cycle} '
+        f'({t.date.isoformat()}), {len(t.names)} of {len(points)} points, '
+        f'est. {budget}; cycle covers all acceptance points',
+        f'  estimates: {measured} of {len(tonight_pts)} measured '
+        f'(results DB), the rest the cost model\'s defaults'
+        + (f'; {len(t.plan.pinned)} point(s) run every night'
+           if t.plan.pinned else ''),
+        '  tonight ' + last_ran_summary(tonight_pts, t.plan.cycle, now),
+        '  all points ' + last_ran_summary(points, t.plan.cycle, now),
+    ]
+    if t.plan.oversized:
+        lines.append(f'  {len(t.plan.oversized)} point(s) alone exceed the '
+                     f'budget and run on a night of their own, e.g. '
+                     f'{t.plan.oversized[0]}')
+
+    return lines
+
+
+def details(t: Tonight, points: Sequence[Point]) -> List[str]:
+    """One line per point: night(s), estimate, source, last ran."""
+    night_of = {n: i + 1 for i, names in enumerate(t.plan.nights)
+                for n in names}
+    lines = ['# night\test_s\tsource\tlast_ran_utc\tpoint']
+    for p in sorted(points, key=lambda p: (night_of.get(p.name, 0), p.name)):
+        when = ('never' if p.last_ran is None else
+                datetime.datetime.fromtimestamp(
+                    p.last_ran, datetime.timezone.utc).strftime(
+                        '%Y-%m-%dT%H:%MZ'))
+        night = 'every' if p.pinned else str(night_of.get(p.name, '?'))
+        lines.append(f'{night}\t{sum(p.cost.values()):.0f}\t{p.source}\t'
+                     f'{when}\t{p.name}')
+
+    return lines
