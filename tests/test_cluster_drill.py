@@ -1,9 +1,10 @@
 """The emulated 4-node Slurm cluster end to end, with the fault drill:
 
 1. ``--mode ci`` passes on the healthy cluster;
-2. ``n4``'s link on ``fab0`` throttled to 25 % of its rate: the ping-pong
-   check on fab0 fails and its output names n4 and fab0, while fab1 still
-   passes (the fault is localised);
+2. ``n4``'s link on ``fab0`` throttled to 25 % of its rate: the contention
+   check of the nightly (every pattern of the point in one job) on fab0
+   fails and its output names n4 and fab0, while fab1 still passes (the
+   fault is localised);
 3. restored: fab0 passes again;
 4. the cluster we started is torn down and leaves no namespace or daemon.
 """
@@ -23,9 +24,9 @@ if _reason:
     pytest.skip(_reason, allow_module_level=True)
 
 # ReFrame matches -n against the display name without blanks, parameters
-# in declaration order
-PINGPONG_1MB = ('PingPongDistance%num_nodes=4%ppn=1%interconnect={}'
-                '%msg_bytes=1000000$')
+# in declaration order; the ping-pong's peer verdict at 1 MB is one of the
+# suite's variables (pingpong_1000000_peer_bandwidth_ratio)
+CONTENTION = 'ContentionSuite%num_nodes=4%ppn=1%interconnect={}$'
 
 
 @pytest.fixture(scope='module')
@@ -37,8 +38,8 @@ def session():
         assert cs.leftovers() == [], 'cluster down left things behind'
 
 
-def pingpong(session, fabric, tag):
-    return session.reframe('-n', PINGPONG_1MB.format(fabric),
+def contention(session, fabric, tag):
+    return session.reframe('-n', CONTENTION.format(fabric),
                            '-r', tag=tag, timeout=600)
 
 
@@ -85,14 +86,14 @@ def test_degraded_link_fails_and_is_named(session):
     cs.cluster('degrade', '--node', 'n4', '--fabric', 'fab0',
                '--rate', '250mbit')
     try:
-        rc, out = pingpong(session, 'fab0', 'degraded-fab0')
+        rc, out = contention(session, 'fab0', 'degraded-fab0')
         assert rc != 0, 'a link at 25 % of its rate went unnoticed'
         failures = [ln for ln in out.splitlines() if 'suspect' in ln]
         assert failures, reframe_failures(out)
         assert any('->n4 over fab0' in ln for ln in failures), failures
         assert not any('->n2 ' in ln or '->n3 ' in ln for ln in failures)
 
-        rc1, out1 = pingpong(session, 'fab1', 'degraded-fab1')
+        rc1, out1 = contention(session, 'fab1', 'degraded-fab1')
         assert rc1 == 0, ('fab1 is healthy but failed:\n' +
                           reframe_failures(out1))
     finally:
@@ -100,5 +101,5 @@ def test_degraded_link_fails_and_is_named(session):
 
 
 def test_restored_link_passes_again(session):
-    rc, out = pingpong(session, 'fab0', 'restored-fab0')
+    rc, out = contention(session, 'fab0', 'restored-fab0')
     assert rc == 0, reframe_failures(out)

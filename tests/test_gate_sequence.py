@@ -37,8 +37,8 @@ pytestmark = pytest.mark.cluster
 
 #: The checks of the sequence (ReFrame -n filters, OR-ed)
 SELECT = ['-n', 'LinkMatrix.*fab0',
-          '-n', 'PingPongDistance%num_nodes=4%ppn=1%interconnect=fab0'
-                '%msg_bytes=1000000',
+          # the nightly's contention check: every pattern in one job
+          '-n', 'ContentionSuite%num_nodes=4%ppn=1%interconnect=fab0$',
           # Debian's OpenMPI only: the emulated fabrics are measured by it
           '-S', 'valid_prog_environs=openmpi']
 
@@ -192,7 +192,7 @@ def test_gate_sequence(work):
     refset = references.load(str(refs / 'emucluster.yaml'), 'emucluster')
     assert refset is not None
     checks = {c for c, *_ in references.metric_entries(refset)}
-    assert {'LinkMatrix', 'PingPongDistance'} <= checks
+    assert {'LinkMatrix', 'ContentionSuite'} <= checks
     # the repository's file is not the one written
     assert not os.path.samefile(refs, os.path.join(ROOT, 'config',
                                                    'references'))

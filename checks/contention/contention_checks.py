@@ -1,6 +1,8 @@
-"""The MPI contention patterns of the classic cluster studies, one small
-test per pattern; the sweep (message size x nodes x ppn x interconnect)
-comes from the base class and the partition's configuration."""
+"""The MPI contention patterns of the classic cluster studies: one small
+test per pattern (the sweep: message size x nodes x ppn x interconnect;
+acceptance mode and runs by name), and ContentionSuite, all patterns and
+sizes of a point in one job (ci and nightly). The axes come from the base
+classes and the partition's configuration."""
 
 import reframe as rfm
 import reframe.utility.sanity as sn
@@ -8,6 +10,7 @@ from reframe.core.builtins import parameter, performance_function, run_before
 
 from clustergate import sweep
 from clustergate.rfm.contention import ContentionTest
+from clustergate.rfm.contention_suite import ContentionSuiteTest
 
 
 @rfm.simple_test
@@ -114,3 +117,10 @@ class Allreduce(ContentionTest):
 
     pattern = 'allreduce'
     sweep_requirements = sweep.Requirements(min_ranks=2)
+
+
+@rfm.simple_test
+class ContentionSuite(ContentionSuiteTest):
+    """Every pattern above at every message size in one job per sweep
+    point (what ci and nightly run; the one-pattern checks above are the
+    acceptance mode's detail)."""

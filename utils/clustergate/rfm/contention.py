@@ -1,7 +1,13 @@
-"""Generic base test of the MPI contention patterns (cg_contention).
+"""Generic base test of the MPI contention patterns (cg_contention), one
+pattern at a time.
 
-One test = one pattern x one message size x one sweep point. Subclasses
-only name the pattern and what it needs (see checks/contention/).
+One test = one pattern x one message size x one sweep point, one job each:
+the detail of the acceptance mode (each pattern alone in its job, passing
+or failing on its own) and of runs by name (``-n PingPongDistance``).
+The ci and nightly modes run every pattern and size of a point in one
+job instead (:mod:`clustergate.rfm.contention_suite`): the same
+measurements for a tenth of the jobs. Subclasses only name the pattern
+and what it needs (see checks/contention/).
 """
 
 import statistics
@@ -16,12 +22,44 @@ from clustergate.rfm.cgprogram import CgProgramTest
 
 #: Message sizes of the studies: 8 B, 10 KB, 1 MB (1 KB = 1000 B)
 DEFAULT_SIZES = [8, 10000, 1000000]
-#: Sizes of the ci mode (0: the barrier, which has no payload)
-CI_SIZES = {0, 8, 1000000}
-#: Patterns of the ci mode: one of each kind (point-to-point, all-pairs,
-#: many-to-one, collective); the others run nightly
-CI_PATTERNS = {'barrier', 'pingpong', 'shift', 'hotspot', 'concurrent',
-               'allreduce'}
+
+
+def peer_verdict(lines, fraction, interconnect):
+    """``(worst ratio, suspects)`` of the peer nodes of rank 0 in the CG
+    lines of one per-peer pattern and size: each peer node's bandwidth over
+    the median of the other nodes' (the worst one), and a message per node
+    below ``fraction``, naming it: the "which node or link" of a nightly
+    failure. None without a verdict (no fraction, no lines, fewer than 3
+    peer nodes)."""
+    if not fraction or not lines:
+        return None
+
+    by_node = {}
+    src = lines[0]['src']
+    for m in lines:
+        if m['dst'] == src:
+            continue
+
+        # the mean of the trials, not the fastest one (unlike the link
+        # matrix): see cgoutput.Measurement.best_bandwidth
+        if m.get('bw_MBps'):
+            by_node.setdefault(m['dst'], []).append(m['bw_MBps'])
+
+    if len(by_node) < 3:
+        return None     # two nodes cannot outvote a third
+
+    node_bw = {n: statistics.median(v) for n, v in by_node.items()}
+    suspects, worst = [], None
+    for node, bw in sorted(node_bw.items()):
+        others = [v for n, v in node_bw.items() if n != node]
+        ref = statistics.median(others)
+        worst = bw / ref if worst is None else min(worst, bw / ref)
+        if bw < fraction * ref:
+            suspects.append(f'{src}->{node} over {interconnect}: '
+                            f'{bw:.4g} MB/s = {bw / ref:.2f}x the other '
+                            f'nodes\' median {ref:.4g} MB/s')
+
+    return worst, suspects
 
 
 class ContentionTest(CgProgramTest):
@@ -65,8 +103,9 @@ class ContentionTest(CgProgramTest):
 
     time_limit = '5m'
 
-    mode_selection = {'ci': {'pattern': CI_PATTERNS, 'msg_bytes': CI_SIZES},
-                      **modes.NIGHTLY}
+    # ci and nightly run all patterns of a point in one job
+    # (ContentionSuiteTest); one job per pattern and size is detail
+    mode_selection = modes.ACCEPTANCE_ONLY
 
     def tag_names(self):
         return {'contention', self.pattern}
@@ -106,41 +145,15 @@ class ContentionTest(CgProgramTest):
                               f'{self.msg_bytes} B in the output')
 
     def peer_verdict(self, lines):
-        """``(worst ratio, suspects)`` of the peer nodes: each peer node's
-        bandwidth over the median of the other nodes' (the worst one), and
-        a message per node below ``peer_outlier_fraction``, naming it: the
-        "which node or link" of a nightly failure. None where there is no
-        verdict (not per peer, small messages, fewer than 3 peer nodes)."""
-        if (not self.per_peer or not self.peer_outlier_fraction or
-                self.msg_bytes < self.peer_outlier_min_bytes or not lines):
+        """``(worst ratio, suspects)`` of the peer nodes (see
+        :func:`peer_verdict`), or None where there is no verdict (not per
+        peer, small messages, fewer than 3 peer nodes)."""
+        if (not self.per_peer or not self.has_bandwidth or
+                self.msg_bytes < self.peer_outlier_min_bytes):
             return None
 
-        by_node = {}
-        src = lines[0]['src']
-        for m in lines:
-            if m['dst'] == src:
-                continue
-
-            # the mean of the trials, not the fastest one (unlike the link
-            # matrix): see cgoutput.Measurement.best_bandwidth
-            if self.has_bandwidth and m.get('bw_MBps'):
-                by_node.setdefault(m['dst'], []).append(m['bw_MBps'])
-
-        if len(by_node) < 3:
-            return None     # two nodes cannot outvote a third
-
-        node_bw = {n: statistics.median(v) for n, v in by_node.items()}
-        suspects, worst = [], None
-        for node, bw in sorted(node_bw.items()):
-            others = [v for n, v in node_bw.items() if n != node]
-            ref = statistics.median(others)
-            worst = bw / ref if worst is None else min(worst, bw / ref)
-            if bw < self.peer_outlier_fraction * ref:
-                suspects.append(f'{src}->{node} over {self.interconnect}: '
-                                f'{bw:.4g} MB/s = {bw / ref:.2f}x the other '
-                                f'nodes\' median {ref:.4g} MB/s')
-
-        return worst, suspects
+        return peer_verdict(lines, self.peer_outlier_fraction,
+                            self.interconnect)
 
     @performance_function('x')
     def peer_ratio(self):
