@@ -7,7 +7,8 @@ import json
 
 import yaml
 
-from clustergate import baseline_cmd, cli
+from clustergate import cli
+from clustergate.commands import baseline as baseline_cmd
 from test_times import run_report
 
 HAND_WRITTEN = '''\

@@ -7,10 +7,11 @@ import os
 
 import pytest
 
-from clustergate.cluster import cli, lifecycle, netns, procs, shaping, slurm
+from clustergate.cluster import lifecycle, netns, procs, shaping, slurm
 from clustergate.cluster import state as st
 from clustergate.cluster import tree as tr
 from clustergate.cluster.layout import Layout, node_index
+from clustergate.commands import cluster as cli
 
 
 # layout -------------------------------------------------------------------

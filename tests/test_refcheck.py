@@ -11,7 +11,8 @@ import subprocess
 
 import pytest
 
-from clustergate import baseline_cmd, cli, refcheck
+from clustergate import cli, refcheck
+from clustergate.commands import baseline as baseline_cmd
 from conftest import ROOT, reframe_cmd
 
 EMU = os.path.join(ROOT, 'config', 'references', 'emucluster.yaml')

@@ -10,7 +10,8 @@ import os
 
 import pytest
 
-from clustergate import score, score_cmd
+from clustergate import score
+from clustergate.commands import score as score_cmd
 from conftest import FIXTURES
 
 REPORT = os.path.join(FIXTURES, 'reports', 'hpcc-ci-localhost.report.json')

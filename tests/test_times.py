@@ -11,7 +11,8 @@ import time
 import pytest
 
 from clustergate import baseline as bl
-from clustergate import baseline_cmd, cli, times
+from clustergate import cli, times
+from clustergate.commands import baseline as baseline_cmd
 
 
 @pytest.fixture

@@ -2,7 +2,8 @@
 
 import json
 
-from clustergate import timing, timing_cmd
+from clustergate import timing
+from clustergate.commands import timing as timing_cmd
 
 
 def _tc(name, family, result='pass', compile_=0.0, run=0.0, total=0.0,

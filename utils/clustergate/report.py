@@ -1,51 +1,26 @@
-"""``clustergate report``: PNG figures and one static HTML page from the
-perflogs and/or ReFrame's results database.
-
-::
-
-    clustergate report                       # perflogs/ -> report/index.html
-    clustergate report --db output/results.db --out /tmp/r --system emucluster
-
-The page says the verdict first: every failed test (build, sanity, run,
-performance; from the results database or JSON reports), every metric out
-of its reference with its deviation and whether that is a regression or a
-result *better* than the reference (suspicious, not a failure), and every
-change point across runs (:mod:`clustergate.history`) with its date; an
-empty section says why it is empty. Then the figures (matplotlib, the
-``report`` extra):
-
-* latency and bandwidth vs message size, per check, of the latest session
-  only, one line per MPI, interconnect and scale (log axes);
-* the (k ppn)/(1 ppn) ratio of the classic studies: the time with k
-  processes per node over the time with one, same nodes and size;
-* the link-matrix heat map of the latest matrix per system and fabric
-  (``linkmatrix_<fabric>.csv`` in ReFrame's output directory);
-* a trend per metric that has a reference or a change point, over time,
-  with its band and its change points marked.
-
-The page also lists the latest value of every metric with its status:
-within reference, out of reference, or "no reference" (never counted as
-checked). See docs/reports.md.
+"""The verdict page of ``clustergate report`` (see :mod:`clustergate.commands.report`
+for what it shows): samples and outcomes read from perflogs, the results
+database or JSON reports, the figures (matplotlib) and the HTML page.
 """
 
 import datetime as dt
 import glob
 import os
 import re
-import sys
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
 
-from clustergate import PROJECT_ROOT
 from clustergate import baseline
-from clustergate import history, linkmatrix, references, times
+from clustergate import history, linkmatrix, references
 
 #: perflog samples carry no session id: samples further apart than this
 #: belong to different sessions (a night's run has no such gap)
 SESSION_GAP_S = 3600
 
 
-def _plt():
+def pyplot():
+    """matplotlib.pyplot on the Agg backend (no display); imported on
+    first use: the report extra is optional."""
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
@@ -331,7 +306,7 @@ def _size_series(groups):
 def size_figures(groups, outdir) -> List[Dict]:
     """Latency and bandwidth vs message size per check (log-log), of one
     session: a line joins the points of one MPI, interconnect and scale."""
-    plt = _plt()
+    plt = pyplot()
     series = _size_series(groups)
     figs = []
     for (system, part, check), metrics in sorted(series.items()):
@@ -368,7 +343,7 @@ def size_figures(groups, outdir) -> List[Dict]:
 def ppn_ratio_figures(groups, outdir) -> List[Dict]:
     """(k ppn)/(1 ppn) of the latency (time) at equal nodes, interconnect
     and size."""
-    plt = _plt()
+    plt = pyplot()
     values = {}
     for key, ss in groups.items():
         if key.metric != 'latency':
@@ -466,7 +441,7 @@ def trend_figures(groups, outdir, max_figures=40,
                   changes: Sequence[history.Finding] = ()) -> List[Dict]:
     """Value over time with the reference band and the change points, for
     metrics that have a reference or a change point."""
-    plt = _plt()
+    plt = pyplot()
     found = history.by_key(changes)
     keys = [k for k, ss in groups.items()
             if status(ss[-1]) != references.NO_REFERENCE or k in found]
@@ -620,68 +595,3 @@ def render(samples, outdir, matrix_dirs=(), max_trends=40,
         fp.write(page)
 
     return path
-
-
-# -- command ---------------------------------------------------------------
-
-def run(args):
-    perflogs = args.perflogs
-    if perflogs is None and not args.db and not args.json:
-        perflogs = [os.environ.get('CG_PERFLOG_DIR',
-                                   os.path.join(PROJECT_ROOT, 'perflogs'))]
-
-    try:
-        samples = load_samples(perflogs or (), args.db, args.json or ())
-        outcomes = load_outcomes(args.db, args.json or ())
-    except (OSError, ValueError) as err:
-        print(f'clustergate report: error: {err}', file=sys.stderr)
-        return 2
-
-    if args.system:
-        samples = [s for s in samples if s.key.system == args.system]
-
-    if args.since:
-        t = times.since(args.since, 'report')
-        samples = [s for s in samples if s.time >= t]
-
-    dirs = args.matrices if args.matrices is not None else \
-        [os.path.join(PROJECT_ROOT, 'output')]
-    try:
-        _plt()
-    except ImportError as err:
-        print(f'clustergate report: needs matplotlib (pip install '
-              f'clustergate[report]): {err}', file=sys.stderr)
-        return 2
-
-    page = render(samples, args.out, dirs, args.max_trends,
-                  outcomes=outcomes)
-    print(f'wrote {page}')
-    return 0
-
-
-def add_parser(subparsers):
-    p = subparsers.add_parser(
-        'report', help='PNG figures and a static HTML page',
-        description=__doc__.split('::')[0].strip()
-    )
-    p.add_argument('--perflogs', nargs='+', metavar='PATH',
-                   help='perflog files or directories (default: '
-                        '$CG_PERFLOG_DIR or perflogs/, unless --db/--json)')
-    p.add_argument('--db', metavar='FILE',
-                   help="ReFrame's SQLite results database")
-    p.add_argument('--json', nargs='+', metavar='FILE',
-                   help='ReFrame JSON run reports')
-    p.add_argument('--matrices', nargs='*', metavar='DIR',
-                   help='directories searched for linkmatrix_*.csv '
-                        '(default: output/)')
-    p.add_argument('--system', help='only this system')
-    p.add_argument('--since', metavar='ISO',
-                   help='only runs from then on (UTC unless the time names '
-                        'its zone)')
-    p.add_argument('--max-trends', type=int, default=40,
-                   help='at most this many trend figures (default: 40)')
-    p.add_argument('-o', '--out', default=os.path.join(PROJECT_ROOT,
-                                                       'report'),
-                   help='output directory (default: report/)')
-    p.set_defaults(func=run)
-    return p

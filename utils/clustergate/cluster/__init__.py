@@ -6,7 +6,7 @@ subnets). Every link is rate-limited with TBF on both ends of its veth so
 that the link, not the CPU, is the bottleneck. A real Slurm (munged,
 slurmctld in the host namespace as ``head``, one slurmd per namespace)
 runs jobs across the nodes. ``clustergate cluster up|down|status|degrade|
-restore|env`` drives it (see :mod:`clustergate.cluster.cli`).
+restore|env`` drives it (see :mod:`clustergate.commands.cluster`).
 
 Modules:
 
@@ -18,5 +18,4 @@ Modules:
 - :mod:`~clustergate.cluster.procs`: running commands, starting and
   stopping the daemons by PID.
 - :mod:`~clustergate.cluster.lifecycle`: up, down, degrade, restore, status.
-- :mod:`~clustergate.cluster.cli`: the ``cluster`` subcommand.
 """

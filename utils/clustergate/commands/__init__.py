@@ -1,12 +1,13 @@
 """The subcommands of ``clustergate``, one module each.
 
-Every module here exposes ``add_parser(subparsers)``, which adds its
-subcommand and stores the handler as ``func`` (it gets the parsed args and
-returns the exit status). A module either holds the command itself
-(``sweep``, ``npb``, ``linkmatrix``) or hands the parser over to the
-package that owns the tool (``cluster`` -> clustergate.cluster.cli,
-``baseline`` -> clustergate.baseline_cmd, ...), so that the tool's code stays
-next to its library. ``clustergate.cli`` lists them in ``COMMANDS``.
+Every module here is named after its subcommand and exposes
+``add_parser(subparsers)``, which adds the subcommand and stores the
+handler as ``func`` (it gets the parsed args and returns the exit status).
+A module holds the command line only (arguments, reading inputs, printing);
+the work is done by the library module of the same name one level up
+(``commands.baseline`` on ``clustergate.baseline``, ``commands.cluster`` on
+the ``clustergate.cluster`` package, ...). ``clustergate.cli`` adds them in
+the order of ``COMMANDS``.
 """
 
 import argparse
@@ -14,18 +15,10 @@ import importlib
 import re
 
 #: subcommand -> module with add_parser(subparsers), in the order of --help
-COMMANDS = {
-    'sweep': 'clustergate.commands.sweep',
-    'cluster': 'clustergate.cluster.cli',
-    'baseline': 'clustergate.baseline_cmd',
-    'report': 'clustergate.report',
-    'history': 'clustergate.history_cmd',
-    'timing': 'clustergate.timing_cmd',
-    'cost': 'clustergate.cost_cmd',
-    'score': 'clustergate.score_cmd',
-    'npb': 'clustergate.commands.npb',
-    'linkmatrix': 'clustergate.commands.linkmatrix',
-}
+COMMANDS = {name: f'clustergate.commands.{name}' for name in (
+    'sweep', 'cluster', 'baseline', 'report', 'history', 'timing', 'cost',
+    'score', 'npb', 'linkmatrix',
+)}
 
 _LITERAL = re.compile(r'``([^`]+)``')
 _ROLE = re.compile(r':(?:\w+:)?\w+:`~?([^`]+)`')

@@ -18,9 +18,9 @@ All but ``status`` and ``env`` need root.
 
 import sys
 
-from . import lifecycle, state as st
-from .layout import FABRICS, MAX_NODES
-from .procs import ClusterError
+from clustergate.cluster import lifecycle, state as cluster_state
+from clustergate.cluster.layout import FABRICS, MAX_NODES
+from clustergate.cluster.procs import ClusterError
 
 FLAT_NODES, FLAT_RATE = 4, '1gbit'
 #: Defaults of ``--topology leafspine``: 9 nodes under 3 leaves (with two
@@ -90,7 +90,7 @@ def _restore(args):
 
 @_guard
 def _env(args):
-    state = st.load()
+    state = cluster_state.load()
     if state is None or state.get('phase') != 'up':
         print('clustergate cluster env: the emulated cluster is not up',
               file=sys.stderr)

@@ -1,0 +1,99 @@
+"""``clustergate report``: PNG figures and one static HTML page from the
+perflogs and/or ReFrame's results database.
+
+::
+
+    clustergate report                       # perflogs/ -> report/index.html
+    clustergate report --db output/results.db --out /tmp/r --system emucluster
+
+The page says the verdict first: every failed test (build, sanity, run,
+performance; from the results database or JSON reports), every metric out
+of its reference with its deviation and whether that is a regression or a
+result *better* than the reference (suspicious, not a failure), and every
+change point across runs (:mod:`clustergate.history`) with its date; an
+empty section says why it is empty. Then the figures (matplotlib, the
+``report`` extra):
+
+* latency and bandwidth vs message size, per check, of the latest session
+  only, one line per MPI, interconnect and scale (log axes);
+* the (k ppn)/(1 ppn) ratio of the classic studies: the time with k
+  processes per node over the time with one, same nodes and size;
+* the link-matrix heat map of the latest matrix per system and fabric
+  (``linkmatrix_<fabric>.csv`` in ReFrame's output directory);
+* a trend per metric that has a reference or a change point, over time,
+  with its band and its change points marked.
+
+The page also lists the latest value of every metric with its status:
+within reference, out of reference, or "no reference" (never counted as
+checked). See docs/reports.md.
+"""
+
+import os
+import sys
+
+from clustergate import PROJECT_ROOT
+from clustergate import report, times
+
+
+def run(args):
+    perflogs = args.perflogs
+    if perflogs is None and not args.db and not args.json:
+        perflogs = [os.environ.get('CG_PERFLOG_DIR',
+                                   os.path.join(PROJECT_ROOT, 'perflogs'))]
+
+    try:
+        samples = report.load_samples(perflogs or (), args.db,
+                                      args.json or ())
+        outcomes = report.load_outcomes(args.db, args.json or ())
+    except (OSError, ValueError) as err:
+        print(f'clustergate report: error: {err}', file=sys.stderr)
+        return 2
+
+    if args.system:
+        samples = [s for s in samples if s.key.system == args.system]
+
+    if args.since:
+        t = times.since(args.since, 'report')
+        samples = [s for s in samples if s.time >= t]
+
+    dirs = args.matrices if args.matrices is not None else \
+        [os.path.join(PROJECT_ROOT, 'output')]
+    try:
+        report.pyplot()
+    except ImportError as err:
+        print(f'clustergate report: needs matplotlib (pip install '
+              f'clustergate[report]): {err}', file=sys.stderr)
+        return 2
+
+    page = report.render(samples, args.out, dirs, args.max_trends,
+                         outcomes=outcomes)
+    print(f'wrote {page}')
+    return 0
+
+
+def add_parser(subparsers):
+    p = subparsers.add_parser(
+        'report', help='PNG figures and a static HTML page',
+        description=__doc__.split('::')[0].strip()
+    )
+    p.add_argument('--perflogs', nargs='+', metavar='PATH',
+                   help='perflog files or directories (default: '
+                        '$CG_PERFLOG_DIR or perflogs/, unless --db/--json)')
+    p.add_argument('--db', metavar='FILE',
+                   help="ReFrame's SQLite results database")
+    p.add_argument('--json', nargs='+', metavar='FILE',
+                   help='ReFrame JSON run reports')
+    p.add_argument('--matrices', nargs='*', metavar='DIR',
+                   help='directories searched for linkmatrix_*.csv '
+                        '(default: output/)')
+    p.add_argument('--system', help='only this system')
+    p.add_argument('--since', metavar='ISO',
+                   help='only runs from then on (UTC unless the time names '
+                        'its zone)')
+    p.add_argument('--max-trends', type=int, default=40,
+                   help='at most this many trend figures (default: 40)')
+    p.add_argument('-o', '--out', default=os.path.join(PROJECT_ROOT,
+                                                       'report'),
+                   help='output directory (default: report/)')
+    p.set_defaults(func=run)
+    return p
