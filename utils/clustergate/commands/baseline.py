@@ -19,13 +19,9 @@ import os
 import sys
 
 from clustergate import PROJECT_ROOT
-from clustergate import baseline as bl
+from clustergate import baseline
 from clustergate import refcheck, references, refwriter, times
-
-
-def _default_perflogs():
-    return os.environ.get('CG_PERFLOG_DIR',
-                          os.path.join(PROJECT_ROOT, 'perflogs'))
+from clustergate.commands import sources
 
 
 def _directions(items):
@@ -72,14 +68,14 @@ def run(args, out=sys.stdout, err=sys.stderr):
     samples = []
     try:
         if args.db:
-            samples += bl.read_results_db(args.db)
+            samples += baseline.read_results_db(args.db)
 
         if args.json:
-            samples += bl.read_json_reports(args.json)
+            samples += baseline.read_json_reports(args.json)
 
         if args.perflogs or not (args.db or args.json):
-            samples += bl.read_perflogs(args.perflogs or
-                                        [_default_perflogs()])
+            samples += baseline.read_perflogs(args.perflogs or
+                                        [sources.default_perflogs()])
     except (OSError, ValueError) as e:
         print(f'clustergate baseline: error: {e}', file=err)
         return 2
@@ -95,16 +91,16 @@ def run(args, out=sys.stdout, err=sys.stderr):
 
         system = systems[0]
 
-    chosen = bl.select(samples, system=system, check=args.check,
+    chosen = baseline.select(samples, system=system, check=args.check,
                        since=times.since(args.since, 'baseline'),
                        last=args.last,
                        include_perf_failures=args.include_perf_failures)
     try:
-        base = bl.make(chosen, min_runs=args.min_runs, k=args.mad_k,
+        base = baseline.make(chosen, min_runs=args.min_runs, k=args.mad_k,
                        floor=args.floor, better_factor=args.better_factor,
                        skip_short=args.skip_short,
                        directions=_directions(args.direction))
-    except bl.TooFewRuns as e:
+    except baseline.TooFewRuns as e:
         print(f'clustergate baseline: {e}', file=err)
         return 3
 
@@ -113,7 +109,7 @@ def run(args, out=sys.stdout, err=sys.stderr):
           f'{times.iso_utc(base.span[1])}; tolerance = max('
           f'{args.floor:g}, '
           f'{args.mad_k:g} x 1.4826 x MAD / median)', file=out)
-    print(bl.spread_table(base), file=out)
+    print(baseline.spread_table(base), file=out)
     for key, n in sorted(base.short.items(), key=lambda kv: kv[0].label()):
         print(f'skipped (only {n} run(s)): {key.label()}', file=out)
 
@@ -146,13 +142,14 @@ def run(args, out=sys.stdout, err=sys.stderr):
     # written into the file as it is (ruamel.yaml round trip): comments
     # and hand edits stay; a broken file replaced (--replace) starts anew
     text = refwriter.update(old_text if old is not None else '', system,
-                            bl.entries(base), comment, replace=args.replace)
+                            baseline.entries(base), comment,
+                            replace=args.replace)
     # what we write must load: never leave a broken file behind
     references.parse(__import__('yaml').safe_load(text), path, system)
 
     shown = os.path.relpath(path, PROJECT_ROOT) \
         if path.startswith(PROJECT_ROOT) else path
-    d = bl.diff(old_text, text, shown)
+    d = baseline.diff(old_text, text, shown)
     print(d if d else f'{shown}: unchanged', file=out)
     if args.dry_run:
         print('(dry run: nothing written)', file=out)
@@ -174,13 +171,7 @@ def add_parser(subparsers):
         description=__doc__.split('::')[0].strip()
     )
     src = p.add_argument_group('where the runs come from (default: perflogs)')
-    src.add_argument('--perflogs', nargs='+', metavar='PATH',
-                     help='perflog files or directories (default: '
-                          '$CG_PERFLOG_DIR or perflogs/)')
-    src.add_argument('--db', metavar='FILE',
-                     help="ReFrame's SQLite results database")
-    src.add_argument('--json', nargs='+', metavar='FILE',
-                     help='ReFrame JSON run reports (--report-file)')
+    sources.add_runs(src)
     sel = p.add_argument_group('which runs')
     sel.add_argument('--system', help='system to baseline (default: the '
                                       'only one in the samples)')

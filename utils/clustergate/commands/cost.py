@@ -11,6 +11,7 @@ timing's figures), keeping the growth exponents of the file.
 import sys
 
 from clustergate import costmodel, timing
+from clustergate.commands import sources
 
 
 def run(args, out=None, err=None):
@@ -43,9 +44,9 @@ def run(args, out=None, err=None):
 
 
 def add_parser(subparsers):
-    p = subparsers.add_parser(
-        'cost', help='jobs, node-hours and wall time of each mode on a site',
-        description=__doc__.strip().split('\n\n')[1]
+    p = sources.add_subcommand(
+        subparsers, 'cost',
+        'jobs, node-hours and wall time of each mode on a site', __doc__
     )
     p.add_argument('site', help='site description (YAML)')
     p.add_argument('--measured', metavar='REPORT',

@@ -12,22 +12,17 @@ Examples:
   clustergate history --perflogs perflogs/ --all
 """
 
-import os
 import sys
 
-from clustergate import PROJECT_ROOT
 from clustergate import baseline
 from clustergate import history, times
-
-
-def _default_db():
-    return os.environ.get('CG_RESULTS_DB',
-                          os.path.join(PROJECT_ROOT, 'output', 'results.db'))
+from clustergate.commands import sources
 
 
 def run(args, out=None, err=None):
     out, err = out or sys.stdout, err or sys.stderr
-    db = args.db or (None if (args.json or args.perflogs) else _default_db())
+    db = args.db or (None if (args.json or args.perflogs)
+                     else sources.default_db())
     try:
         samples = baseline.load_samples(db, args.json, args.perflogs)
     except (OSError, ValueError) as e:
@@ -58,13 +53,9 @@ def add_parser(subparsers):
         epilog='Examples:' + __doc__.split('Examples:')[1],
         formatter_class=__import__('argparse').RawDescriptionHelpFormatter
     )
-    p.add_argument('--db', metavar='FILE',
-                   help="ReFrame's SQLite results database (default: "
-                        "$CG_RESULTS_DB or output/results.db)")
-    p.add_argument('--json', nargs='+', metavar='FILE',
-                   help='ReFrame JSON run reports')
-    p.add_argument('--perflogs', nargs='+', metavar='PATH',
-                   help='perflog files or directories')
+    sources.add_runs(p, perflogs_default=None,
+                     db_help="ReFrame's SQLite results database (default: "
+                             "$CG_RESULTS_DB or output/results.db)")
     p.add_argument('--system', help='only this system')
     p.add_argument('--check', metavar='REGEX',
                    help='only checks whose name matches')

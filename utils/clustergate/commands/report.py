@@ -33,13 +33,13 @@ import sys
 
 from clustergate import PROJECT_ROOT
 from clustergate import report, times
+from clustergate.commands import sources
 
 
 def run(args):
     perflogs = args.perflogs
     if perflogs is None and not args.db and not args.json:
-        perflogs = [os.environ.get('CG_PERFLOG_DIR',
-                                   os.path.join(PROJECT_ROOT, 'perflogs'))]
+        perflogs = [sources.default_perflogs()]
 
     try:
         samples = report.load_samples(perflogs or (), args.db,
@@ -76,13 +76,8 @@ def add_parser(subparsers):
         'report', help='PNG figures and a static HTML page',
         description=__doc__.split('::')[0].strip()
     )
-    p.add_argument('--perflogs', nargs='+', metavar='PATH',
-                   help='perflog files or directories (default: '
-                        '$CG_PERFLOG_DIR or perflogs/, unless --db/--json)')
-    p.add_argument('--db', metavar='FILE',
-                   help="ReFrame's SQLite results database")
-    p.add_argument('--json', nargs='+', metavar='FILE',
-                   help='ReFrame JSON run reports')
+    sources.add_runs(p, perflogs_default='$CG_PERFLOG_DIR or perflogs/, '
+                                         'unless --db/--json')
     p.add_argument('--matrices', nargs='*', metavar='DIR',
                    help='directories searched for linkmatrix_*.csv '
                         '(default: output/)')

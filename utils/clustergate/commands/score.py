@@ -13,13 +13,17 @@ import json
 import os
 import sys
 
-from clustergate import score, timing
+from clustergate import score
+from clustergate.commands import sources
 
 
 def run(args, out=None, err=None):
     out, err = out or sys.stdout, err or sys.stderr
+    report = sources.read_session(args, 'score', err)
+    if report is None:
+        return 2
+
     try:
-        report = timing.session_report(args.json, args.db)
         base = None
         if args.baseline:
             with open(args.baseline) as fp:
@@ -52,13 +56,9 @@ def run(args, out=None, err=None):
 
 
 def add_parser(subparsers):
-    p = subparsers.add_parser(
-        'score', help='acceptance score per partition',
-        description=__doc__.strip().split('\n\n')[1]
-    )
-    p.add_argument('--json', metavar='FILE', help='a JSON run report')
-    p.add_argument('--db', metavar='FILE',
-                   help="ReFrame's results database (latest session)")
+    p = sources.add_subcommand(subparsers, 'score',
+                               'acceptance score per partition', __doc__)
+    sources.add_session(p)
     p.add_argument('--baseline', metavar='FILE',
                    help='a signed-off score JSON: references for metrics '
                         'config/references does not cover')

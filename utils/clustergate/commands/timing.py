@@ -10,30 +10,24 @@ database (default: output/results.db, or $CG_RESULTS_DB).
 import sys
 
 from clustergate import timing
+from clustergate.commands import sources
 
 
 def run(args, out=None, err=None):
-    out, err = out or sys.stdout, err or sys.stderr
-    try:
-        report = timing.session_report(args.json, args.db)
-    except (OSError, ValueError) as e:
-        print(f'clustergate timing: error: {e}', file=err)
+    report = sources.read_session(args, 'timing', err)
+    if report is None:
         return 2
 
     for line in timing.breakdown(report, top=args.top):
-        print(line, file=out)
+        print(line, file=out or sys.stdout)
 
     return 0
 
 
 def add_parser(subparsers):
-    p = subparsers.add_parser(
-        'timing', help="where a session's time went",
-        description=__doc__.strip().split('\n\n')[1]
-    )
-    p.add_argument('--json', metavar='FILE', help='a JSON run report')
-    p.add_argument('--db', metavar='FILE',
-                   help="ReFrame's results database (latest session)")
+    p = sources.add_subcommand(subparsers, 'timing',
+                               "where a session's time went", __doc__)
+    sources.add_session(p)
     p.add_argument('--top', type=int, default=8,
                    help='rows of the slowest checks and points (default: 8)')
     p.set_defaults(func=run)
