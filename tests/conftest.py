@@ -4,6 +4,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -47,12 +48,25 @@ def fixture_text(*parts):
         return fp.read()
 
 
-def cut_before(text, marker):
-    """``text`` up to (not including) the first line containing ``marker``:
-    a real output cut short, as a killed run leaves it."""
+def cut_before(text, marker, occurrence=1):
+    """``text`` up to (not including) the ``occurrence``-th line containing
+    ``marker``: a real output cut short, as a killed run leaves it."""
     lines = text.splitlines(keepends=True)
-    idx = next(i for i, line in enumerate(lines) if marker in line)
-    return ''.join(lines[:idx])
+    hits = [i for i, line in enumerate(lines) if marker in line]
+    return ''.join(lines[:hits[occurrence - 1]])
+
+
+class BenchmarkOutputs:
+    """The real outputs of one benchmark, made here by running it:
+    tests/fixtures/benchmark-outputs/<benchmark>/*.out."""
+
+    def __init__(self, benchmark):
+        self.dir = Path(FIXTURES) / 'benchmark-outputs' / benchmark
+        #: every output, for the tests that parse them all
+        self.all = sorted(self.dir.glob('*.out'))
+
+    def read(self, name):
+        return (self.dir / name).read_text()
 
 
 def reframe_failures(out, limit=6000):

@@ -61,3 +61,20 @@ def pick(checks, cls_name, **params):
             return c
 
     raise LookupError(f'no {cls_name} with {params}')
+
+
+def fed(check, text, num_tasks=None):
+    """The check reading ``text`` as its job's stdout, at ``num_tasks``
+    ranks when given."""
+    if num_tasks is not None:
+        check.num_tasks = num_tasks
+    check.stdout_text = lambda: text
+    return check
+
+
+def perf_values(check):
+    """The check's performance variables, evaluated: name -> value."""
+    import reframe.utility.sanity as sn
+
+    check.set_perf_variables()
+    return {k: sn.evaluate(v) for k, v in check.perf_variables.items()}

@@ -10,89 +10,51 @@ when an emulated cluster is already up. About 1 minute.
 """
 
 import os
-import shutil
 import subprocess
-import sys
 
 import pytest
 
-from clustergate.cluster import lifecycle, netns
-from clustergate.cluster import state as st
-
-from test_cluster_live import PINGPONG_C
+from clustergate.cluster import netns
+from clustergate.cluster import state as cluster_state
+from live_cluster import (build_pingpong, cluster_command, job_env,
+                          pingpong, why_skip)
 
 pytestmark = pytest.mark.cluster
 
 
-def _why_skip():
-    if os.geteuid() != 0:
-        return 'needs root'
-
-    missing = lifecycle.missing_packages()
-    if missing:
-        return 'missing: ' + ', '.join(missing)
-
-    if not shutil.which('mpicc.openmpi'):
-        return 'missing mpicc.openmpi (libopenmpi-dev)'
-
-    if os.path.exists(st.Paths().state_file):
-        return 'an emulated cluster is already up (state exists)'
-
-    return None
-
-
-_reason = _why_skip()
+_reason = why_skip()
 if _reason:
     pytest.skip(_reason, allow_module_level=True)
 
 
-def _cg(*args, timeout=60):
-    cp = subprocess.run([sys.executable, '-m', 'clustergate.cli', 'cluster',
-                         *args], capture_output=True, text=True,
-                        timeout=timeout)
-    assert cp.returncode == 0, f'cluster {args}: {cp.stderr}'
+def _cg(*args):
+    cp = cluster_command(*args)
     return cp.stdout + cp.stderr
 
 
-def _env(paths):
-    return dict(os.environ, SLURM_CONF=paths.slurm_conf,
-                OMPI_MCA_pml='ob1', OMPI_MCA_btl='self,tcp',
-                OMPI_MCA_btl_tcp_if_include='fab0',
-                OMPI_MCA_oob_tcp_if_include='fab0')
-
-
 def _pingpong(paths, exe, a, b):
-    """Median MB/s of 4 MiB ping-pongs between nodes a and b over fab0;
-    a start-up crash of OpenMPI (docs/emulated-cluster.md) is retried
+    """Median MB/s between nodes a and b over fab0, a failed start retried
     once."""
-    for _ in range(2):
-        cp = subprocess.run(['srun', '-N2', '-n2', '--mpi=pmix', '-w',
-                             f'{a},{b}', exe], env=_env(paths),
-                            capture_output=True, text=True, timeout=120)
-        if cp.returncode == 0:
-            return float(cp.stdout.split('MBps')[1].split()[0])
-
-    raise AssertionError(cp.stderr)
+    return pingpong(paths, exe, f'{a},{b}', 'fab0', attempts=2,
+                    timeout=120)
 
 
 @pytest.fixture(scope='module')
 def tree_cluster(tmp_path_factory):
-    paths = st.Paths()
+    paths = cluster_state.Paths()
     try:
         _cg('up', '--topology', 'leafspine', '--nodes', '4',
             '--leaves', '2')
-        exe = str(tmp_path_factory.mktemp('pp') / 'pp')
-        subprocess.run(['mpicc.openmpi', '-O2', '-x', 'c', '-o', exe, '-'],
-                       input=PINGPONG_C, text=True, check=True, timeout=60)
+        exe = build_pingpong(tmp_path_factory.mktemp('pp'))
         yield paths, exe
     finally:
-        subprocess.run([sys.executable, '-m', 'clustergate.cli', 'cluster',
-                        'down'], timeout=60)
+        cluster_command('down', check=False)
 
 
 def test_leafspine_faults(tree_cluster):
     paths, exe = tree_cluster
-    topo = subprocess.run(['scontrol', 'show', 'topology'], env=_env(paths),
+    topo = subprocess.run(['scontrol', 'show', 'topology'],
+                          env=job_env(paths, 'fab0'),
                           capture_output=True, text=True,
                           timeout=15).stdout
     assert 'SwitchName=leaf1 ' in topo and 'Nodes=n[1-2]' in topo
@@ -125,7 +87,7 @@ def test_leafspine_faults(tree_cluster):
     # restore: rates and cabling as meant; a job reaches n2 at once
     _cg('restore')
     assert netns.bridge_of('cgn2f0') == 'cgl1f0'
-    assert netns.read_dev_rate('cgu1f0') == st.load(paths)['uplink_rate']
+    assert netns.read_dev_rate('cgu1f0') == cluster_state.load(paths)['uplink_rate']
     assert _pingpong(paths, exe, 'n1', 'n3') > 0.7 * cross
     with open(paths.topology_conf) as fp:
         assert fp.read() == declared

@@ -57,41 +57,43 @@ def test_emulated_cluster_selected_when_slurm_conf_points_at_it(tmp_path):
     assert '"emucluster"' in res.stdout, res.stdout + res.stderr
 
 
-def test_broken_system_file_is_named(tmp_path):
+def _load_copy(tmp_path, write):
+    """Loads a copy of config/ in which ``write(systems_dir)`` changed or
+    added a system file: ReFrame's exit status and its output."""
     cfg = tmp_path / 'config'
     shutil.copytree(os.path.join(ROOT, 'config'), cfg)
-    (cfg / 'systems' / 'zz_broken.py').write_text(
-        'site_configuration = {"systems": [{"name": "x"}]\n')
+    write(cfg / 'systems')
     res = run_reframe('--show-config=systems/0/name',
                       config=str(cfg / 'settings.py'))
-    assert res.returncode != 0
-    assert 'zz_broken.py' in res.stdout + res.stderr
-    assert 'SyntaxError' in res.stdout + res.stderr
+    return res.returncode, res.stdout + res.stderr
+
+
+def test_broken_system_file_is_named(tmp_path):
+    code, out = _load_copy(tmp_path, lambda systems: (
+        systems / 'zz_broken.py').write_text(
+            'site_configuration = {"systems": [{"name": "x"}]\n'))
+    assert code != 0
+    assert 'zz_broken.py' in out and 'SyntaxError' in out
 
 
 def test_invalid_system_entry_fails_validation(tmp_path):
-    cfg = tmp_path / 'config'
-    shutil.copytree(os.path.join(ROOT, 'config'), cfg)
-    (cfg / 'systems' / 'zz_invalid.py').write_text(
-        'site_configuration = {"systems": [{"name": "bad", '
-        '"hostnames": "not-a-list", "partitions": []}]}\n')
-    res = run_reframe('--show-config=systems/0/name',
-                      config=str(cfg / 'settings.py'))
-    assert res.returncode != 0
-    assert 'zz_invalid.py' in res.stdout + res.stderr
-    assert "'hostnames' must be a list" in res.stdout + res.stderr
+    code, out = _load_copy(tmp_path, lambda systems: (
+        systems / 'zz_invalid.py').write_text(
+            'site_configuration = {"systems": [{"name": "bad", '
+            '"hostnames": "not-a-list", "partitions": []}]}\n'))
+    assert code != 0
+    assert 'zz_invalid.py' in out
+    assert "'hostnames' must be a list" in out
 
 
 def test_broken_sweep_description_is_named(tmp_path):
-    cfg = tmp_path / 'config'
-    shutil.copytree(os.path.join(ROOT, 'config'), cfg)
-    local = cfg / 'systems' / 'localhost.py'
-    local.write_text(local.read_text().replace("'scope': 'node'",
-                                               "'scope': 'nodes'"))
-    res = run_reframe('--show-config=systems/0/name',
-                      config=str(cfg / 'settings.py'))
-    assert res.returncode != 0
-    out = res.stdout + res.stderr
+    def nodes_scope(systems):
+        local = systems / 'localhost.py'
+        local.write_text(local.read_text().replace("'scope': 'node'",
+                                                   "'scope': 'nodes'"))
+
+    code, out = _load_copy(tmp_path, nodes_scope)
+    assert code != 0
     assert 'localhost.py' in out and "has scope 'nodes'" in out
 
 

@@ -9,7 +9,7 @@ import reframe.utility.sanity as sn
 from reframe.core.exceptions import SanityError
 
 from conftest import fixture_text
-from rfm_loader import load_checks, pick
+from rfm_loader import load_checks, perf_values, pick
 
 GOOD = fixture_text('cg-outputs', 'contention-np4-shm.out')
 CORRUPT = fixture_text('cg-outputs', 'contention-np2-corrupt.out')
@@ -128,17 +128,12 @@ HEALTHY = fixture_text('cg-outputs', 'emu-pingpong-1MB-fab0-healthy.out')
 SMALL = fixture_text('cg-outputs', 'emu-pingpong-8B-fab0-healthy.out')
 
 
-def perf(check):
-    check.set_perf_variables()
-    return {k: sn.evaluate(v) for k, v in check.perf_variables.items()}
-
-
 def test_slow_peer_node_is_a_performance_verdict_that_names_it(checks):
     # sanity judges the program (it ran and measured); the slow peer is a
     # number below its bound, and the log names it
     c = fed(pick(checks, 'PingPongDistance', msg_bytes=1000000), DEGRADED)
     assert sn.evaluate(c.validate()) is True
-    assert perf(c)['peer_bandwidth_ratio'] == pytest.approx(29.09 / 81.77,
+    assert perf_values(c)['peer_bandwidth_ratio'] == pytest.approx(29.09 / 81.77,
                                                             abs=0.005)
     assert c.reference['*:peer_bandwidth_ratio'] == (0.7, 0, None, 'x')
     worst, suspects = c.peer_verdict(c.measured_lines(c._run()))
@@ -151,7 +146,7 @@ def test_slow_peer_node_is_a_performance_verdict_that_names_it(checks):
 def test_healthy_peers_pass(checks):
     c = fed(pick(checks, 'PingPongDistance', msg_bytes=1000000), HEALTHY)
     assert sn.evaluate(c.validate()) is True
-    assert perf(c)['peer_bandwidth_ratio'] > 0.7
+    assert perf_values(c)['peer_bandwidth_ratio'] > 0.7
     assert c.peer_verdict(c.measured_lines(c._run()))[1] == []
 
 
@@ -159,7 +154,7 @@ def test_small_messages_are_not_judged_by_peer_bandwidth(checks):
     # 8 B is latency and jitter: n4 at 0.36x is noise, not a slow link
     c = fed(pick(checks, 'PingPongDistance', msg_bytes=8), SMALL)
     assert sn.evaluate(c.validate()) is True
-    assert 'peer_bandwidth_ratio' not in perf(c)
+    assert 'peer_bandwidth_ratio' not in perf_values(c)
 
 
 def test_outlier_verdict_can_be_disabled(checks):
@@ -167,6 +162,6 @@ def test_outlier_verdict_can_be_disabled(checks):
     c.peer_outlier_fraction = 0.0
     try:
         assert sn.evaluate(c.validate()) is True
-        assert 'peer_bandwidth_ratio' not in perf(c)
+        assert 'peer_bandwidth_ratio' not in perf_values(c)
     finally:
         c.peer_outlier_fraction = 0.7

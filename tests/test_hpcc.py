@@ -12,7 +12,7 @@ from reframe.core.exceptions import SanityError
 from clustergate import hpccinf
 from clustergate.parsers import ParseError, parse_hpcc
 from conftest import cut_before, fixture_text
-from rfm_loader import load_checks, pick
+from rfm_loader import load_checks, perf_values, pick
 
 PASS = 'hpcc1.5.0-np2-n768'
 RESIDUAL_FAIL = 'hpcc1.5.0-np2-n768-residual-fail'
@@ -142,27 +142,22 @@ def value(deferred):
     return sn.evaluate(deferred)
 
 
-def perf(check):
-    check.set_perf_variables()
-    return {k: value(v) for k, v in check.perf_variables.items()}
-
-
 def test_kernel_checks_read_one_run(checks):
     text = out(PASS)
     hpl = fed(checks, 'HpccHpl', text)
     assert value(hpl.validate()) is True
-    assert perf(hpl) == {'gflops': pytest.approx(1.86537),
+    assert perf_values(hpl) == {'gflops': pytest.approx(1.86537),
                          'time': 0.162367}
     beff = fed(checks, 'HpccBeff', text)
     assert value(beff.validate()) is True
-    got = perf(beff)
+    got = perf_values(beff)
     assert got['random_ring_bandwidth'] == 5.83005
     assert got['natural_ring_bandwidth'] == 11.6047
     assert got['pingpong_latency'] > 0
     for cls in ('HpccStream', 'HpccRandomAccess', 'HpccPtrans', 'HpccFft'):
         c = fed(checks, cls, text)
         assert value(c.validate()) is True, cls
-        assert all(v > 0 for v in perf(c).values()), cls
+        assert all(v > 0 for v in perf_values(c).values()), cls
 
 
 def test_hpl_residual_failure_is_a_sanity_failure(checks):

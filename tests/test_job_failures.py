@@ -63,57 +63,104 @@ def _sanity_message(check):
     return str(err.value)
 
 
-@pytest.fixture(scope='module')
-def contention():
-    return load_checks('checks/contention/contention_checks.py')
+_FAMILY_FILES = {
+    'contention': 'checks/contention/contention_checks.py',
+    'imb': 'checks/imb/imb_checks.py',
+    'npb': 'checks/npb/npb_checks.py',
+    'stream': 'checks/stream/stream_checks.py',
+}
 
 
 @pytest.fixture(scope='module')
-def imb():
-    return load_checks('checks/imb/imb_checks.py')
+def families():
+    """Loads a family's checks once per module: family -> test cases."""
+    loaded = {}
+
+    def checks(family):
+        if family not in loaded:
+            loaded[family] = load_checks(_FAMILY_FILES[family])
+        return loaded[family]
+
+    return checks
 
 
-@pytest.fixture(scope='module')
-def npb():
-    return load_checks('checks/npb/npb_checks.py')
+def _fixture(name):
+    return failure(name) if name else ''
 
 
-@pytest.fixture(scope='module')
-def stream():
-    return load_checks('checks/stream/stream_checks.py')
-
-
-def test_killed_rank_is_named_in_the_sanity_message(monkeypatch, contention):
-    c = _feed(monkeypatch, pick(contention, 'PingPongDistance'), '',
-              failure('ompi-rank-sigkill.err'), exit_code=137)
-    assert _sanity_message(c) == (
+# (family, check, stdout fixture, stderr fixture, exit code, tasks):
+# the sanity message, in full or (``...`` first) its end
+_SANITY_CASES = {
+    'killed rank named': (
+        ('contention', 'PingPongDistance', None, 'ompi-rank-sigkill.err',
+         137, 2),
         'cg_contention: no CG_DONE completion line: the program did not '
         'finish (crashed, killed or timed out?) [job stderr: rank 1 on vm '
-        'was killed by signal 9 (Killed)]')
-
-
-def test_our_programs_refusal_is_named(monkeypatch, contention):
-    c = _feed(monkeypatch, pick(contention, 'PingPongDistance'), '',
-              failure('cg-contention-1-rank.err'), exit_code=2, tasks=1)
-    assert _sanity_message(c).endswith(
-        '[job stderr: cg_contention refused to run: needs at least 2 '
-        'ranks, got 1; rank 0 called MPI_Abort (error code 2)]')
-
-
-def test_garbage_from_a_program_that_exited_0(monkeypatch, contention):
+        'was killed by signal 9 (Killed)]'),
+    "our program's refusal named": (
+        ('contention', 'PingPongDistance', None, 'cg-contention-1-rank.err',
+         2, 1),
+        '...[job stderr: cg_contention refused to run: needs at least 2 '
+        'ranks, got 1; rank 0 called MPI_Abort (error code 2)]'),
     # the wrong executable (cg_stats_cli) ran to its end: say that, not
     # "did not finish"
-    c = _feed(monkeypatch, pick(contention, 'PingPongDistance'),
-              failure('cg-stats-cli-as-program.out'), exit_code=0)
-    assert _sanity_message(c) == (
+    'garbage from a program that exited 0': (
+        ('contention', 'PingPongDistance', 'cg-stats-cli-as-program.out',
+         None, 0, 2),
         "cg_contention exited 0 but its stdout is not cg_contention output: "
         "no CG line in 1 line(s), first: 'n=3 kept=3 mean=2 median=2 min=1 "
-        "max=3 filtered=0'")
+        "max=3 filtered=0'"),
+    'imb: a wrong option that exited 0': (
+        ('imb', 'ImbPingPong', 'impi-imb-list.out', None, 0, 2),
+        "IMB output has no '# Benchmarking <name>' block (output ends with: "
+        "'Uniband (non-default)') [the job exited 0: the program ended "
+        "normally]"),
+    'imb refuses PingPong on one process': (
+        ('imb', 'ImbPingPong', 'impi-imb-pingpong-1-process.out', None, 0,
+         1),
+        'IMB refused PingPong: invalid for 1 process(es) [the job exited 0: '
+        'the program ended normally]'),
+    'imb: loader error': (
+        ('imb', 'ImbPingPong', None, 'impi-imb-no-ld-library-path.err', 127,
+         2),
+        'IMB output is empty [job stderr: IMB-MPI1 cannot start: shared '
+        'library libmpi.so.12: cannot open shared object file: No such file '
+        'or directory]'),
+    "npb: the strict mode's abort is the headline": (
+        ('npb', 'NpbCG', 'npb3.4.1-cg.S.3-strict.out',
+         'npb3.4.1-cg.S.3-strict.err', 16, 3),
+        'NPB aborted in strict process-count mode: 3 processes, it expects '
+        'a power-of-two number of processes (such as 2); '
+        'NPB_NPROCS_STRICT=off runs it on 2 active processes [job stderr: '
+        'rank 0 called MPI_Abort (error code 16)]'),
+    'fortran stream: stack segfault named': (
+        ('stream', 'Stream', None, 'stream.f-omp-stack-segv.err', 139, 1),
+        "STREAM output is empty [job stderr: stream_f.omp died of "
+        "Segmentation fault] (a segfault before any output: STREAM's arrays "
+        "do not fit the stack, as in stream.f built with OpenMP; raise the "
+        "limit: ulimit -s unlimited)"),
+}
+
+#: the case picked among a check's variants, where the first will not do
+_PICK = {'NpbCG': {'npb_class': 'A'}}
+
+
+@pytest.mark.parametrize('case', _SANITY_CASES)
+def test_sanity_message_names_the_failure(monkeypatch, families, case):
+    (family, name, out, err, code, tasks), expected = _SANITY_CASES[case]
+    check = pick(families(family), name, **_PICK.get(name, {}))
+    message = _sanity_message(_feed(monkeypatch, check, _fixture(out),
+                                    _fixture(err), exit_code=code,
+                                    tasks=tasks))
+    if expected.startswith('...'):
+        assert message.endswith(expected[3:])
+    else:
+        assert message == expected
 
 
 def test_garbage_exit_code_unknown_is_not_called_unfinished(monkeypatch,
-                                                            contention):
-    c = _feed(monkeypatch, pick(contention, 'PingPongDistance'),
+                                                            families):
+    c = _feed(monkeypatch, pick(families('contention'), 'PingPongDistance'),
               failure('cg-stats-cli-as-program.out'), exit_code=None)
     msg = _sanity_message(c)
     assert msg.startswith('cg_contention: its stdout is not cg_contention '
@@ -121,57 +168,9 @@ def test_garbage_exit_code_unknown_is_not_called_unfinished(monkeypatch,
     assert 'did not finish' not in msg
 
 
-def test_imb_output_of_a_wrong_option_that_exited_0(monkeypatch, imb):
-    c = _feed(monkeypatch, pick(imb, 'ImbPingPong'),
-              failure('impi-imb-list.out'), exit_code=0)
-    assert _sanity_message(c) == (
-        "IMB output has no '# Benchmarking <name>' block (output ends with: "
-        "'Uniband (non-default)') [the job exited 0: the program ended "
-        "normally]")
-
-
-def test_imb_refuses_pingpong_on_one_process(monkeypatch, imb):
-    c = _feed(monkeypatch, pick(imb, 'ImbPingPong'),
-              failure('impi-imb-pingpong-1-process.out'), exit_code=0,
-              tasks=1)
-    assert _sanity_message(c) == (
-        'IMB refused PingPong: invalid for 1 process(es) [the job exited 0: '
-        'the program ended normally]')
-
-
-def test_imb_loader_error(monkeypatch, imb):
-    c = _feed(monkeypatch, pick(imb, 'ImbPingPong'), '',
-              failure('impi-imb-no-ld-library-path.err'), exit_code=127)
-    assert _sanity_message(c) == (
-        'IMB output is empty [job stderr: IMB-MPI1 cannot start: shared '
-        'library libmpi.so.12: cannot open shared object file: No such file '
-        'or directory]')
-
-
-def test_npb_strict_mode_abort_is_the_headline(monkeypatch, npb):
-    c = _feed(monkeypatch, pick(npb, 'NpbCG', npb_class='A'),
-              failure('npb3.4.1-cg.S.3-strict.out'),
-              failure('npb3.4.1-cg.S.3-strict.err'), exit_code=16, tasks=3)
-    assert _sanity_message(c) == (
-        'NPB aborted in strict process-count mode: 3 processes, it expects '
-        'a power-of-two number of processes (such as 2); '
-        'NPB_NPROCS_STRICT=off runs it on 2 active processes [job stderr: '
-        'rank 0 called MPI_Abort (error code 16)]')
-
-
-def test_fortran_stream_valid_run_passes(monkeypatch, stream):
-    c = _feed(monkeypatch, pick(stream, 'Stream'),
+def test_fortran_stream_valid_run_passes(monkeypatch, families):
+    c = _feed(monkeypatch, pick(families('stream'), 'Stream'),
               failure('stream.f-omp2.out'), exit_code=0, tasks=1)
     monkeypatch.setattr(c, 'threads', 2)
     assert sn.evaluate(c.validate()) is True
     assert sn.evaluate(c.rate('Triad')) == 5920.1
-
-
-def test_fortran_stream_stack_segfault_is_named(monkeypatch, stream):
-    c = _feed(monkeypatch, pick(stream, 'Stream'), '',
-              failure('stream.f-omp-stack-segv.err'), exit_code=139, tasks=1)
-    assert _sanity_message(c) == (
-        "STREAM output is empty [job stderr: stream_f.omp died of "
-        "Segmentation fault] (a segfault before any output: STREAM's arrays "
-        "do not fit the stack, as in stream.f built with OpenMP; raise the "
-        "limit: ulimit -s unlimited)")

@@ -7,7 +7,7 @@ import reframe.utility.sanity as sn
 from reframe.core.exceptions import SanityError
 
 from conftest import fixture_text
-from rfm_loader import load_checks
+from rfm_loader import load_checks, perf_values
 
 ONE = fixture_text('cg-outputs', 'nic-one-iface-n4-ppn2.out')
 TWO = fixture_text('cg-outputs', 'nic-two-ifaces-n4-ppn2.out')
@@ -26,15 +26,10 @@ def check_for(checks, layout, text):
     return c
 
 
-def perf(c):
-    c.set_perf_variables()
-    return {k: sn.evaluate(v) for k, v in c.perf_variables.items()}
-
-
 def test_one_interface(checks):
     c = check_for(checks, 'one_iface', ONE)
     assert sn.evaluate(c.validate()) is True
-    pv = perf(c)
+    pv = perf_values(c)
     assert 0.35 <= pv['pair_ratio'] <= 0.65
     assert pv['bw_single_s1'] > 100          # the 1 Gbit/s link, not less
 
@@ -42,7 +37,7 @@ def test_one_interface(checks):
 def test_two_interfaces(checks):
     c = check_for(checks, 'two_ifaces', TWO)
     assert sn.evaluate(c.validate()) is True
-    pv = perf(c)
+    pv = perf_values(c)
     assert 0.85 <= pv['pair_ratio'] <= 1.15
     assert pv['ratio_s1'] > 0.85 and pv['ratio_s2'] > 0.85
 

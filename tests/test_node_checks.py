@@ -7,7 +7,7 @@ import reframe.utility.sanity as sn
 from reframe.core.exceptions import SanityError
 
 from conftest import fixture_text
-from rfm_loader import load_checks, pick
+from rfm_loader import fed, load_checks, perf_values, pick
 
 MEM2 = fixture_text('cg-outputs', 'memory-np2.out')
 MEM1 = fixture_text('cg-outputs', 'memory-np1.out')
@@ -20,19 +20,8 @@ def checks():
     return load_checks('checks/node/node_checks.py')
 
 
-def fed(check, text, ppn):
-    check.num_tasks = ppn
-    check.stdout_text = lambda: text
-    return check
-
-
 def truncated(text, keep_lines):
     return '\n'.join(text.splitlines()[:keep_lines]) + '\n'
-
-
-def perf(check):
-    check.set_perf_variables()
-    return {k: sn.evaluate(v) for k, v in check.perf_variables.items()}
 
 
 def cg_line(text, **match):
@@ -50,7 +39,7 @@ def test_memory_ratios_per_stride(checks, kernel):
     c = fed(pick(checks, 'MemoryStrided', kernel=kernel, ppn=2,
                  scale='small'), MEM2, 2)
     assert sn.evaluate(c.validate()) is True
-    pv = perf(c)
+    pv = perf_values(c)
     for s in (1, 2, 4, 8, 17):
         line = cg_line(MEM2, pattern=kernel, stride=s, active_ppn=2)
         assert pv[f'ratio_s{s}'] == float(line['ratio'])
@@ -65,7 +54,7 @@ def test_memory_at_one_ppn(checks):
     c = fed(pick(checks, 'MemoryStrided', kernel='read', ppn=1,
                  scale='small'), MEM1, 1)
     assert sn.evaluate(c.validate()) is True
-    assert perf(c)['ratio_s17'] > 0
+    assert perf_values(c)['ratio_s17'] > 0
 
 
 def test_memory_random(checks):
@@ -73,7 +62,7 @@ def test_memory_random(checks):
                  scale='small'), MEM2, 2)
     assert sn.evaluate(c.validate()) is True
     line = cg_line(MEM2, pattern='rand_read', active_ppn=2)
-    assert perf(c)['ratio'] == float(line['ratio'])
+    assert perf_values(c)['ratio'] == float(line['ratio'])
 
 
 def test_memory_missing_kernel_or_stride(checks):
@@ -107,7 +96,7 @@ def test_wrong_placement_fails(checks):
 def test_memlat_levels(checks):
     c = fed(pick(checks, 'MemoryLatency', ppn=2, scale='small'), LAT2, 2)
     assert sn.evaluate(c.validate()) is True
-    pv = perf(c)
+    pv = perf_values(c)
     for lv in ('L1', 'L2', 'L3', 'DRAM'):
         line = cg_line(LAT2, pattern='memlat_level', level=lv)
         assert pv[f'lat_{lv}'] == float(line['ns'])
@@ -117,7 +106,7 @@ def test_memlat_levels(checks):
 
 def test_memlat_steps_are_performance_variables(checks):
     c = fed(pick(checks, 'MemoryLatency', ppn=2, scale='small'), LAT2, 2)
-    pv = perf(c)
+    pv = perf_values(c)
     ns = {lv: float(cg_line(LAT2, pattern='memlat_level', level=lv)['ns'])
           for lv in ('L1', 'L2', 'L3', 'DRAM')}
     assert pv['step_L2'] == pytest.approx(ns['L2'] / ns['L1'])
@@ -133,7 +122,7 @@ def test_memlat_order_is_not_judged_in_sanity(checks, name):
     text = fixture_text('cg-outputs', name)
     c = fed(pick(checks, 'MemoryLatency', ppn=2, scale='small'), text, 2)
     assert sn.evaluate(c.validate()) is True
-    assert all(v > 0 for k, v in perf(c).items() if k.startswith('step_'))
+    assert all(v > 0 for k, v in perf_values(c).items() if k.startswith('step_'))
     c.expected_levels = ['L1', 'L2', 'L4', 'DRAM']
     try:
         with pytest.raises(SanityError, match='L4 not measured'):
@@ -149,7 +138,7 @@ def cg_line_text(text, needle):
 def test_noise(checks):
     c = fed(pick(checks, 'OsNoise', ppn=2, scale='small'), NOISE2, 2)
     assert sn.evaluate(c.validate()) is True
-    pv = perf(c)
+    pv = perf_values(c)
     k = cg_line(NOISE2, pattern='noise', active_ppn=2)
     one = cg_line(NOISE2, pattern='noise', active_ppn=1)
     assert pv['slowdown_k'] == float(k['slowdown'])

@@ -1,26 +1,14 @@
 """Tests for clustergate.parsers.imb on real IMB 2021.7/2021.11 outputs."""
 
-from pathlib import Path
-
 import pytest
 
 from clustergate.parsers import ParseError, parse_imb
 from clustergate.parsers.imb import IMBResult, normalise_imb_column
+from conftest import BenchmarkOutputs, cut_before
 
-FIXTURES = Path(__file__).parent / 'fixtures' / 'benchmark-outputs' / 'imb'
-ALL = sorted(FIXTURES.glob('*.out'))
+OUTPUTS = BenchmarkOutputs('imb')
+ALL, read = OUTPUTS.all, OUTPUTS.read
 NP4 = 'imb2021.7-PingPong-Allreduce-Barrier.np4.out'
-
-
-def read(name):
-    return (FIXTURES / name).read_text()
-
-
-def cut_before(text, marker, occurrence=1):
-    """Return *text* up to (not including) the n-th line containing marker."""
-    lines = text.splitlines(keepends=True)
-    hits = [i for i, line in enumerate(lines) if marker in line]
-    return ''.join(lines[:hits[occurrence - 1]])
 
 
 @pytest.mark.parametrize('path', ALL, ids=lambda p: p.name)
@@ -145,7 +133,7 @@ def test_empty_and_garbage():
     with pytest.raises(ParseError, match='empty'):
         parse_imb('')
     with pytest.raises(ParseError, match='not an IMB output'):
-        parse_imb((FIXTURES / '../osu/omb7.4-osu_bw.np2.out').read_text())
+        parse_imb(read('../osu/omb7.4-osu_bw.np2.out'))
     header_only = cut_before(read('imb2021.7-Barrier.np2.out'),
                              '# Benchmarking Barrier')
     with pytest.raises(ParseError, match=r"no '# Benchmarking <name>' block"):

@@ -1,19 +1,13 @@
 """Tests for clustergate.parsers.npb on real NPB 3.4 outputs."""
 
-from pathlib import Path
-
 import pytest
 
 from clustergate.parsers import ParseError, parse_npb
 from clustergate.parsers.npb import NPBResult
-from conftest import cut_before
+from conftest import BenchmarkOutputs, cut_before
 
-FIXTURES = Path(__file__).parent / 'fixtures' / 'benchmark-outputs' / 'npb'
-ALL = sorted(FIXTURES.glob('*.out'))
-
-
-def read(name):
-    return (FIXTURES / name).read_text()
+OUTPUTS = BenchmarkOutputs('npb')
+ALL, read = OUTPUTS.all, OUTPUTS.read
 
 
 def test_fixtures_present():
@@ -90,17 +84,14 @@ def test_unsuccessful_verification_is_reported_not_raised():
     assert not r.verified
 
 
-def test_truncated_before_verification():
-    text = cut_before(read('npb3.4-cg.A.2.out'), 'Verification    =')
-    with pytest.raises(ParseError, match=r"NPB output has no 'Verification =' "
-                                         r"line \(run cut short\?"):
-        parse_npb(text)
-
-
-def test_truncated_before_mops():
-    text = cut_before(read('npb3.4-lu.A.2.out'), 'Mop/s total')
-    with pytest.raises(ParseError, match=r"no 'Mop/s total =' line"):
-        parse_npb(text)
+@pytest.mark.parametrize('name,marker,message', [
+    ('npb3.4-cg.A.2.out', 'Verification    =',
+     r"NPB output has no 'Verification =' line \(run cut short\?"),
+    ('npb3.4-lu.A.2.out', 'Mop/s total', r"no 'Mop/s total =' line"),
+], ids=['before verification', 'before mops'])
+def test_output_cut_short(name, marker, message):
+    with pytest.raises(ParseError, match=message):
+        parse_npb(cut_before(read(name), marker))
 
 
 def test_truncated_before_summary():

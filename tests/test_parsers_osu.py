@@ -1,19 +1,13 @@
 """Tests for clustergate.parsers.osu on real OSU Micro-Benchmarks 7.4 outputs."""
 
-from pathlib import Path
-
 import pytest
 
 from clustergate.parsers import ParseError, parse_osu
 from clustergate.parsers.osu import OSUResult, normalise_osu_column
-from conftest import cut_before
+from conftest import BenchmarkOutputs, cut_before
 
-FIXTURES = Path(__file__).parent / 'fixtures' / 'benchmark-outputs' / 'osu'
-ALL = sorted(FIXTURES.glob('*.out'))
-
-
-def read(name):
-    return (FIXTURES / name).read_text()
+OUTPUTS = BenchmarkOutputs('osu')
+ALL, read = OUTPUTS.all, OUTPUTS.read
 
 
 @pytest.mark.parametrize('path', ALL, ids=lambda p: p.name)
@@ -147,7 +141,7 @@ def test_empty_and_garbage():
         parse_osu('\n')
     with pytest.raises(ParseError, match=r"not an OSU output: no '# OSU MPI "
                                          r"<name> Test vX' title line"):
-        parse_osu((FIXTURES / '../imb/imb2021.7-PingPong.np2.out').read_text())
+        parse_osu(read('../imb/imb2021.7-PingPong.np2.out'))
 
 
 def test_normalise_osu_column():

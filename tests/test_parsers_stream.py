@@ -1,19 +1,13 @@
 """Tests for clustergate.parsers.stream on real STREAM outputs."""
 
-from pathlib import Path
-
 import pytest
 
 from clustergate.parsers import ParseError, parse_stream
 from clustergate.parsers.stream import KERNELS, StreamResult
-from conftest import cut_before
+from conftest import BenchmarkOutputs, cut_before
 
-FIXTURES = Path(__file__).parent / 'fixtures' / 'benchmark-outputs' / 'stream'
-ALL = sorted(FIXTURES.glob('*.out'))
-
-
-def read(name):
-    return (FIXTURES / name).read_text()
+OUTPUTS = BenchmarkOutputs('stream')
+ALL, read = OUTPUTS.all, OUTPUTS.read
 
 
 @pytest.mark.parametrize('path', ALL, ids=lambda p: p.name)
@@ -72,25 +66,17 @@ def test_failed_validation_is_reported():
     assert r.validation_errors[0].startswith('Failed Validation on array a[]')
 
 
-def test_truncated_before_triad():
-    text = cut_before(read('stream5.10-stream_c.80M.omp2.out'), 'Triad:')
-    with pytest.raises(ParseError, match=r"STREAM output has no 'Triad:' "
-                                         r"result row \(run cut short\?"):
-        parse_stream(text)
-
-
-def test_truncated_before_validation():
-    text = cut_before(read('stream5.10-stream_mpi.80M.np2.out'),
-                      'Solution Validates')
-    with pytest.raises(ParseError, match="no 'Solution Validates' line"):
-        parse_stream(text)
-
-
-def test_truncated_before_table():
-    text = cut_before(read('stream5.10-stream_c.10M.omp1.out'), 'Function')
-    with pytest.raises(ParseError, match="no 'Function  Best Rate MB/s' "
-                                         "result table"):
-        parse_stream(text)
+@pytest.mark.parametrize('name,marker,message', [
+    ('stream5.10-stream_c.80M.omp2.out', 'Triad:',
+     r"STREAM output has no 'Triad:' result row \(run cut short\?"),
+    ('stream5.10-stream_mpi.80M.np2.out', 'Solution Validates',
+     "no 'Solution Validates' line"),
+    ('stream5.10-stream_c.10M.omp1.out', 'Function',
+     "no 'Function  Best Rate MB/s' result table"),
+], ids=['before triad', 'before validation', 'before table'])
+def test_output_cut_short(name, marker, message):
+    with pytest.raises(ParseError, match=message):
+        parse_stream(cut_before(read(name), marker))
 
 
 def test_empty_and_garbage():

@@ -12,17 +12,11 @@ from reframe.core.exceptions import SanityError
 
 from clustergate import benchmarks, sweep
 from conftest import cut_before, fixture_text
-from rfm_loader import load_checks, pick
+from rfm_loader import fed, load_checks, pick
 
 
 def bench(family, name):
     return fixture_text('benchmark-outputs', family, name)
-
-
-def fed(check, text, num_tasks):
-    check.num_tasks = num_tasks
-    check.stdout_text = lambda: text
-    return check
 
 
 def value(deferred):
@@ -52,25 +46,16 @@ def test_npb_real_output(npb, kernel, cls, nprocs):
     assert value(c.time()) > 0
 
 
-def test_npb_wrong_process_count(npb):
-    c = fed(pick(npb, 'NpbCG', npb_class='A'),
-            bench('npb', 'npb3.4-cg.A.2.out'), 4)
-    with pytest.raises(SanityError, match='ran with 2 processes, expected 4'):
-        value(c.validate())
-
-
-def test_npb_wrong_class(npb):
-    c = fed(pick(npb, 'NpbCG', npb_class='A'),
-            bench('npb', 'npb3.4-cg.B.2.out'), 2)
-    with pytest.raises(SanityError, match='ran class B, expected A'):
-        value(c.validate())
-
-
-def test_npb_bt_fewer_active_processes(npb):
+@pytest.mark.parametrize('cls,fname,nprocs,message', [
+    ('NpbCG', 'npb3.4-cg.A.2.out', 4, 'ran with 2 processes, expected 4'),
+    ('NpbCG', 'npb3.4-cg.B.2.out', 2, 'ran class B, expected A'),
     # NPB 3.4 ran BT on 2 processes with only 1 active: not what was asked
-    c = fed(pick(npb, 'NpbBT', npb_class='A'),
-            bench('npb', 'npb3.4-bt.A.2.out'), 2)
-    with pytest.raises(SanityError, match='only 1 of 2 processes were active'):
+    ('NpbBT', 'npb3.4-bt.A.2.out', 2, 'only 1 of 2 processes were active'),
+], ids=['process count', 'class', 'fewer active processes'])
+def test_npb_other_run_than_asked_is_refused(npb, cls, fname, nprocs,
+                                             message):
+    c = fed(pick(npb, cls, npb_class='A'), bench('npb', fname), nprocs)
+    with pytest.raises(SanityError, match=message):
         value(c.validate())
 
 

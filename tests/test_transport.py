@@ -49,47 +49,45 @@ def test_runs_over_tcp_are_verified(family, name):
     assert transport.mismatch(RULES[family], output(name), 'tcp') is None
 
 
-def test_openmpi_over_shared_memory_is_named():
-    reason = transport.mismatch(RULES['openmpi'],
-                                output('openmpi-vader-labelled-tcp'), 'tcp')
-    assert reason.startswith("interconnect 'tcp' not verified: a peer "
-                             "reached by a btl other than tcp: 'mca: bml: "
-                             "Using vader btl for send to [[")
-    assert '\n' not in reason
-
-
-def test_mpich_over_shared_memory_is_named():
-    reason = transport.mismatch(RULES['mpich'],
-                                output('mpich-default-labelled-tcp'), 'tcp')
-    assert reason.startswith("interconnect 'tcp' not verified: a UCX "
-                             "endpoint over shared memory: 'ep_cfg[0]: "
-                             "tag(self/memory0 cma/memory)")
-
-
-def test_intelmpi_collectives_in_shared_memory_are_named():
+# (rules: MPI family and interface, output, label): the reason, in full
+# or (``...`` last) its start; always one line
+_NOT_VERIFIED = {
+    'openmpi over shared memory': (
+        ('openmpi', 'lo', 'openmpi-vader-labelled-tcp', 'tcp'),
+        "interconnect 'tcp' not verified: a peer reached by a btl other "
+        "than tcp: 'mca: bml: Using vader btl for send to [[..."),
+    'mpich over shared memory': (
+        ('mpich', 'lo', 'mpich-default-labelled-tcp', 'tcp'),
+        "interconnect 'tcp' not verified: a UCX endpoint over shared "
+        "memory: 'ep_cfg[0]: tag(self/memory0 cma/memory)..."),
     # the old settings: provider tcp, but collectives within the node in
     # shared memory (IMB Barrier at shared-memory speed)
-    reason = transport.mismatch(RULES['intelmpi'],
-                                output('intelmpi-tcp-lo-before'), 'tcp')
-    assert reason == ("interconnect 'tcp' not verified: the MPI did not "
-                      "report intra-node collectives over the fabric "
-                      "(asked with I_MPI_DEBUG=5)")
+    'intelmpi collectives in shared memory': (
+        ('intelmpi', 'lo', 'intelmpi-tcp-lo-before', 'tcp'),
+        "interconnect 'tcp' not verified: the MPI did not report "
+        "intra-node collectives over the fabric (asked with "
+        "I_MPI_DEBUG=5)"),
+    'intelmpi shared-memory fabric': (
+        ('intelmpi', 'lo', 'intelmpi-shm-labelled-tcp', 'tcp'),
+        "interconnect 'tcp' not verified: the MPI did not report libfabric "
+        "provider tcp (asked with I_MPI_DEBUG=5)"),
+    'wrong interface': (
+        ('openmpi', 'fab0', 'openmpi-tcp-lo', 'fab0'),
+        "interconnect 'fab0' not verified: the MPI did not report the tcp "
+        "btl on fab0 (asked with OMPI_MCA_btl_base_verbose=30)"),
+}
 
 
-def test_intelmpi_shared_memory_fabric_is_named():
-    reason = transport.mismatch(RULES['intelmpi'],
-                                output('intelmpi-shm-labelled-tcp'), 'tcp')
-    assert reason == ("interconnect 'tcp' not verified: the MPI did not "
-                      "report libfabric provider tcp (asked with "
-                      "I_MPI_DEBUG=5)")
-
-
-def test_wrong_interface_is_named():
-    reason = transport.mismatch(MPI.tcp_verification('fab0')['openmpi'],
-                                output('openmpi-tcp-lo'), 'fab0')
-    assert reason == ("interconnect 'fab0' not verified: the MPI did not "
-                      "report the tcp btl on fab0 (asked with "
-                      "OMPI_MCA_btl_base_verbose=30)")
+@pytest.mark.parametrize('case', _NOT_VERIFIED)
+def test_a_run_over_another_transport_is_named(case):
+    (family, iface, name, label), expected = _NOT_VERIFIED[case]
+    reason = transport.mismatch(MPI.tcp_verification(iface)[family],
+                                output(name), label)
+    assert '\n' not in reason
+    if expected.endswith('...'):
+        assert reason.startswith(expected[:-3])
+    else:
+        assert reason == expected
 
 
 def test_localhost_tcp_settings_are_what_the_rules_expect():
