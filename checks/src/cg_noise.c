@@ -45,8 +45,8 @@ typedef struct {
 
 static int noise_cmp(const void *a, const void *b)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    double left = *(const double *)a, right = *(const double *)b;
+    return (left > right) - (left < right);
 }
 
 /* Nearest-rank percentile of sorted[0..n-1], p in (0, 100] */
@@ -103,11 +103,11 @@ static double now(void)
 static volatile uint64_t sink;
 
 /* The fixed work: a dependent multiply-add chain (no memory traffic) */
-static uint64_t work(uint64_t iters, uint64_t x)
+static uint64_t work(uint64_t iters, uint64_t chain)
 {
     for (uint64_t i = 0; i < iters; ++i)
-        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-    return x;
+        chain = chain * 6364136223846793005ULL + 1442695040888963407ULL;
+    return chain;
 }
 
 static double quantum_time(uint64_t iters)

@@ -6,8 +6,8 @@
 
 static int cmp_double(const void *a, const void *b)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    double left = *(const double *)a, right = *(const double *)b;
+    return (left > right) - (left < right);
 }
 
 static double median_sorted(const double *s, int n)

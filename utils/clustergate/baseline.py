@@ -213,7 +213,7 @@ def _testcase_samples(tc, run_id) -> List[Sample]:
     return out
 
 
-def _report_samples(report) -> List[Sample]:
+def report_samples(report) -> List[Sample]:
     uuid = report.get('session_info', {}).get('uuid', '?')
     out = []
     for run in report.get('runs', []):
@@ -234,7 +234,7 @@ def read_results_db(path: str) -> List[Sample]:
     """Samples of every session stored in ReFrame's SQLite results DB."""
     out = []
     for report in results_db_reports(path):
-        out += _report_samples(report)
+        out += report_samples(report)
 
     return out
 
@@ -243,7 +243,7 @@ def read_json_reports(paths: Iterable[str]) -> List[Sample]:
     out = []
     for p in paths:
         with open(p) as fp:
-            out += _report_samples(json.load(fp))
+            out += report_samples(json.load(fp))
 
     return out
 
@@ -406,49 +406,50 @@ def make(samples: Sequence[Sample], min_runs=3, k=3.0, floor=0.05,
                          'baseline (wrong --system, --check or --since? '
                          'perf failures need --include-perf-failures)')
 
-    bl = Baseline()
+    made = Baseline()
     for key, ss in sorted(groups.items(), key=lambda kv: kv[0].label()):
         if len(ss) < min_runs:
-            bl.short[key] = len(ss)
+            made.short[key] = len(ss)
             continue
 
         unit = ss[-1].unit
         d = (directions or {}).get(key.metric)
-        bl.stats[key] = compute([s.value for s in ss], key.metric, unit, k,
+        made.stats[key] = compute([s.value for s in ss], key.metric, unit, k,
                                 floor, better_factor, d)
-        bl.units[key] = unit
+        made.units[key] = unit
 
-    if bl.short and not skip_short:
+    if made.short and not skip_short:
         lines = [f'  {k.label()}: {n} run(s)'
-                 for k, n in sorted(bl.short.items(),
+                 for k, n in sorted(made.short.items(),
                                     key=lambda kv: kv[0].label())]
         raise TooFewRuns(
-            f'refusing to baseline: {len(bl.short)} metric(s) have fewer '
+            f'refusing to baseline: {len(made.short)} metric(s) have fewer '
             f'than {min_runs} healthy runs (run more, or --skip-short):\n'
             + '\n'.join(lines)
         )
 
-    if not bl.stats:
+    if not made.stats:
         raise TooFewRuns(f'no metric has {min_runs} healthy runs')
 
-    used = [s for s in samples if s.key in bl.stats]
-    bl.runs = sorted({s.run for s in used})
-    bl.span = (min(s.time for s in used), max(s.time for s in used))
-    return bl
+    used = [s for s in samples if s.key in made.stats]
+    made.runs = sorted({s.run for s in used})
+    made.span = (min(s.time for s in used), max(s.time for s in used))
+    return made
 
 
 # -- reference file --------------------------------------------------------
 
-def entries(bl: Baseline) -> Dict[Tuple[str, str, str], Dict[str, Dict]]:
+def entries(baseline: Baseline) -> Dict[Tuple[str, str, str], Dict[str, Dict]]:
     """``{(check, partition, point): {metric: entry}}`` of a baseline."""
     out = {}
-    for key, st in bl.stats.items():
+    for key, stats in baseline.stats.items():
         out.setdefault((key.check, key.partition, key.point), {})[
             key.metric] = {
-            'value': _sig(st.median), 'lower': st.lower, 'upper': st.upper,
-            'unit': bl.units.get(key), 'direction': st.direction,
-            'runs': st.runs, 'mad': _sig(st.mad, 3),
-            'min': _sig(st.min), 'max': _sig(st.max),
+            'value': _sig(stats.median), 'lower': stats.lower,
+            'upper': stats.upper,
+            'unit': baseline.units.get(key), 'direction': stats.direction,
+            'runs': stats.runs, 'mad': _sig(stats.mad, 3),
+            'min': _sig(stats.min), 'max': _sig(stats.max),
         }
 
     return out
@@ -471,22 +472,22 @@ def diff(old_text: str, new_text: str, path: str) -> str:
     ))
 
 
-def spread_table(bl: Baseline) -> str:
+def spread_table(baseline: Baseline) -> str:
     """What the runs showed, per metric: the spread behind each
     tolerance."""
     head = (f'{"check metric [point]":<72} {"runs":>4} {"median":>11} '
             f'{"MAD":>9} {"spread":>7} {"min":>11} {"max":>11} {"tol":>6} '
             f'dir')
     rows = [head, '-' * len(head)]
-    for key in sorted(bl.stats, key=lambda k: k.label()):
-        st = bl.stats[key]
+    for key in sorted(baseline.stats, key=lambda k: k.label()):
+        stats = baseline.stats[key]
         label = f'{key.check} {key.metric} [{key.point}]'
         if len(label) > 72:
             label = label[:69] + '...'
 
-        rows.append(f'{label:<72} {st.runs:>4} {st.median:>11.4g} '
-                    f'{st.mad:>9.3g} {100 * st.spread:>6.1f}% '
-                    f'{st.min:>11.4g} {st.max:>11.4g} '
-                    f'{100 * st.tolerance:>5.1f}% {st.direction}')
+        rows.append(f'{label:<72} {stats.runs:>4} {stats.median:>11.4g} '
+                    f'{stats.mad:>9.3g} {100 * stats.spread:>6.1f}% '
+                    f'{stats.min:>11.4g} {stats.max:>11.4g} '
+                    f'{100 * stats.tolerance:>5.1f}% {stats.direction}')
 
     return '\n'.join(rows)

@@ -27,7 +27,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional, Sequence
 
-from clustergate import baseline as bl
+from clustergate.baseline import Key, Sample, report_samples
+from clustergate.baseline import direction as metric_direction
 
 #: How many of the metrics that pulled a score down are named
 WORST = 5
@@ -71,7 +72,7 @@ class PartitionScore:
                       key=lambda r: r.ratio)[:n]
 
 
-def _last_samples(samples: Sequence[bl.Sample]) -> Dict[bl.Key, bl.Sample]:
+def _last_samples(samples: Sequence[Sample]) -> Dict[Key, Sample]:
     # a retried case appears once per attempt: keep the last one
     last = {}
     for s in samples:
@@ -112,7 +113,7 @@ def compute(report: Dict, baseline: Optional[Dict] = None
     """The score of every partition a ReFrame run report measured."""
     base = baseline_values(baseline) if baseline else {}
     parts: Dict[tuple, PartitionScore] = {}
-    samples = _last_samples(bl._report_samples(report))
+    samples = _last_samples(report_samples(report))
     for key, s in samples.items():
         ps = parts.setdefault((key.system, key.partition), PartitionScore(
             key.system, key.partition, None))
@@ -122,7 +123,7 @@ def compute(report: Dict, baseline: Optional[Dict] = None
                             key.point, key.metric))
             source = 'baseline'
 
-        direction = bl.direction(key.metric, s.unit)
+        direction = metric_direction(key.metric, s.unit)
         r = oriented(s.value, ref, direction) if ref else None
         if r is None:
             ps.unscored.append(key.label())
@@ -173,7 +174,7 @@ def to_json(scores: Sequence[PartitionScore], report: Dict) -> Dict:
            'time_end': info.get('time_end'),
            'written': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
            'partitions': []}
-    samples = _last_samples(bl._report_samples(report))
+    samples = _last_samples(report_samples(report))
     for ps in scores:
         metrics = [{'check': k.check, 'point': k.point, 'metric': k.metric,
                     'value': s.value, 'unit': s.unit}

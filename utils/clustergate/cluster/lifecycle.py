@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 
-from . import netns, procs, shaping, slurm, state as st
+from . import netns, procs, shaping, slurm, state as cluster_state
 from . import tree as tr
 from .layout import FABRICS, Layout
 from .procs import ClusterError
@@ -140,7 +140,7 @@ def _start(state, paths, name, cmd, logfile):
     # it on stderr, which goes to <log>.console (kept for early errors)
     state['procs'][name] = procs.spawn(cmd, logfile + '.console',
                                        env=slurm.slurm_env(paths))
-    st.save(state, paths)
+    cluster_state.save(state, paths)
 
 
 def plan_tree(layout, topology, leaves, rate_bits, oversubscription=None,
@@ -174,14 +174,14 @@ def plan_tree(layout, topology, leaves, rate_bits, oversubscription=None,
 def up(nodes=4, rate='1gbit', timeout=30.0, paths=None, topology=None,
        leaves=3, oversubscription=None, uplink_rate=None):
     """Bring the cluster up; on any failure undo everything and raise."""
-    paths = paths or st.Paths()
+    paths = paths or cluster_state.Paths()
     t0 = time.monotonic()
     layout = Layout(nodes)
     bits = shaping.parse_rate(rate)
     tree, up_bits = plan_tree(layout, topology, leaves, bits,
                               oversubscription, uplink_rate)
     preflight()
-    old = st.load(paths)
+    old = cluster_state.load(paths)
     if old is not None:
         running = [n for n, r in old.get('procs', {}).items()
                    if procs.alive(r)]
@@ -205,9 +205,9 @@ def up(nodes=4, rate='1gbit', timeout=30.0, paths=None, topology=None,
                            ', '.join(conflicts))
 
     ensure_user()
-    state = st.new_state(nodes, bits, tree, up_bits)
+    state = cluster_state.new_state(nodes, bits, tree, up_bits)
     _prepare_dirs(paths, layout)
-    st.save(state, paths)
+    cluster_state.save(state, paths)
     try:
         _bring_up(state, layout, paths, timeout, tree)
     except BaseException as err:
@@ -244,12 +244,13 @@ def _show_logs(paths, daemons):
 
 
 def _bring_up(state, layout, paths, timeout, tree=None):
-    rates = st.link_rates(state, layout)
+    rates = cluster_state.link_rates(state, layout)
+    uplink_rates = cluster_state.uplink_rates(state, tree) if tree else None
     netns.build(layout, rates,
-                on_created=lambda what: st.mark_created(state, what, paths),
-                tree=tree,
-                uplink_rates=st.uplink_rates(state, tree) if tree else None)
-    st.mark_created(state, 'hosts', paths)
+                on_created=lambda what: cluster_state.mark_created(
+                    state, what, paths),
+                tree=tree, uplink_rates=uplink_rates)
+    cluster_state.mark_created(state, 'hosts', paths)
     netns.install_hosts(layout)
     check = _checker(state)
 
@@ -286,7 +287,7 @@ def _bring_up(state, layout, paths, timeout, tree=None):
     slurm.wait_idle(paths, layout.node_names, timeout, check)
     state['phase'] = 'up'
     state['up_at'] = time.time()
-    st.save(state, paths)
+    cluster_state.save(state, paths)
 
 
 # down ------------------------------------------------------------------
@@ -297,10 +298,10 @@ def teardown(paths=None, quiet=False):
     """Remove everything recorded (and our uniquely named bridges and hosts
     block even without a record). Idempotent. Returns a list of problems
     (empty when all is gone)."""
-    paths = paths or st.Paths()
+    paths = paths or cluster_state.Paths()
     problems = []
     try:
-        state = st.load(paths)
+        state = cluster_state.load(paths)
     except RuntimeError as err:
         problems.append(str(err))
         state = None
@@ -360,7 +361,7 @@ def teardown(paths=None, quiet=False):
     if not problems:
         shutil.rmtree(paths.root, ignore_errors=True)
     else:
-        st.save(state, paths)
+        cluster_state.save(state, paths)
 
     if not quiet:
         for p in problems:
@@ -389,7 +390,7 @@ def _running_state(paths):
     if os.geteuid() != 0:
         raise ClusterError('must run as root (changes qdiscs)')
 
-    state = st.load(paths)
+    state = cluster_state.load(paths)
     if state is None or state.get('phase') != 'up':
         raise ClusterError('the emulated cluster is not up '
                            '(clustergate cluster up)')
@@ -403,7 +404,7 @@ def degrade(node, fabric, rate, delay=None, loss=None, paths=None,
     the uplink of leaf ``uplink``; ``rate`` is absolute (``250mbit``) or a
     share of the nominal rate (``25%``)."""
     shaping.reject_netem(delay, loss)
-    paths = paths or st.Paths()
+    paths = paths or cluster_state.Paths()
     if (node is None) == (uplink is None):
         raise ValueError('give --node or --uplink (one of them)')
 
@@ -418,13 +419,13 @@ def degrade(node, fabric, rate, delay=None, loss=None, paths=None,
                            f'{", ".join(layout.node_names)})')
 
     fabrics = FABRICS if fabric == 'all' else [fabric]
-    rates = st.link_rates(state, layout)
+    rates = cluster_state.link_rates(state, layout)
     for f in fabrics:
         rates[(node, f)] = bits
-        state['rates'][st.rate_key(node, f)] = bits
+        state['rates'][cluster_state.rate_key(node, f)] = bits
 
     netns.apply_rates(layout, rates, nodes=[node])
-    st.save(state, paths)
+    cluster_state.save(state, paths)
     for f in fabrics:
         log(f'{node} {f}: {shaping.format_rate(bits)} (nominal '
             f'{shaping.format_rate(state["rate"])})')
@@ -432,7 +433,7 @@ def degrade(node, fabric, rate, delay=None, loss=None, paths=None,
 
 def _tree_state(paths):
     state = _running_state(paths)
-    tree = st.tree_of(state)
+    tree = cluster_state.tree_of(state)
     if tree is None:
         raise ClusterError('the emulated cluster is flat (one bridge per '
                            'fabric): uplinks and leaves need `clustergate '
@@ -442,7 +443,7 @@ def _tree_state(paths):
 
 
 def _degrade_uplink(state, paths, leaf, fabric, rate):
-    tree = st.tree_of(state)
+    tree = cluster_state.tree_of(state)
     if tree is None:
         raise ClusterError('the emulated cluster is flat: --uplink needs '
                            '`clustergate cluster up --topology leafspine`')
@@ -454,7 +455,7 @@ def _degrade_uplink(state, paths, leaf, fabric, rate):
         state['rates'][tr.uplink_key(leaf, f)] = bits
 
     netns.apply_uplink_rates(tree, {(leaf, f): bits for f in fabrics})
-    st.save(state, paths)
+    cluster_state.save(state, paths)
     for f in fabrics:
         log(f'uplink {leaf}-{tree.spine} {f}: {shaping.format_rate(bits)} '
             f'(nominal {shaping.format_rate(state["uplink_rate"])})')
@@ -463,7 +464,7 @@ def _degrade_uplink(state, paths, leaf, fabric, rate):
 def miscable(node, leaf, fabric='fab0', paths=None):
     """Move ``node``'s cable on ``fabric`` (or ``all``) to leaf ``leaf``;
     topology.conf keeps saying where it was meant to be."""
-    paths = paths or st.Paths()
+    paths = paths or cluster_state.Paths()
     state, tree = _tree_state(paths)
     layout = Layout(state['nodes'])
     if node not in layout.node_names:
@@ -481,7 +482,7 @@ def miscable(node, leaf, fabric='fab0', paths=None):
         else:
             over[node] = leaf
 
-        st.save(state, paths)
+        cluster_state.save(state, paths)
         log(f'{node} {f}: cabled to {leaf} (topology.conf: '
             f'{tree.leaf_of(node)})')
 
@@ -489,21 +490,21 @@ def miscable(node, leaf, fabric='fab0', paths=None):
 def restore(paths=None):
     """All links back to the nominal rate, every node back on the leaf
     topology.conf names."""
-    paths = paths or st.Paths()
+    paths = paths or cluster_state.Paths()
     state = _running_state(paths)
     layout = Layout(state['nodes'])
     state['rates'] = {}
-    netns.apply_rates(layout, st.link_rates(state, layout))
-    tree = st.tree_of(state)
+    netns.apply_rates(layout, cluster_state.link_rates(state, layout))
+    tree = cluster_state.tree_of(state)
     if tree is not None:
-        netns.apply_uplink_rates(tree, st.uplink_rates(state, tree))
+        netns.apply_uplink_rates(tree, cluster_state.uplink_rates(state, tree))
         for f, over in state.get('cabling', {}).items():
             for node in sorted(over):
                 netns.recable(node, f, tree.leaf_bridge(tree.leaf_of(node),
                                                         f), layout)
         state['cabling'] = {}
 
-    st.save(state, paths)
+    cluster_state.save(state, paths)
     up = ''
     if tree is not None:
         up = (f', uplinks at {shaping.format_rate(state["uplink_rate"])}, '
@@ -518,8 +519,8 @@ def restore(paths=None):
 def status(paths=None, out=sys.stdout):
     """Print nodes, daemons, Slurm's view and the shaping. Returns True
     when the cluster is up and every daemon runs."""
-    paths = paths or st.Paths()
-    state = st.load(paths)
+    paths = paths or cluster_state.Paths()
+    state = cluster_state.load(paths)
     if state is None:
         print(f'no emulated cluster (no state in {paths.root})', file=out)
         return False
@@ -565,7 +566,7 @@ def status(paths=None, out=sys.stdout):
 
         print(f'  {n:4} ' + '   '.join(cells), file=out)
 
-    tree = st.tree_of(state)
+    tree = cluster_state.tree_of(state)
     if tree is not None:
         real = {f: {n: tree.leaf_of_bridge(netns.bridge_of(
                     layout.host_veth(n, f))) for n in layout.node_names}
@@ -580,5 +581,5 @@ def status(paths=None, out=sys.stdout):
 
 
 def env_lines(paths=None):
-    paths = paths or st.Paths()
+    paths = paths or cluster_state.Paths()
     return [f'export SLURM_CONF={paths.slurm_conf}']

@@ -651,11 +651,11 @@ def diagnose(topology: Optional[Topology], rounds: Sequence[Round], fabric: str 
                                     min_effect)
         topology = topology_from_groups(groups)
     known = set(topology.nodes)
-    an = Analysis(fabric, sigma, groups=groups)
+    analysis = Analysis(fabric, sigma, groups=groups)
     if groups is not None:
         from .hostlist import compress
-        an.notes.append(f'no topology declared; {desc}: ' +
-                        ' | '.join(compress(g) for g in groups))
+        analysis.notes.append(f'no topology declared; {desc}: ' +
+                              ' | '.join(compress(g) for g in groups))
     kept = []
     missing = set()
     for r in rounds:
@@ -671,11 +671,11 @@ def diagnose(topology: Optional[Topology], rounds: Sequence[Round], fabric: str 
         if flows:
             kept.append(Round(r.label, flows, meas))
     if missing:
-        an.notes.append(f'nodes not in the topology, their flows ignored: '
-                        f'{", ".join(sorted(missing))}')
+        analysis.notes.append(f'nodes not in the topology, their flows '
+                              f'ignored: {", ".join(sorted(missing))}')
     if not kept:
-        an.notes.append('no measured flow')
-        return an
+        analysis.notes.append('no measured flow')
+        return analysis
 
     if fit_trunks is None:
         fit_trunks = bool(undeclared_trunks(topology))
@@ -687,34 +687,35 @@ def diagnose(topology: Optional[Topology], rounds: Sequence[Round], fabric: str 
                 topology.uplink_rate[sw] = topology.capacity(
                     ('switch', sw, 'up')) * k
         topology._caps = {}
-        an.notes.append(f'trunk rates not declared: fitted to the flows as '
-                        f'{k:.2f}x non-blocking (declare LinkSpeed or the '
-                        f'partition\'s uplink rate: a fitted rate hides a '
-                        f'trunk cut that all crossing flows share)')
+        analysis.notes.append(
+            f'trunk rates not declared: fitted to the flows as {k:.2f}x '
+            f'non-blocking (declare LinkSpeed or the partition\'s uplink '
+            f'rate: a fitted rate hides a trunk cut that all crossing flows '
+            f'share)')
     if prepared is not None and (prepared.topology is not topology or
                                  prepared.flows() != [r.flows for r in kept]):
         raise ValueError('prepared= is of other flows or another topology')
     fit = _Fit(topology, kept, sigma, prepared)
-    an.flows, an.rounds = fit.n, len(kept)
+    analysis.flows, analysis.rounds = fit.n, len(kept)
     faults, rates, e, c, verdicts = _pick_verdicts(
         fit, fabric, min_effect, max_faults, alpha)
     spread = _spread(e, c)
     if spread > NOISIER * sigma and fit.n >= 20:
         # noisier than the model: judge against the spread measured here
         # (what the verdicts left unexplained)
-        an.notes.append(f'spread of the flows {spread:.2f} is above the '
-                        f'noise model {sigma:.2f}: judged against '
-                        f'{spread:.2f}')
-        sigma = fit.sigma = an.sigma = spread
+        analysis.notes.append(f'spread of the flows {spread:.2f} is above '
+                              f'the noise model {sigma:.2f}: judged against '
+                              f'{spread:.2f}')
+        sigma = fit.sigma = analysis.sigma = spread
         faults, rates, e, c, verdicts = _pick_verdicts(
             fit, fabric, min_effect, max_faults, alpha)
         spread = _spread(e, c)
-    an.verdicts = verdicts
-    an.scale = math.exp(c)
-    an.residual_sigma = spread
+    analysis.verdicts = verdicts
+    analysis.scale = math.exp(c)
+    analysis.residual_sigma = spread
     for ri, r in enumerate(kept):
         for fi, (s, d) in enumerate(r.flows):
-            an.ratios[(r.label, s, d)] = math.exp(e[ri][fi] - c)
+            analysis.ratios[(r.label, s, d)] = math.exp(e[ri][fi] - c)
 
     # flows still off: one pair's route or cable
     bound = _bonferroni_z(fit.n) * sigma
@@ -726,13 +727,13 @@ def diagnose(topology: Optional[Topology], rounds: Sequence[Round], fabric: str 
         for fi, (s, d) in enumerate(r.flows):
             x = e[ri][fi] - c
             if x < lo and -x > bound and (ri, fi) not in explained:
-                an.verdicts.append(Verdict(
+                analysis.verdicts.append(Verdict(
                     'link', (s, d),
                     f'suspect link {s}->{d} on fabric {fabric}: '
                     f'{math.exp(x):.2f}x of prediction in round {r.label} '
                     f'({-x / sigma:.0f} sigma outside noise)',
                     math.exp(x), -x / sigma, 1))
-    return an
+    return analysis
 
 
 def _spread(e, c):

@@ -85,15 +85,16 @@ class Report:
                f'{self.rounds} rounds ({self.flows} flows), noise sigma '
                f'{self.sigma:g}']
         for kind in KINDS:
-            cs = self.cases.get(kind, [])
-            if not cs:
+            kind_cases = self.cases.get(kind, [])
+            if not kind_cases:
                 continue
-            med = sorted(c.seconds for c in cs)[len(cs) // 2]
+            med = sorted(c.seconds
+                         for c in kind_cases)[len(kind_cases) // 2]
             what = ('no false alarm' if kind == 'healthy' else
                     'named correctly')
-            out.append(f'  {kind:10s} {self.named(kind)}/{len(cs)} {what} '
-                       f'(diagnosis {med * 1000:.0f} ms CPU median)')
-            wrong = [c for c in cs if not c.correct][:2]
+            out.append(f'  {kind:10s} {self.named(kind)}/{len(kind_cases)} '
+                       f'{what} (diagnosis {med * 1000:.0f} ms CPU median)')
+            wrong = [c for c in kind_cases if not c.correct][:2]
             for c in wrong:
                 out.append(f'    e.g. {_describe(c.fault)}: '
                            f'{"; ".join(c.verdicts) or "no verdict"}')
@@ -154,8 +155,8 @@ def measure(topo, models, fault, rng, sigma, scale):
             for i, (m, row) in enumerate(zip(models, rates))]
 
 
-def correct(kind, fault, an) -> bool:
-    vs = an.verdicts
+def correct(kind, fault, analysis) -> bool:
+    vs = analysis.verdicts
     if kind == 'healthy':
         return not vs
     if len(vs) != 1 or vs[0].kind != kind:
@@ -196,11 +197,11 @@ def run(nodes=1024, per_leaf=32, oversubscription=2.0, cases=100,
             measured = measure(topo, models, fault, rng, sigma,
                                scale=0.9)
             t0 = time.process_time()
-            an = diagnose(topo, measured, fabric='sim', sigma=sigma,
-                          prepared=prepared)
+            analysis = diagnose(topo, measured, fabric='sim', sigma=sigma,
+                                prepared=prepared)
             dt = time.process_time() - t0
-            rep.cases[kind].append(Case(kind, fault, an.messages(),
-                                        correct(kind, fault, an), dt))
+            rep.cases[kind].append(Case(kind, fault, analysis.messages(),
+                                        correct(kind, fault, analysis), dt))
             if progress:
                 progress(kind, i, rep.cases[kind][-1])
     return rep
@@ -225,8 +226,8 @@ def figure(path, nodes=1024, per_leaf=32, oversubscription=2.0,
     for ax, kind in zip(axes, ('uplink', 'miscabled', 'node')):
         fault = inject(topo, kind, rng)
         meas = measure(topo, models, fault, rng, sigma, scale=1.0)
-        an = diagnose(topo, meas, fabric='sim', sigma=sigma,
-                      prepared=prepared)
+        analysis = diagnose(topo, meas, fabric='sim', sigma=sigma,
+                            prepared=prepared)
         grey_x, grey_y, hot_x, hot_y = [], [], [], []
         for ri, (m, r) in enumerate(zip(models, meas)):
             for fi, (s, d) in enumerate(m.flows):
@@ -247,8 +248,8 @@ def figure(path, nodes=1024, per_leaf=32, oversubscription=2.0,
         ticks = [i for i, l in enumerate(labels)
                  if l[0] != labels[i - 1][0] or i == 0]
         ax.set_xticks(ticks, [labels[i] for i in ticks], fontsize=7)
-        verdict = an.verdicts[0].message.split(':')[0] if an.verdicts \
-            else 'healthy'
+        verdict = analysis.verdicts[0].message.split(':')[0] \
+            if analysis.verdicts else 'healthy'
         ax.set_title(f'{_describe(fault)}\n-> {verdict}', fontsize=9)
     axes[0].set_ylabel('measured / predicted (declared topology)')
     axes[0].legend(fontsize=7, loc='lower left')
