@@ -6,7 +6,6 @@ so PingPong runs for real in ci mode)."""
 
 import reframe as rfm
 
-from clustergate import sweep
 from clustergate.rfm import modes
 from clustergate.rfm.imb import ImbTest
 
@@ -18,7 +17,6 @@ class ImbPingPong(ImbTest):
     benchmark = 'PingPong'
     kind = 'pt2pt'
     mode_selection = modes.EVERY_MODE
-    sweep_requirements = sweep.Requirements(min_ranks=2, max_ranks=2)
 
 
 @rfm.simple_test
@@ -27,7 +25,6 @@ class ImbPingPing(ImbTest):
 
     benchmark = 'PingPing'
     kind = 'pt2pt'
-    sweep_requirements = sweep.Requirements(min_ranks=2, max_ranks=2)
 
 
 @rfm.simple_test
@@ -36,7 +33,6 @@ class ImbSendrecv(ImbTest):
 
     benchmark = 'Sendrecv'
     kind = 'exchange'
-    sweep_requirements = sweep.Requirements(min_ranks=2)
 
 
 @rfm.simple_test
@@ -45,7 +41,6 @@ class ImbExchange(ImbTest):
 
     benchmark = 'Exchange'
     kind = 'exchange'
-    sweep_requirements = sweep.Requirements(min_ranks=2)
 
 
 @rfm.simple_test
@@ -54,7 +49,6 @@ class ImbBarrier(ImbTest):
 
     benchmark = 'Barrier'
     kind = 'barrier'
-    sweep_requirements = sweep.Requirements(min_ranks=2)
 
 
 @rfm.simple_test
@@ -63,7 +57,6 @@ class ImbAllreduce(ImbTest):
 
     benchmark = 'Allreduce'
     kind = 'collective'
-    sweep_requirements = sweep.Requirements(min_ranks=2)
 
 
 @rfm.simple_test
@@ -72,4 +65,3 @@ class ImbAlltoall(ImbTest):
 
     benchmark = 'Alltoall'
     kind = 'collective'
-    sweep_requirements = sweep.Requirements(min_ranks=2)

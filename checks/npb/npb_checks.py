@@ -5,7 +5,6 @@ source (see docs/benchmarks.md)."""
 
 import reframe as rfm
 
-from clustergate import sweep
 from clustergate.rfm.npb import NpbTest
 
 
@@ -14,7 +13,6 @@ class NpbCG(NpbTest):
     """Conjugate gradient: irregular memory access and communication."""
 
     kernel = 'cg'
-    sweep_requirements = sweep.Requirements(ranks_shape='pow2')
 
 
 @rfm.simple_test
@@ -24,7 +22,6 @@ class NpbEP(NpbTest):
     Spack: EP is not limited to powers of two)."""
 
     kernel = 'ep'
-    sweep_requirements = sweep.Requirements()
 
 
 @rfm.simple_test
@@ -32,7 +29,6 @@ class NpbMG(NpbTest):
     """Multigrid: long- and short-distance communication, memory bound."""
 
     kernel = 'mg'
-    sweep_requirements = sweep.Requirements(ranks_shape='pow2')
 
 
 @rfm.simple_test
@@ -40,7 +36,6 @@ class NpbFT(NpbTest):
     """3-D FFT: all-to-all communication."""
 
     kernel = 'ft'
-    sweep_requirements = sweep.Requirements(ranks_shape='pow2')
 
 
 @rfm.simple_test
@@ -48,7 +43,6 @@ class NpbIS(NpbTest):
     """Integer sort: random memory access, all-to-all-v."""
 
     kernel = 'is'
-    sweep_requirements = sweep.Requirements(ranks_shape='pow2')
 
 
 @rfm.simple_test
@@ -56,7 +50,6 @@ class NpbLU(NpbTest):
     """Lower-upper Gauss-Seidel: many small messages (latency bound)."""
 
     kernel = 'lu'
-    sweep_requirements = sweep.Requirements(ranks_shape='pow2')
 
 
 @rfm.simple_test
@@ -64,7 +57,6 @@ class NpbBT(NpbTest):
     """Block tri-diagonal solver: square process counts only."""
 
     kernel = 'bt'
-    sweep_requirements = sweep.Requirements(ranks_shape='square')
 
 
 @rfm.simple_test
@@ -72,4 +64,3 @@ class NpbSP(NpbTest):
     """Scalar penta-diagonal solver: square process counts only."""
 
     kernel = 'sp'
-    sweep_requirements = sweep.Requirements(ranks_shape='square')

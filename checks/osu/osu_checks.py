@@ -6,11 +6,7 @@ are skipped with that reason."""
 
 import reframe as rfm
 
-from clustergate import sweep
 from clustergate.rfm.osu import OsuTest
-
-_PAIR = sweep.Requirements(min_ranks=2, max_ranks=2)
-_MANY = sweep.Requirements(min_ranks=2)
 
 
 @rfm.simple_test
@@ -19,7 +15,6 @@ class OsuLatency(OsuTest):
 
     program = 'osu_latency'
     kind = 'latency'
-    sweep_requirements = _PAIR
 
 
 @rfm.simple_test
@@ -28,7 +23,6 @@ class OsuBw(OsuTest):
 
     program = 'osu_bw'
     kind = 'bandwidth'
-    sweep_requirements = _PAIR
 
 
 @rfm.simple_test
@@ -37,7 +31,6 @@ class OsuBibw(OsuTest):
 
     program = 'osu_bibw'
     kind = 'bandwidth'
-    sweep_requirements = _PAIR
 
 
 @rfm.simple_test
@@ -46,7 +39,6 @@ class OsuMbwMr(OsuTest):
 
     program = 'osu_mbw_mr'
     kind = 'mbw_mr'
-    sweep_requirements = _MANY
 
 
 @rfm.simple_test
@@ -55,7 +47,6 @@ class OsuBarrier(OsuTest):
 
     program = 'osu_barrier'
     kind = 'barrier'
-    sweep_requirements = _MANY
 
 
 @rfm.simple_test
@@ -64,7 +55,6 @@ class OsuBcast(OsuTest):
 
     program = 'osu_bcast'
     kind = 'collective'
-    sweep_requirements = _MANY
 
 
 @rfm.simple_test
@@ -73,7 +63,6 @@ class OsuAllreduce(OsuTest):
 
     program = 'osu_allreduce'
     kind = 'collective'
-    sweep_requirements = _MANY
 
 
 @rfm.simple_test
@@ -82,4 +71,3 @@ class OsuAlltoall(OsuTest):
 
     program = 'osu_alltoall'
     kind = 'collective'
-    sweep_requirements = _MANY

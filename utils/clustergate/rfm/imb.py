@@ -11,6 +11,7 @@ from reframe.core.builtins import (fixture, performance_function, run_after,
                                    run_before, variable)
 from reframe.core.exceptions import SanityError
 
+from clustergate import sweep
 from clustergate.parsers import parse_imb
 from clustergate.rfm.thirdparty import ImbBinaries, ThirdPartyTest
 
@@ -50,6 +51,13 @@ class ImbTest(ThirdPartyTest):
 
     def tag_names(self):
         return {'thirdparty', 'imb', self.benchmark}
+
+    @run_after('init')
+    def set_sweep_requirements(self):
+        """pt2pt benchmarks run between exactly 2 ranks, the others on 2
+        or more."""
+        self.sweep_requirements = sweep.Requirements(
+            min_ranks=2, max_ranks=2 if self.kind == 'pt2pt' else None)
 
     @run_after('init')
     def set_descr(self):

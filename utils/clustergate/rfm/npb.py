@@ -23,8 +23,14 @@ from reframe.core.exceptions import SanityError
 
 from clustergate import benchmarks
 from clustergate import extras as keys
+from clustergate import sweep
 from clustergate.parsers import parse_npb
 from clustergate.rfm.thirdparty import NpbBinaries, ThirdPartyTest
+
+#: NPB's own rule on each kernel's process count: BT and SP on a square
+#: number, EP on any (found by the trial of issue 14 with NPB built by
+#: Spack), the others on a power of two
+RANKS_SHAPE = {'bt': 'square', 'sp': 'square', 'ep': None}
 
 
 class NpbTest(ThirdPartyTest):
@@ -52,6 +58,12 @@ class NpbTest(ThirdPartyTest):
 
     def tag_names(self):
         return {'thirdparty', 'npb', self.kernel, f'npb_{self.npb_class}'}
+
+    @run_after('init')
+    def set_sweep_requirements(self):
+        """The points this kernel can run: its RANKS_SHAPE."""
+        self.sweep_requirements = sweep.Requirements(
+            ranks_shape=RANKS_SHAPE.get(self.kernel, 'pow2'))
 
     @run_after('init')
     def set_descr(self):

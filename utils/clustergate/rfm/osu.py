@@ -11,6 +11,7 @@ from reframe.core.builtins import (fixture, performance_function, run_after,
                                    run_before, variable)
 from reframe.core.exceptions import SanityError
 
+from clustergate import sweep
 from clustergate.parsers import parse_osu
 from clustergate.rfm.thirdparty import OsuBinaries, ThirdPartyTest
 
@@ -52,6 +53,14 @@ class OsuTest(ThirdPartyTest):
 
     def tag_names(self):
         return {'thirdparty', 'osu', self.program}
+
+    @run_after('init')
+    def set_sweep_requirements(self):
+        """latency and bandwidth run between exactly 2 ranks, the other
+        kinds on 2 or more."""
+        pair = self.kind in ('latency', 'bandwidth')
+        self.sweep_requirements = sweep.Requirements(
+            min_ranks=2, max_ranks=2 if pair else None)
 
     @run_after('init')
     def set_descr(self):
