@@ -78,3 +78,15 @@ def perf_values(check):
 
     check.set_perf_variables()
     return {k: sn.evaluate(v) for k, v in check.perf_variables.items()}
+
+
+def checks_fixture(relpath, system='localhost'):
+    """A module-scoped pytest fixture: the test instances of a check file
+    (``imb = checks_fixture('checks/imb/imb_checks.py')``)."""
+    import pytest
+
+    @pytest.fixture(scope='module')
+    def checks():
+        return load_checks(relpath, system)
+
+    return checks

@@ -12,7 +12,7 @@ from reframe.core.exceptions import SanityError
 
 from clustergate import benchmarks, sweep
 from conftest import cut_before, fixture_text
-from rfm_loader import fed, load_checks, pick
+from rfm_loader import checks_fixture, fed, pick
 
 
 def bench(family, name):
@@ -25,9 +25,7 @@ def value(deferred):
 
 # -- NPB --------------------------------------------------------------------
 
-@pytest.fixture(scope='module')
-def npb():
-    return load_checks('checks/npb/npb_checks.py')
+npb = checks_fixture('checks/npb/npb_checks.py')
 
 
 @pytest.mark.parametrize('kernel,cls,nprocs', [
@@ -95,9 +93,7 @@ def test_npb_memory_estimates():
 
 # -- IMB --------------------------------------------------------------------
 
-@pytest.fixture(scope='module')
-def imb():
-    return load_checks('checks/imb/imb_checks.py')
+imb = checks_fixture('checks/imb/imb_checks.py')
 
 
 def test_imb_pingpong_real_output(imb):
@@ -161,9 +157,7 @@ def test_imb_garbage(imb):
 
 # -- OSU --------------------------------------------------------------------
 
-@pytest.fixture(scope='module')
-def osu():
-    return load_checks('checks/osu/osu_checks.py')
+osu = checks_fixture('checks/osu/osu_checks.py')
 
 
 @pytest.mark.parametrize('cls,name', [
@@ -218,9 +212,7 @@ def test_osu_pair_programs_need_two_ranks(osu):
 
 # -- STREAM -----------------------------------------------------------------
 
-@pytest.fixture(scope='module')
-def stream():
-    return load_checks('checks/stream/stream_checks.py')
+stream = checks_fixture('checks/stream/stream_checks.py')
 
 
 def test_stream_real_output(stream):
