@@ -303,6 +303,33 @@ def _size_series(groups):
     return series
 
 
+def _size_lines(ax, lines, ylabel, title):
+    """One line per label of ``lines`` (label -> [(size, value)]) against
+    the message size on a log axis."""
+    for label, pts in sorted(lines.items()):
+        pts = sorted(pts)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], 'o-', label=label,
+                markersize=4)
+
+    ax.set_xscale('log')
+    ax.set_xlabel('message size (B)')
+    ax.set_ylabel(ylabel)
+    ax.grid(True, which='both', alpha=0.3)
+    ax.legend(fontsize=7)
+    ax.set_title(title, fontsize=10)
+
+
+def _saved(plt, fig, outdir, name_parts, title) -> Dict:
+    """Writes ``fig`` as ``<kind>_<system>_<partition>_<check>.png``
+    (``name_parts``) in ``outdir``: its entry in the page."""
+    fig.tight_layout()
+    name = '_'.join([name_parts[0]] + [_slug(p) for p in name_parts[1:]])
+    name += '.png'
+    fig.savefig(os.path.join(outdir, name), dpi=100)
+    plt.close(fig)
+    return {'file': name, 'title': title}
+
+
 def size_figures(groups, outdir) -> List[Dict]:
     """Latency and bandwidth vs message size per check (log-log), of one
     session: a line joins the points of one MPI, interconnect and scale."""
@@ -314,28 +341,15 @@ def size_figures(groups, outdir) -> List[Dict]:
         fig, axs = plt.subplots(1, len(names), figsize=(6 * len(names), 4.2),
                                 squeeze=False)
         for ax, metric in zip(axs[0], names):
-            for label, pts in sorted(metrics[metric].items()):
-                pts.sort()
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], 'o-',
-                        label=label, markersize=4)
-
-            ax.set_xscale('log')
+            _size_lines(ax, metrics[metric],
+                        'latency (us)' if metric == 'latency'
+                        else 'bandwidth (MB/s)', f'{check} {metric}')
             ax.set_yscale('log')
-            ax.set_xlabel('message size (B)')
-            ax.set_ylabel('latency (us)' if metric == 'latency'
-                          else 'bandwidth (MB/s)')
-            ax.grid(True, which='both', alpha=0.3)
-            ax.legend(fontsize=7)
-            ax.set_title(f'{check} {metric}', fontsize=10)
 
         fig.suptitle(f'{system}:{part} {check}: {" and ".join(names)} vs '
                      f'message size (latest session)', fontsize=10)
-        fig.tight_layout()
-        name = f'size_{_slug(system)}_{_slug(part)}_{_slug(check)}.png'
-        fig.savefig(os.path.join(outdir, name), dpi=100)
-        plt.close(fig)
-        figs.append({'file': name, 'title': f'{check} vs message size '
-                                             f'({system}:{part})'})
+        figs.append(_saved(plt, fig, outdir, ('size', system, part, check),
+                           f'{check} vs message size ({system}:{part})'))
 
     return figs
 
@@ -376,26 +390,14 @@ def ppn_ratio_figures(groups, outdir) -> List[Dict]:
             continue
 
         fig, ax = plt.subplots(figsize=(6.5, 4.2))
-        for label, pts in sorted(lines.items()):
-            pts.sort()
-            xs = [max(p[0], 1) for p in pts]
-            ax.plot(xs, [p[1] for p in pts], 'o-', label=label,
-                    markersize=4)
-
+        # 0 B on a log axis: drawn at 1 B
+        _size_lines(ax, {label: [(max(x, 1), y) for x, y in pts]
+                         for label, pts in lines.items()},
+                    'time ratio (k ppn) / (1 ppn)',
+                    f'{system}:{part} {check}: (k ppn)/(1 ppn)')
         ax.axhline(1.0, color='grey', lw=0.8)
-        ax.set_xscale('log')
-        ax.set_xlabel('message size (B)')
-        ax.set_ylabel('time ratio (k ppn) / (1 ppn)')
-        ax.grid(True, which='both', alpha=0.3)
-        ax.legend(fontsize=7)
-        ax.set_title(f'{system}:{part} {check}: (k ppn)/(1 ppn)',
-                     fontsize=10)
-        fig.tight_layout()
-        name = f'ppn_{_slug(system)}_{_slug(part)}_{_slug(check)}.png'
-        fig.savefig(os.path.join(outdir, name), dpi=100)
-        plt.close(fig)
-        figs.append({'file': name, 'title': f'{check}: (k ppn)/(1 ppn) '
-                                             f'({system}:{part})'})
+        figs.append(_saved(plt, fig, outdir, ('ppn', system, part, check),
+                           f'{check}: (k ppn)/(1 ppn) ({system}:{part})'))
 
     return figs
 
