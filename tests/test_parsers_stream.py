@@ -21,39 +21,32 @@ def test_every_fixture_parses(path):
         assert k.min_time_s <= k.avg_time_s <= k.max_time_s
 
 
-def test_stream_c_one_thread():
+@pytest.mark.parametrize('name,expected', [
+    ('stream5.10-stream_c.10M.omp1.out', {
+        'version': '5.10', 'array_size': 10_000_000, 'offset': 0,
+        'bytes_per_element': 8, 'ntimes': 10, 'threads_requested': 1,
+        'threads': 1, 'mpi_ranks': None, 'triad_mb_s': 32845.0}),
+    ('stream5.10-stream_c.80M.omp2.out', {
+        'array_size': 80_000_000, 'threads': 2}),
+    ('stream5.10-stream_mpi.80M.np2.out', {
+        'version': '1.8', 'array_size': 80_000_000,
+        'array_size_per_rank': 40_000_000, 'mpi_ranks': 2, 'threads': None,
+        'triad_mb_s': 61327.7, 'validates': True}),
+], ids=['stream.c 1 thread', 'stream.c 2 threads 80M', 'stream_mpi'])
+def test_run_description(name, expected):
+    r = parse_stream(read(name))
+    assert {k: getattr(r, k) for k in expected} == expected
+
+
+def test_kernel_rows():
     r = parse_stream(read('stream5.10-stream_c.10M.omp1.out'))
-    assert r.version == '5.10'
-    assert r.array_size == 10_000_000
-    assert r.offset == 0
-    assert r.bytes_per_element == 8
-    assert r.ntimes == 10
-    assert (r.threads_requested, r.threads) == (1, 1)
-    assert r.mpi_ranks is None
     copy = r.kernels['Copy']
     assert (copy.best_rate_mb_s, copy.avg_time_s, copy.min_time_s,
             copy.max_time_s) == (34934.3, 0.005040, 0.004580, 0.006830)
-    assert r.triad_mb_s == 32845.0
     assert r.rate('scale') == 36052.9
-
-
-def test_stream_c_two_threads_80m():
     r = parse_stream(read('stream5.10-stream_c.80M.omp2.out'))
-    assert r.array_size == 80_000_000
-    assert r.threads == 2
     assert r.kernels['Add'].best_rate_mb_s == 44920.7
     assert r.kernels['Triad'].max_time_s == 0.058040
-
-
-def test_stream_mpi():
-    r = parse_stream(read('stream5.10-stream_mpi.80M.np2.out'))
-    assert r.version == '1.8'
-    assert r.array_size == 80_000_000
-    assert r.array_size_per_rank == 40_000_000
-    assert r.mpi_ranks == 2
-    assert r.threads is None
-    assert r.triad_mb_s == 61327.7
-    assert r.validates
 
 
 def test_failed_validation_is_reported():
