@@ -2,6 +2,8 @@
 help text without reStructuredText markup, and the python -m entries that
 the docs and the LinkMatrix check use still working."""
 
+import importlib
+import os
 import re
 import subprocess
 import sys
@@ -38,6 +40,19 @@ def test_every_command_is_listed():
 def test_help_has_no_rst_markup(name, parser):
     text = parser.format_help()
     assert not RST.search(text), (name, RST.search(text).group(0), text)
+
+
+@pytest.mark.parametrize('name', sorted(commands.COMMANDS))
+def test_every_subcommand_helps_from_the_command_package(name):
+    # one layout: the subcommand's module is clustergate/commands/<name>.py
+    module = importlib.import_module(commands.COMMANDS[name])
+    assert module.__file__ == os.path.join(ROOT, 'utils', 'clustergate',
+                                           'commands', f'{name}.py')
+    cp = subprocess.run([sys.executable, '-m', 'clustergate.cli', name,
+                         '--help'], capture_output=True, text=True,
+                        cwd=ROOT, timeout=120)
+    assert cp.returncode == 0, cp.stderr
+    assert cp.stdout.startswith(f'usage: clustergate {name} '), cp.stdout
 
 
 @pytest.mark.parametrize('doc,plain', [
