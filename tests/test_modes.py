@@ -61,6 +61,18 @@ def declared(check, mode):
                                     for a, v in rule.items())
 
 
+def in_mode(check, extras, mode):
+    """Is the check in the mode on the partition of ``extras``? A
+    partition with a nightly budget (``rotation``) rotates its whole
+    acceptance space through the nightly (clustergate.rfm.rotation)."""
+    if declared(check, mode) and in_partition_subset(point_of(check),
+                                                     extras, mode):
+        return True
+
+    return (mode == 'nightly' and 'rotation' in extras and
+            in_mode(check, extras, 'acceptance'))
+
+
 @functools.lru_cache(maxsize=None)
 def cases_of(relpath, system):
     checks = [c for c in load_checks(relpath, system)
@@ -85,9 +97,7 @@ def test_modes_select_what_the_subsets_name(system, relpath):
         got = {(c.check.display_name, c.partition.fullname, c.environ.name)
                for c in filter(filters.have_tag(tag), cases)}
         want = {(c.check.display_name, c.partition.fullname, c.environ.name)
-                for c in cases
-                if declared(c.check, mode) and in_partition_subset(
-                    point_of(c.check), c.partition.extras, mode)}
+                for c in cases if in_mode(c.check, c.partition.extras, mode)}
         assert got == want, (mode, sorted(got ^ want)[:5])
 
 

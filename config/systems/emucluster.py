@@ -187,6 +187,11 @@ site_configuration = {
                                 },
                             },
                         },
+                        # the nightly: tonight's share of the acceptance
+                        # space that fits this many minutes (rotation,
+                        # docs/cost-model.md); measured in
+                        # docs/nightly-budget.md
+                        'rotation': {'budget_min': 25},
                         'cores_per_node': _cores,
                         'memory_per_node_gib': _mem_mib // 1024,
                         **_topology(),
