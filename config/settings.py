@@ -3,8 +3,10 @@
 Assembled from the common part (``config/common.py``: logging, perflogs,
 modes, results storage) and one module per system under
 ``config/systems/``. Each system module defines ``site_configuration`` with
-``systems`` and ``environments`` lists, and may define ``active()``: a
-system whose ``active()`` is true is put first, so that, for instance, the
+``systems`` and ``environments`` lists, may define ``mode_options``
+(``{mode: [options]}``: options a mode of ``config/common.py`` adds on this
+module's systems only), and may define ``active()``: a system whose
+``active()`` is true is put first, so that, for instance, the
 emulated cluster wins over the catch-all ``localhost`` when ``SLURM_CONF``
 points at it. ``localhost`` is always last: it matches any host.
 """
@@ -101,6 +103,37 @@ def _load_system_modules():
     return sorted(mods, key=rank)
 
 
+def _system_modes(mod, modes):
+    """The modes of ``modes`` (config/common.py) that the system module
+    ``mod`` extends with its ``mode_options``, as ReFrame modes scoped to
+    its systems (``target_systems``: ReFrame prefers them over the
+    unscoped ones there); one line naming the file and the mode if the
+    mode is not one of common.py's or its options are not a list of
+    strings."""
+    from reframe.core.exceptions import ConfigError
+
+    extra = getattr(mod, 'mode_options', {})
+    names = [s['name'] for s in mod.site_configuration['systems']]
+    out = []
+    for name, opts in extra.items():
+        base = next((m for m in modes if m['name'] == name), None)
+        why = (f'unknown mode {name!r} (config/common.py has '
+               f'{", ".join(m["name"] for m in modes)})' if base is None
+               else None)
+        if why is None and not (isinstance(opts, list) and
+                                all(isinstance(o, str) for o in opts)):
+            why = f'mode {name!r}: the options must be a list of strings'
+
+        if why:
+            sys.path[:] = _saved_sys_path
+            raise ConfigError(f'{mod.__file__}: mode_options: {why}')
+
+        out.append({**base, 'target_systems': names,
+                    'options': list(base['options']) + opts})
+
+    return out
+
+
 def _check_references(systems):
     """The reference files name configured systems, their partitions and
     existing checks (clustergate.refcheck); one line if not."""
@@ -116,10 +149,11 @@ def _check_references(systems):
         raise ConfigError(str(err)) from None
 
 
-_systems, _environs = [], []
+_systems, _environs, _modes = [], [], []
 for _mod in _load_system_modules():
     _systems += _mod.site_configuration['systems']
     _environs += _mod.site_configuration.get('environments', [])
+    _modes += _system_modes(_mod, common.site_configuration['modes'])
 
 _check_references(_systems)
 
@@ -129,4 +163,5 @@ site_configuration = {
     'systems': _systems,
     'environments': _environs,
     **common.site_configuration,
+    'modes': common.site_configuration['modes'] + _modes,
 }

@@ -41,7 +41,42 @@ def test_validates_and_shows_localhost():
 def test_modes_and_localhost_last():
     systems, modes = load_settings({'SLURM_CONF': ''})
     assert systems[-1] == 'localhost'
-    assert modes == ['acceptance', 'ci', 'nightly']
+    # localhost adds options to nightly: a second entry, for it alone
+    assert sorted(set(modes)) == ['acceptance', 'ci', 'nightly']
+
+
+def _mode_options(mode, *args, config=None):
+    import json
+    res = run_reframe(*args, '--show-config=modes', config=config,
+                      env={'SLURM_CONF': ''})
+    assert res.returncode == 0, res.stdout + res.stderr
+    out = res.stdout
+    return next(m['options'] for m in json.loads(out[out.index('['):])
+                if m['name'] == mode)
+
+
+def test_a_system_adds_options_to_a_mode_on_itself_only():
+    # localhost's nightly caps HPL's N (config/systems/localhost.py); the
+    # emulated cluster's nightly is common.py's
+    local = _mode_options('nightly')
+    emu = _mode_options('nightly', '--system', 'emucluster')
+    assert local == emu + ['-S', 'HpccRun.max_problem_size=1024']
+    assert '--tag=nightly' in emu
+
+
+def test_mode_options_naming_an_unknown_mode_is_one_line(tmp_path):
+    code, out = _load_copy(tmp_path, lambda systems: (
+        systems / 'zz_modes.py').write_text(
+            'site_configuration = {"systems": [{"name": "z", "hostnames": '
+            '["^never$"], "partitions": [{"name": "p", "scheduler": "local",'
+            ' "launcher": "local", "environs": ["builtin"]}]}]}\n'
+            'mode_options = {"nighly": ["-S", "x=1"]}\n'))
+    assert code != 0
+    line = next(ln for ln in out.splitlines() if 'zz_modes.py' in ln)
+    assert line.endswith("zz_modes.py: mode_options: unknown mode 'nighly' "
+                         "(config/common.py has ci, nightly, acceptance)"
+                         "\x1b[0m")
+    assert 'Traceback' not in out
 
 
 def test_emulated_cluster_selected_when_slurm_conf_points_at_it(tmp_path):

@@ -1,9 +1,11 @@
 """Where a session's time went (clustergate.timing) on given reports."""
 
 import json
+import os
 
 from clustergate import timing
 from clustergate.commands import timing as timing_cmd
+from conftest import FIXTURES
 
 
 def _tc(name, family, result='pass', compile_=0.0, run=0.0, total=0.0,
@@ -78,3 +80,22 @@ def test_timing_command(tmp_path, capsys):
     assert 'slowest sweep points' in capsys.readouterr().out
     assert timing_cmd.run(parser.parse_args(
         ['timing', '--db', str(tmp_path / 'none.db')])) == 2
+
+
+def test_a_run_fixture_counts_its_own_job_not_its_dependents_lives():
+    # a real report (trimmed to the fields read): localhost nightly HPCC,
+    # N=3072, one core busy; each of the 4 HpccRun fixtures' jobs took
+    # ~244 s, but ReFrame's time_run of the first spans the session (985 s)
+    path = os.path.join(FIXTURES, 'reports', 'hpcc-nightly-localhost.timing.json')
+    with open(path) as fp:
+        report = json.load(fp)
+    runs = [c for c in timing.case_times(report) if c.check == 'HpccRun']
+    assert len(runs) == 4
+    assert all(243 < c.run < 245 and c.total < 246 for c in runs)
+    lines = timing.breakdown(report)
+    total = sum(c.total for c in timing.case_times(report))
+    # the cases' times add up to no more than the session's wall time
+    assert total <= report['session_info']['time_elapsed']
+    points = lines[lines.index(next(ln for ln in lines
+                                    if 'slowest sweep points' in ln)) + 1:]
+    assert all(' 4m' in ln for ln in points[:4])
