@@ -14,13 +14,22 @@ static size_t flush_len;
 
 void cg_die(const char *fmt, ...)
 {
+    /* One write of the whole line: stderr is unbuffered, so a line made
+     * of several fprintf calls reaches mpirun in pieces, and mpirun's own
+     * abort banner can land between them (seen under load: the
+     * CG_ERROR prefix on one line, the cause on the next). */
+    char line[1024];
+    int len = snprintf(line, sizeof line, "CG_ERROR kind=fatal program=%s "
+                       "rank=%d: ", cg.program ? cg.program : "?", cg.rank);
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "CG_ERROR kind=fatal program=%s rank=%d: ",
-            cg.program ? cg.program : "?", cg.rank);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    if (len >= 0 && (size_t)len < sizeof line - 1)
+        len += vsnprintf(line + len, sizeof line - 1 - len, fmt, ap);
     va_end(ap);
+    if (len < 0 || (size_t)len > sizeof line - 2)
+        len = sizeof line - 2;
+    line[len++] = '\n';
+    fwrite(line, 1, len, stderr);
     fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 2);
     exit(2);
