@@ -1,0 +1,67 @@
+"""The sensitivity benchmark's bookkeeping (clustergate.sensitivity): the
+plan, what a verdict names, how a run is scored, the table. The runs
+themselves need the emulated cluster (docs/sensitivity.md)."""
+
+from clustergate import sensitivity as sens
+
+
+def test_campaign_plan_is_deterministic_and_hops_nodes():
+    plan = sens.campaign(nodes=9, levels=(90, 50), runs=5, healthy=3)
+    assert [r.kind for r in plan] == ['healthy'] * 3 + ['degraded'] * 10
+    assert plan == sens.campaign(nodes=9, levels=(90, 50), runs=5,
+                                 healthy=3)
+    nodes90 = [r.node for r in plan if r.level == 90]
+    # five runs of a level: five different nodes, not two on one leaf in a
+    # row (leaves are n1-3, n4-6, n7-9)
+    assert len(set(nodes90)) == 5
+    leaf = [(int(n[1:]) - 1) // 3 for n in nodes90]
+    assert all(a != b for a, b in zip(leaf, leaf[1:]))
+    assert len({r.id for r in plan}) == len(plan)
+
+
+def test_nights_plan_degrades_from_night_k():
+    plan = sens.nights(12, 7, 90, 'n5')
+    assert [r.night for r in plan] == list(range(1, 13))
+    assert [r.node for r in plan[:6]] == [None] * 6
+    assert {(r.node, r.level) for r in plan[6:]} == {('n5', 90)}
+
+
+def test_named_subjects_of_each_verdict_kind():
+    reason = ('suspect node n5 on fabric fab0: its link behaves as 0.43x; '
+              'suspect link n1->n4 on fabric fab0: 0.6x; uplink '
+              'leaf2-spine on fabric fab0: cross-switch flows at 0.39x; '
+              'miscabled node n2 on fabric fab0: n2 behaves as if cabled '
+              'to leaf3')
+    assert sens.named_subjects(reason) == ['n1', 'n2', 'n4', 'n5',
+                                           'uplink:leaf2']
+    assert sens.named_subjects('no CG_DONE completion line') == []
+
+
+def _run(kind, node, result, named, level=90):
+    return sens.Run('x', kind, level, node, result=result, named=named,
+                    wall_s=30.0)
+
+
+def test_classify_right_wrong_and_missed():
+    assert sens.classify(_run('degraded', 'n5', 'fail', ['n5'])) == \
+        (True, True, False)
+    assert sens.classify(_run('degraded', 'n5', 'fail', ['n4'])) == \
+        (True, False, True)
+    assert sens.classify(_run('degraded', 'n5', 'fail', ['n4', 'n5'])) == \
+        (True, True, True)
+    assert sens.classify(_run('degraded', 'n5', 'pass', [])) == \
+        (False, False, False)
+
+
+def test_table_counts_levels_and_false_alarms():
+    runs = [_run('degraded', 'n5', 'fail', ['n5']),
+            _run('degraded', 'n1', 'pass', []),
+            _run('degraded', 'n2', 'fail', ['n2'], level=50),
+            _run('healthy', None, 'pass', [], level=100),
+            _run('healthy', None, 'fail', ['n3'], level=100)]
+    rows, hrow = sens.table(runs)
+    assert rows == [(90, 2, 1, 1, 0, 30.0), (50, 1, 1, 1, 0, 30.0)]
+    assert hrow[:3] == (100, 2, 1)
+    text = sens.markdown(rows, hrow)
+    assert '| 90 % | 2 | 1/2 | 1/2 | 0/2 |' in text
+    assert 'false alarms 1/2' in text

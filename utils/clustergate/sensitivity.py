@@ -1,0 +1,466 @@
+"""clustergate sensitivity: how small a link fault the LinkMatrix check
+names, measured on the emulated leaf/spine cluster (docs/sensitivity.md).
+
+A *plan* is a list of runs. Each run lowers (or not) one node link of one
+fabric to a share of its rate, runs one real ReFrame session of the
+LinkMatrix check (that fabric, OpenMPI), reads the verdict from the
+session's JSON report and restores the links. Runs are appended to
+``runs.json`` in the work directory as they end, so that a campaign is
+split into several holds of the cluster lock (``--max-minutes``): the next
+invocation skips what is done.
+
+Plans:
+
+* ``campaign``: ``--healthy`` healthy runs, then per level ``--runs`` runs,
+  each on another node (deterministic: the k-th degraded run of the
+  campaign degrades node ``1 + (4 k) mod N``, so successive runs hop
+  leaves);
+* ``nights``: ``--nights`` sessions into one results database, the node
+  ``--node`` at ``--level`` % from night ``--from-night`` on (the history
+  drill of issue 13).
+
+Examples:
+  flock -w 3600 /work/cluster.lock clustergate sensitivity run \\
+      --workdir /home/cgrunner/sens --max-minutes 25
+  clustergate sensitivity run --plan nights --nights 12 --from-night 7 \\
+      --level 90 --node n5 --workdir /home/cgrunner/nights
+  clustergate sensitivity table --workdir /home/cgrunner/sens \\
+      --figure docs/figures/sensitivity.png
+"""
+
+import datetime as dt
+import json
+import os
+import pwd
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from typing import List, Optional
+
+from clustergate import PROJECT_ROOT
+
+LEVELS = (95, 90, 85, 80, 70, 50, 25)
+STATE_DIR = os.environ.get('CG_EMU_STATE_DIR', '/run/clustergate-emu')
+USER = 'cgrunner'
+#: one session of the check may take this long before it is killed
+SESSION_TIMEOUT = 900
+
+_NODE = re.compile(r'(?:suspect|miscabled) node (n\d+)')
+_LINK = re.compile(r'suspect link (n\d+)(?:<->|->)(n\d+)')
+_UPLINK = re.compile(r'uplink (\S+?)-spine')
+# per-link/per-node figures of a performance failure, e.g. bw_n5 or
+# bw_n1_n5 (the names the LinkMatrix check gives its variables)
+_PERF_NODES = re.compile(r'\bn\d+\b')
+
+
+@dataclass
+class Run:
+    """One planned run and, once done, what came of it."""
+
+    id: str
+    kind: str                   # 'healthy' or 'degraded'
+    level: int = 100            # % of the nominal rate of the node link
+    node: Optional[str] = None  # degraded node
+    fabric: str = 'fab0'
+    night: Optional[int] = None
+    # results
+    started: Optional[str] = None
+    wall_s: Optional[float] = None
+    rc: Optional[int] = None
+    result: Optional[str] = None   # 'pass', 'fail' or 'error'
+    phase: Optional[str] = None
+    reason: str = ''
+    named: List[str] = field(default_factory=list)
+    session: Optional[str] = None
+    commit: Optional[str] = None   # of the project that ran the check
+
+    @property
+    def done(self):
+        return self.result is not None
+
+
+# -- plans --------------------------------------------------------------------
+
+def campaign(nodes=9, levels=LEVELS, runs=5, healthy=20, fabric='fab0'):
+    """Healthy runs first, then the levels from the mildest fault on."""
+    plan = [Run(f'healthy-{i + 1:02d}', 'healthy', fabric=fabric)
+            for i in range(healthy)]
+    k = 0
+    for level in levels:
+        for i in range(runs):
+            node = f"n{1 + (4 * k) % nodes}"
+            plan.append(Run(f'L{level}-{i + 1}-{node}', 'degraded', level,
+                            node, fabric))
+            k += 1
+
+    return plan
+
+
+def nights(count=12, from_night=7, level=90, node='n5', fabric='fab0'):
+    """Nightly sessions, ``node`` at ``level`` % from ``from_night`` on."""
+    return [Run(f'night-{n:02d}', 'degraded' if n >= from_night else
+                'healthy', level if n >= from_night else 100,
+                node if n >= from_night else None, fabric, night=n)
+            for n in range(1, count + 1)]
+
+
+# -- verdicts -----------------------------------------------------------------
+
+def named_subjects(reason: str) -> List[str]:
+    """What a failure names: nodes (node verdicts, link ends, per-node
+    variables) and uplinks (``uplink:leaf2``), sorted, unique."""
+    out = set(_NODE.findall(reason))
+    for a, b in _LINK.findall(reason):
+        out |= {a, b}
+    out |= {f'uplink:{leaf}' for leaf in _UPLINK.findall(reason)}
+    if not out and 'performance' in reason.lower():
+        out |= set(_PERF_NODES.findall(reason))
+    return sorted(out)
+
+
+def read_report(path):
+    """(result, phase, reason, session uuid) of the LinkMatrix case of a
+    ReFrame JSON run report, its last attempt counting."""
+    with open(path) as fp:
+        report = json.load(fp)
+
+    uuid = report.get('session_info', {}).get('uuid')
+    case = None
+    for run in report.get('runs', []):
+        for tc in run.get('testcases', []):
+            if tc.get('name', '').startswith('LinkMatrix'):
+                case = tc
+    if case is None:
+        return 'error', None, 'no LinkMatrix test case in the report', uuid
+
+    result = case.get('result')
+    phase = case.get('fail_phase')
+    reason = (case.get('fail_reason') or '').strip()
+    if result == 'pass':
+        return 'pass', None, '', uuid
+
+    # a failure that names nothing is not a verdict: the job did not
+    # measure (launch crash, missing pairs, time limit)
+    if phase in ('sanity', 'performance') and named_subjects(reason):
+        return 'fail', phase, reason, uuid
+
+    return 'error', phase, reason, uuid
+
+
+def classify(run: Run):
+    """(detected, correctly named, wrongly named) of a finished run."""
+    detected = run.result == 'fail'
+    right = detected and run.node in run.named
+    wrong = detected and any(n != run.node for n in run.named)
+    return detected, right, wrong
+
+
+# -- running ------------------------------------------------------------------
+
+def _cli():
+    return os.path.join(os.path.dirname(sys.executable), 'clustergate')
+
+
+def _reframe():
+    return os.path.join(os.path.dirname(sys.executable), 'reframe')
+
+
+def _commit():
+    """Short commit of the project tree (a table must not mix code)."""
+    try:
+        res = subprocess.run(['git', '-C', PROJECT_ROOT, 'rev-parse',
+                              '--short', 'HEAD'], capture_output=True,
+                             text=True, timeout=10)
+        return res.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def cluster(*args, timeout=180):
+    res = subprocess.run([_cli(), 'cluster', *args], capture_output=True,
+                         text=True, timeout=timeout)
+    if res.returncode != 0:
+        raise RuntimeError(f'clustergate cluster {" ".join(args)}: '
+                           f'{(res.stderr or res.stdout).strip()[-300:]}')
+    return res.stdout
+
+
+def is_up():
+    return os.path.exists(os.path.join(STATE_DIR, 'state.json'))
+
+
+def reframe_session(run: Run, workdir, user=USER, timeout=SESSION_TIMEOUT):
+    """One ReFrame session of the LinkMatrix check on ``run.fabric``, as
+    ``user``, its perflog and results DB shared by the whole plan."""
+    base = os.path.join(workdir, 'runs', run.id)
+    if os.path.exists(base):
+        shutil.rmtree(base)     # an interrupted attempt of this run
+    os.makedirs(base)
+    env = {
+        'SLURM_CONF': os.path.join(STATE_DIR, 'slurm.conf'),
+        'CG_PERFLOG_DIR': os.path.join(workdir, 'perflogs'),
+        'CG_RESULTS_DB': os.path.join(workdir, 'results.db'),
+        'CG_DEBUG_LOG': os.path.join(base, 'reframe.log'),
+        'HOME': os.path.expanduser(f'~{user}'),
+        'PATH': os.environ.get('PATH', '/usr/bin:/bin'),
+    }
+    report = os.path.join(base, 'report.json')
+    cmd = [_reframe(), '-C', os.path.join(PROJECT_ROOT, 'config',
+                                          'settings.py'),
+           # only the check's file: loading every check costs ~30 s
+           '-c', os.path.join(PROJECT_ROOT, 'checks', 'linkmatrix'),
+           '--system', 'emucluster', '--prefix', base,
+           '--report-file', report,
+           '-n', f'^LinkMatrix.*{run.fabric}',
+           '-S', 'valid_prog_environs=openmpi', '-r']
+    pw = pwd.getpwnam(user)
+    for path in (workdir, os.path.join(workdir, 'runs'), base):
+        os.chown(path, pw.pw_uid, pw.pw_gid)
+    full = ['runuser', '-u', user, '--', 'env',
+            *(f'{k}={v}' for k, v in env.items()), *cmd]
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run(full, capture_output=True, text=True,
+                              timeout=timeout, cwd=workdir)
+        rc, out = proc.returncode, proc.stdout + proc.stderr
+    except subprocess.TimeoutExpired as err:
+        rc, out = -1, f'session killed after {timeout} s: {err}'
+    run.wall_s = round(time.monotonic() - t0, 1)
+    run.rc = rc
+    with open(os.path.join(base, 'session.out'), 'w') as fp:
+        fp.write(' '.join(cmd) + '\n' + out)
+
+    if os.path.exists(report):
+        run.result, run.phase, run.reason, run.session = read_report(report)
+    else:
+        run.result, run.reason = 'error', out.strip()[-300:]
+    run.named = named_subjects(run.reason) if run.result == 'fail' else []
+
+
+def execute(run: Run, workdir):
+    """Degrade, run the session, restore (always)."""
+    run.started = dt.datetime.now(dt.timezone.utc).strftime(
+        '%Y-%m-%d %H:%M:%S UTC')
+    run.commit = _commit()
+    if run.kind == 'degraded':
+        cluster('degrade', '--node', run.node, '--fabric', run.fabric,
+                '--rate', f'{run.level}%')
+    try:
+        reframe_session(run, workdir)
+    finally:
+        cluster('restore')
+
+
+def load(workdir) -> List[Run]:
+    path = os.path.join(workdir, 'runs.json')
+    if not os.path.exists(path):
+        return []
+    with open(path) as fp:
+        return [Run(**r) for r in json.load(fp)]
+
+
+def save(workdir, runs: List[Run]):
+    path = os.path.join(workdir, 'runs.json')
+    with open(path + '.tmp', 'w') as fp:
+        json.dump([asdict(r) for r in runs], fp, indent=1)
+    os.replace(path + '.tmp', path)
+
+
+def run_plan(plan: List[Run], workdir, max_minutes, max_errors=3,
+             bring_up=True, up_args=(), out=sys.stdout):
+    """Runs what of ``plan`` is not done yet, within ``max_minutes``; a run
+    that gave no verdict (``error``) is tried again, at most
+    ``max_errors`` times per run. Returns the number of runs left."""
+    os.makedirs(workdir, exist_ok=True)
+    done = {r.id: r for r in load(workdir) if r.result != 'error'}
+    errors = {r.id: r.reason for r in load(workdir) if r.result == 'error'}
+    tries = {}
+    deadline = time.monotonic() + 60 * max_minutes
+    started = False
+    if bring_up and not is_up():
+        cluster('up', '--topology', 'leafspine', *up_args)
+        started = True
+    try:
+        for planned in plan:
+            if planned.id in done:
+                continue
+            if time.monotonic() > deadline:
+                break
+            while tries.get(planned.id, 0) < max_errors:
+                tries[planned.id] = tries.get(planned.id, 0) + 1
+                run = Run(**{k: getattr(planned, k) for k in
+                             ('id', 'kind', 'level', 'node', 'fabric',
+                              'night')})
+                execute(run, workdir)
+                print(f'{run.id}: {run.result} in {run.wall_s:.0f} s '
+                      f'{run.named or ""} {run.reason[:160]}', file=out,
+                      flush=True)
+                if run.result != 'error':
+                    done[run.id] = run
+                    break
+                errors[run.id] = run.reason
+                save(workdir, list(done.values()) + _errors(errors, done))
+            save(workdir, list(done.values()) + _errors(errors, done))
+    finally:
+        if started:
+            cluster('down')
+    return sum(1 for r in plan if r.id not in done)
+
+
+def _errors(errors, done):
+    """Runs that gave no verdict (kept in runs.json for the record)."""
+    return [Run(i + '!error', 'error', result='error', reason=why)
+            for i, why in errors.items() if i not in done]
+
+
+# -- table and figure ---------------------------------------------------------
+
+def table(runs: List[Run]):
+    """Rows (level, runs, detected, right, wrong, median wall s) and the
+    healthy row, from finished runs."""
+    import statistics
+    rows = []
+    healthy = [r for r in runs if r.kind == 'healthy' and r.done]
+    levels = sorted({r.level for r in runs if r.kind == 'degraded'},
+                    reverse=True)
+    for level in levels:
+        rs = [r for r in runs if r.kind == 'degraded' and r.level == level
+              and r.result in ('pass', 'fail')]
+        c = [classify(r) for r in rs]
+        rows.append((level, len(rs), sum(x[0] for x in c),
+                     sum(x[1] for x in c), sum(x[2] for x in c),
+                     statistics.median([r.wall_s for r in rs]) if rs
+                     else None))
+    hs = [r for r in healthy if r.result in ('pass', 'fail')]
+    alarms = sum(r.result == 'fail' for r in hs)
+    hrow = (100, len(hs), alarms, 0, alarms,
+            statistics.median([r.wall_s for r in hs]) if hs else None)
+    return rows, hrow
+
+
+def markdown(rows, hrow, errors=0):
+    lines = ['| node link at | runs | detected | correctly named | '
+             'wrongly named | median wall (s) |',
+             '|---|---|---|---|---|---|']
+    for level, n, det, right, wrong, wall in rows:
+        lines.append(f'| {level} % | {n} | {det}/{n} | {right}/{n} | '
+                     f'{wrong}/{n} | {wall or 0:.0f} |')
+    level, n, alarms, _, _, wall = hrow
+    lines.append(f'| healthy | {n} | false alarms {alarms}/{n} | - | '
+                 f'{alarms}/{n} | {wall or 0:.0f} |')
+    if errors:
+        lines.append(f'\n{errors} session(s) gave no verdict (job did not '
+                     f'measure) and were run again.')
+    return '\n'.join(lines)
+
+
+def figure(rows, hrow, path, title=''):
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+
+    labels = [f'{r[0]} %' for r in rows] + ['healthy']
+    x = range(len(labels))
+    share = [lambda r, i=i: r[i] / r[1] if r[1] else 0 for i in (2, 3, 4)]
+    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    w = 0.26
+    # Okabe-Ito colours: told apart with any colour vision; hatches too
+    styles = [('detected', '#0072B2', ''), ('correctly named', '#009E73',
+                                            '//'),
+              ('wrongly named / false alarm', '#D55E00', 'xx')]
+    for k, (name, colour, hatch) in enumerate(styles):
+        ys = [share[k](r) for r in rows] + \
+             [hrow[2] / hrow[1] if hrow[1] and k != 1 else 0]
+        ax.bar([i + (k - 1) * w for i in x], ys, w, label=name,
+               color=colour, hatch=hatch, edgecolor='black', lw=0.4)
+    for i, r in enumerate(rows + [hrow]):
+        ax.text(i, 1.04, f'n={r[1]}', ha='center', fontsize=7)
+    ax.set_xticks(list(x), labels)
+    ax.set_xlabel('rate of the degraded node link (share of 250 Mbit/s)')
+    ax.set_ylabel('share of runs')
+    ax.set_ylim(0, 1.12)
+    ax.legend(fontsize=7, loc='center left')
+    ax.set_title(title or 'LinkMatrix on the emulated leaf/spine cluster '
+                          '(9 nodes, fab0, Open MPI)', fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+# -- command ------------------------------------------------------------------
+
+def _plan(args):
+    if args.plan == 'nights':
+        return nights(args.nights, args.from_night, args.level, args.node,
+                      args.fabric)
+    return campaign(args.nodes, args.levels, args.runs, args.healthy,
+                    args.fabric)
+
+
+def cmd_run(args):
+    if os.geteuid() != 0:
+        print('clustergate sensitivity run: error: needs root (it degrades '
+              'links of the emulated cluster)', file=sys.stderr)
+        return 2
+    if not args.bring_up and not is_up():
+        print('clustergate sensitivity run: error: no emulated cluster is '
+              'up (drop --no-up)', file=sys.stderr)
+        return 2
+    left = run_plan(_plan(args), args.workdir, args.max_minutes,
+                    bring_up=args.bring_up)
+    print(f'{left} run(s) left')
+    return 0
+
+
+def cmd_table(args):
+    runs = load(args.workdir)
+    errors = sum(r.kind == 'error' for r in runs)
+    rows, hrow = table([r for r in runs if r.kind != 'error'])
+    print(markdown(rows, hrow, errors))
+    if args.figure:
+        figure(rows, hrow, args.figure)
+        print(f'figure: {args.figure}')
+    return 0
+
+
+def add_parser(subparsers):
+    import argparse
+    doc = __doc__.split('Examples:')
+    p = subparsers.add_parser(
+        'sensitivity', help='how small a link fault the link matrix names '
+        '(emulated cluster)', description=doc[0].strip(),
+        epilog='Examples:' + doc[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest='action', metavar='ACTION')
+    sub.required = True
+    r = sub.add_parser('run', help='run (the rest of) a plan')
+    r.add_argument('--workdir', required=True,
+                   help='runs.json, results.db, perflogs and stage '
+                        'directories (must be reachable by cgrunner)')
+    r.add_argument('--plan', choices=['campaign', 'nights'],
+                   default='campaign')
+    r.add_argument('--levels', type=lambda s: [int(x) for x in s.split(',')],
+                   default=list(LEVELS), help='%% of the link rate')
+    r.add_argument('--runs', type=int, default=5, help='runs per level')
+    r.add_argument('--healthy', type=int, default=20)
+    r.add_argument('--nodes', type=int, default=9)
+    r.add_argument('--fabric', default='fab0')
+    r.add_argument('--nights', type=int, default=12)
+    r.add_argument('--from-night', type=int, default=7)
+    r.add_argument('--level', type=int, default=90)
+    r.add_argument('--node', default='n5')
+    r.add_argument('--max-minutes', type=float, default=25,
+                   help='start no run after this many minutes (one hold of '
+                        'the cluster lock)')
+    r.add_argument('--no-up', dest='bring_up', action='store_false',
+                   help='use the cluster that is up')
+    r.set_defaults(func=cmd_run)
+    t = sub.add_parser('table', help='table (and figure) of a work dir')
+    t.add_argument('--workdir', required=True)
+    t.add_argument('--figure', help='PNG path')
+    t.set_defaults(func=cmd_table)
+    return p
