@@ -65,3 +65,12 @@ def test_table_counts_levels_and_false_alarms():
     text = sens.markdown(rows, hrow)
     assert '| 90 % | 2 | 1/2 | 1/2 | 0/2 |' in text
     assert 'false alarms 1/2' in text
+
+
+def test_interleaved_campaign_covers_every_level_early():
+    plan = sens.campaign(nodes=9, levels=(90, 50), runs=5, healthy=20)
+    order = sens.interleaved(plan)
+    assert sorted(r.id for r in order) == sorted(r.id for r in plan)
+    first = order[:6]           # one round: 4 healthy, one of each level
+    assert [r.kind for r in first].count('healthy') == 4
+    assert {r.level for r in first if r.kind == 'degraded'} == {90, 50}

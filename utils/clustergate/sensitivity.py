@@ -99,6 +99,22 @@ def campaign(nodes=9, levels=LEVELS, runs=5, healthy=20, fabric='fab0'):
     return plan
 
 
+def interleaved(plan):
+    """The campaign in rounds: one run of each level and healthy runs in
+    proportion, so that a campaign cut short by its time budget still
+    covers every level (the plan's ids and nodes do not change)."""
+    groups = {}
+    for r in plan:
+        groups.setdefault((r.kind, r.level), []).append(r)
+    rounds = max(len(g) for g in groups.values())
+    out = []
+    for i in range(rounds):
+        for g in groups.values():
+            share = len(g) / rounds
+            out += g[int(i * share):int((i + 1) * share)]
+    return out
+
+
 def nights(count=12, from_night=7, level=90, node='n5', fabric='fab0'):
     """Nightly sessions, ``node`` at ``level`` % from ``from_night`` on."""
     return [Run(f'night-{n:02d}', 'degraded' if n >= from_night else
@@ -142,9 +158,12 @@ def read_report(path):
     if result == 'pass':
         return 'pass', None, '', uuid
 
-    # a failure that names nothing is not a verdict: the job did not
-    # measure (launch crash, missing pairs, time limit)
-    if phase in ('sanity', 'performance') and named_subjects(reason):
+    # the check judges the links in the performance stage (a failure
+    # there is a verdict, named or not); an older check judged them in
+    # sanity. Any other failure that names nothing is no verdict: the job
+    # did not measure (launch crash, missing pairs, time limit)
+    if phase == 'performance' or (phase == 'sanity' and
+                                  named_subjects(reason)):
         return 'fail', phase, reason, uuid
 
     return 'error', phase, reason, uuid
@@ -397,8 +416,8 @@ def _plan(args):
     if args.plan == 'nights':
         return nights(args.nights, args.from_night, args.level, args.node,
                       args.fabric)
-    return campaign(args.nodes, args.levels, args.runs, args.healthy,
-                    args.fabric)
+    return interleaved(campaign(args.nodes, args.levels, args.runs,
+                                args.healthy, args.fabric))
 
 
 def cmd_run(args):
