@@ -210,3 +210,41 @@ def test_size_figures_show_one_session_with_the_mpi():
     b.append(baseline.Sample(a[0].key, 7.0, 'us', 20000.0, 'u2:0', 'pass'))
     assert sorted(s.value for s in report.latest_session(b)) == [6.0, 7.0,
                                                                   8.0]
+
+
+TREE_HEALTHY = os.path.join(ROOT, 'tests', 'fixtures', 'reports',
+                            'linkmatrix-tree-healthy')
+
+
+def test_matrix_caption_is_the_checks_verdict_not_the_flat_median(tmp_path):
+    # A real session of LinkMatrix on the emulated leaf/spine cluster
+    # (9 nodes, 2:1 uplinks, healthy): the check judged the matrix against
+    # the declared tree and passed; against the plain median the
+    # oversubscribed cross-switch flows look slow. The page must show the
+    # check's verdict, not a red flat one.
+    import json
+    import shutil
+    mdir = tmp_path / 'output' / 'emucluster' / 'emu' / 'openmpi' / 'LM'
+    mdir.mkdir(parents=True)
+    csv = os.path.join(TREE_HEALTHY, 'linkmatrix_fab0.csv')
+    shutil.copy(csv, mdir)
+    assert not lm.analyse(lm.read_csv(csv), fabric='fab0').healthy
+    with open(os.path.join(TREE_HEALTHY, 'report.json')) as fp:
+        rep = json.load(fp)
+    for run in rep['runs']:
+        for tc in run['testcases']:
+            tc['outputdir'] = str(mdir)    # where this copy of it lives
+    path = tmp_path / 'report.json'
+    path.write_text(json.dumps(rep))
+
+    verdicts = report.matrix_verdicts(None, [str(path)])
+    figs = report.matrix_figures([str(tmp_path / 'output')], str(tmp_path),
+                                 verdicts=verdicts)
+    assert len(figs) == 1
+    assert figs[0]['text'].startswith('LinkMatrix passed')
+    assert figs[0]['bad'] is False
+
+    # without the run report the page says what it judged by
+    figs = report.matrix_figures([str(tmp_path / 'output')], str(tmp_path))
+    assert figs[0]['text'].startswith('ratio to the median, no topology')
+    assert figs[0]['bad'] is True

@@ -83,10 +83,8 @@ def _report_outcomes(report) -> List[Outcome]:
     return out
 
 
-def load_outcomes(db=None, json_reports=()) -> Optional[List[Outcome]]:
-    """Failed test cases of the latest session of the results database and
-    JSON reports; None when there is no such source (perflogs hold only
-    measurements)."""
+def _reports(db=None, json_reports=()) -> List[Dict]:
+    """Every run report of the results database and the JSON files."""
     reports = []
     if db:
         reports += baseline.results_db_reports(db)
@@ -95,12 +93,43 @@ def load_outcomes(db=None, json_reports=()) -> Optional[List[Outcome]]:
         with open(path) as fp:
             reports.append(__import__('json').load(fp))
 
+    return reports
+
+
+def load_outcomes(db=None, json_reports=()) -> Optional[List[Outcome]]:
+    """Failed test cases of the latest session of the results database and
+    JSON reports; None when there is no such source (perflogs hold only
+    measurements)."""
+    reports = _reports(db, json_reports)
     if not reports:
         return None
 
     latest = max(reports, key=lambda r: r.get('session_info', {})
                  .get('time_end_unix') or 0)
     return _report_outcomes(latest)
+
+
+def matrix_verdicts(db=None, json_reports=()) -> Dict[str, Dict]:
+    """The LinkMatrix check's own verdict per directory its matrix was kept
+    in (stage and output directory of each test case): the check judges the
+    matrix against the declared switch tree when there is one, which the
+    flat ratio to the median cannot (on an oversubscribed tree every
+    cross-switch flow is "slow" against the median)."""
+    out = {}
+    for report in _reports(db, json_reports):
+        for run in report.get('runs', []):
+            for tc in run.get('testcases', []):
+                if not tc.get('name', '').startswith('LinkMatrix'):
+                    continue
+
+                seen = {'result': tc.get('result'),
+                        'phase': tc.get('fail_phase') or '',
+                        'reason': (tc.get('fail_reason') or '').strip()}
+                for d in (tc.get('stagedir'), tc.get('outputdir')):
+                    if d:
+                        out[os.path.normpath(d)] = seen
+
+    return out
 
 
 def _by_run_and_key(samples):
@@ -421,7 +450,25 @@ def find_matrices(dirs: Sequence[str]) -> Dict[str, str]:
     return found
 
 
-def matrix_figures(dirs, outdir, fraction=linkmatrix.DEFAULT_FRACTION):
+def _matrix_caption(path, analysis, verdicts):
+    """(caption, bad) of a matrix: the check's verdict where the run report
+    has it, else the flat analysis (ratio to the median, no topology)."""
+    seen = verdicts.get(os.path.dirname(os.path.normpath(path)))
+    flat = f'ratio to the median, no topology: {analysis.summary()}'
+    if seen is None:
+        return flat, not analysis.healthy
+
+    if seen['result'] == 'pass':
+        return ('LinkMatrix passed: no fault named (its verdict on the '
+                'declared topology, or the flat matrix where none is '
+                'declared)'), False
+
+    return (f'LinkMatrix failed in {seen["phase"] or "?"}: '
+            f'{seen["reason"]}'), True
+
+
+def matrix_figures(dirs, outdir, fraction=linkmatrix.DEFAULT_FRACTION,
+                   verdicts=None):
     figs = []
     for label, path in sorted(find_matrices(dirs).items()):
         mat = linkmatrix.read_csv(path)
@@ -433,8 +480,9 @@ def matrix_figures(dirs, outdir, fraction=linkmatrix.DEFAULT_FRACTION):
         linkmatrix.heatmap(mat, os.path.join(outdir, name),
                            f'{label}: link matrix (MB/s), '
                            f'{when:%Y-%m-%d %H:%M} UTC', fraction, analysis)
+        text, bad = _matrix_caption(path, analysis, verdicts or {})
         figs.append({'file': name, 'title': f'link matrix {label}',
-                     'text': analysis.summary(), 'bad': not analysis.healthy})
+                     'text': text, 'bad': bad})
 
     return figs
 
@@ -560,10 +608,13 @@ _EMPTY_FIGURES = {
 
 
 def render(samples, outdir, matrix_dirs=(), max_trends=40,
-           title='clustergate report', outcomes=None) -> str:
+           title='clustergate report', outcomes=None,
+           verdicts=None) -> str:
     """Write the figures and ``index.html`` to ``outdir``; return the
     page's path. ``outcomes``: failed test cases (:func:`load_outcomes`),
-    None when the sources hold no test results."""
+    None when the sources hold no test results; ``verdicts``: the
+    LinkMatrix check's verdict per matrix directory
+    (:func:`matrix_verdicts`)."""
     import jinja2
 
     os.makedirs(outdir, exist_ok=True)
@@ -573,7 +624,8 @@ def render(samples, outdir, matrix_dirs=(), max_trends=40,
         ('Latency and bandwidth vs message size', size_figures(groups,
                                                                outdir)),
         ('(k ppn) / (1 ppn) ratios', ppn_ratio_figures(groups, outdir)),
-        ('Link matrices', matrix_figures(matrix_dirs, outdir)),
+        ('Link matrices', matrix_figures(matrix_dirs, outdir,
+                                         verdicts=verdicts)),
         ('Trends with reference bands and change points',
          trend_figures(groups, outdir, max_trends, ver.changes)),
     ]

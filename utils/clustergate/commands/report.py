@@ -45,6 +45,7 @@ def run(args):
         samples = report.load_samples(perflogs or (), args.db,
                                       args.json or ())
         outcomes = report.load_outcomes(args.db, args.json or ())
+        verdicts = report.matrix_verdicts(args.db, args.json or ())
     except (OSError, ValueError) as err:
         print(f'clustergate report: error: {err}', file=sys.stderr)
         return 2
@@ -66,7 +67,7 @@ def run(args):
         return 2
 
     page = report.render(samples, args.out, dirs, args.max_trends,
-                         outcomes=outcomes)
+                         outcomes=outcomes, verdicts=verdicts)
     print(f'wrote {page}')
     return 0
 
