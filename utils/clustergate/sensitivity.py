@@ -211,7 +211,8 @@ def is_up():
     return os.path.exists(os.path.join(STATE_DIR, 'state.json'))
 
 
-def reframe_session(run: Run, workdir, user=USER, timeout=SESSION_TIMEOUT):
+def reframe_session(run: Run, workdir, user=USER, timeout=SESSION_TIMEOUT,
+                    references=None):
     """One ReFrame session of the LinkMatrix check on ``run.fabric``, as
     ``user``, its perflog and results DB shared by the whole plan."""
     base = os.path.join(workdir, 'runs', run.id)
@@ -226,6 +227,9 @@ def reframe_session(run: Run, workdir, user=USER, timeout=SESSION_TIMEOUT):
         'HOME': os.path.expanduser(f'~{user}'),
         'PATH': os.environ.get('PATH', '/usr/bin:/bin'),
     }
+    if references:
+        # learnt per-link baselines (links/<system>.yaml below it)
+        env['CG_REFERENCES_DIR'] = references
     report = os.path.join(base, 'report.json')
     cmd = [_reframe(), '-C', os.path.join(PROJECT_ROOT, 'config',
                                           'settings.py'),
@@ -259,7 +263,7 @@ def reframe_session(run: Run, workdir, user=USER, timeout=SESSION_TIMEOUT):
     run.named = named_subjects(run.reason) if run.result == 'fail' else []
 
 
-def execute(run: Run, workdir):
+def execute(run: Run, workdir, references=None):
     """Degrade, run the session, restore (always)."""
     run.started = dt.datetime.now(dt.timezone.utc).strftime(
         '%Y-%m-%d %H:%M:%S UTC')
@@ -268,7 +272,7 @@ def execute(run: Run, workdir):
         cluster('degrade', '--node', run.node, '--fabric', run.fabric,
                 '--rate', f'{run.level}%')
     try:
-        reframe_session(run, workdir)
+        reframe_session(run, workdir, references=references)
     finally:
         cluster('restore')
 
@@ -289,7 +293,7 @@ def save(workdir, runs: List[Run]):
 
 
 def run_plan(plan: List[Run], workdir, max_minutes, max_errors=3,
-             bring_up=True, up_args=(), out=sys.stdout):
+             bring_up=True, up_args=(), out=sys.stdout, references=None):
     """Runs what of ``plan`` is not done yet, within ``max_minutes``; a run
     that gave no verdict (``error``) is tried again, at most
     ``max_errors`` times per run. Returns the number of runs left."""
@@ -313,7 +317,7 @@ def run_plan(plan: List[Run], workdir, max_minutes, max_errors=3,
                 run = Run(**{k: getattr(planned, k) for k in
                              ('id', 'kind', 'level', 'node', 'fabric',
                               'night')})
-                execute(run, workdir)
+                execute(run, workdir, references)
                 print(f'{run.id}: {run.result} in {run.wall_s:.0f} s '
                       f'{run.named or ""} {run.reason[:160]}', file=out,
                       flush=True)
@@ -430,7 +434,7 @@ def cmd_run(args):
               'up (drop --no-up)', file=sys.stderr)
         return 2
     left = run_plan(_plan(args), args.workdir, args.max_minutes,
-                    bring_up=args.bring_up)
+                    bring_up=args.bring_up, references=args.references)
     print(f'{left} run(s) left')
     return 0
 
@@ -475,6 +479,9 @@ def add_parser(subparsers):
     r.add_argument('--max-minutes', type=float, default=25,
                    help='start no run after this many minutes (one hold of '
                         'the cluster lock)')
+    r.add_argument('--references', metavar='DIR',
+                   help='CG_REFERENCES_DIR of the sessions (e.g. a learnt '
+                        'links/<system>.yaml below it)')
     r.add_argument('--no-up', dest='bring_up', action='store_false',
                    help='use the cluster that is up')
     r.set_defaults(func=cmd_run)
