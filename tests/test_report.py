@@ -135,7 +135,8 @@ def test_outcomes_are_the_last_attempt_of_the_latest_session(tmp_path):
     old = _session('s1', 1000.0, [_tc('A', 'fail', 'sanity', 'old')])
     new = _session('s2', 2000.0, [_tc('B', 'pass')])
     new['runs'].append({'run_index': 1, 'testcases': [
-        _tc('C', 'fail', 'sanity', 'cg_contention: no CG_DONE line\nmore'),
+        _tc('C', 'fail', 'sanity', 'performance error:\n  failed to meet '
+            'reference(s):\n    latency=12420 us, expected 7821'),
         _tc('B', 'fail', 'run', 'retried and failed')]})
     new['runs'][0]['testcases'].append(_tc('C', 'fail', 'sanity', 'x'))
     paths = []
@@ -147,7 +148,9 @@ def test_outcomes_are_the_last_attempt_of_the_latest_session(tmp_path):
     out = report.load_outcomes(None, paths)
     assert sorted((o.name, o.phase, o.reason, o.session) for o in out) == [
         ('B', 'run', 'retried and failed', 's2'),
-        ('C', 'sanity', 'cg_contention: no CG_DONE line', 's2')]
+        # every line of the reason: the figures are not on the first
+        ('C', 'sanity', 'performance error: failed to meet reference(s): '
+                        'latency=12420 us, expected 7821', 's2')]
     assert report.load_outcomes(None, []) is None
 
 
@@ -248,3 +251,16 @@ def test_matrix_caption_is_the_checks_verdict_not_the_flat_median(tmp_path):
     figs = report.matrix_figures([str(tmp_path / 'output')], str(tmp_path))
     assert figs[0]['text'].startswith('ratio to the median, no topology')
     assert figs[0]['bad'] is True
+
+
+def test_a_single_run_is_not_drawn_as_a_trend(tmp_path):
+    # one point drawn on a date axis spread over four years (seen in a
+    # real nightly's page): the table has its value, a trend needs runs
+    one = _s('A', '*', 'bw', 80.0, 'MB/s', 1000.0, 100.0, -0.1, None)
+    two = [_s('B', '*', 'bw', v, 'MB/s', t, 100.0, -0.1, None)
+           for v, t in ((99.0, 1000.0), (80.0, 2000.0))]
+    figs = report.trend_figures(report._by_run_and_key([one] + two),
+                                str(tmp_path))
+    drawn = [f for f in figs if f.get('file')]
+    assert [f['title'] for f in drawn] == [two[0].key.label()]
+    assert 'single run' in figs[-1]['title']

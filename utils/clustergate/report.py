@@ -70,7 +70,9 @@ def _report_outcomes(report) -> List[Outcome]:
         if tc.get('result') not in ('fail', 'abort', 'fail_deps'):
             continue
 
-        reason = (tc.get('fail_reason') or '').strip().splitlines()
+        # every line: the first is often only 'performance error:', the
+        # figures (latency=12420 us, expected 7821) are on the next ones
+        reason = [' '.join((tc.get('fail_reason') or '').split())]
         out.append(Outcome(
             tc.get('display_name') or tc.get('name', '?'),
             f'{tc.get("system")}:{tc.get("partition")}+{tc.get("environ")}',
@@ -332,19 +334,29 @@ def _size_series(groups):
     return series
 
 
+#: line styles cycled with the colours: with many lines (MPI x fabric x
+#: scale) colours repeat and some cannot be told apart without colour vision
+_MARKERS = 'os^vD<>px*'
+_DASHES = ('-', '--', ':', '-.')
+
+
 def _size_lines(ax, lines, ylabel, title):
     """One line per label of ``lines`` (label -> [(size, value)]) against
-    the message size on a log axis."""
-    for label, pts in sorted(lines.items()):
+    the message size on a log axis; the legend outside the axes (a dozen
+    labels inside hid the data)."""
+    for i, (label, pts) in enumerate(sorted(lines.items())):
         pts = sorted(pts)
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], 'o-', label=label,
+        ax.plot([p[0] for p in pts], [p[1] for p in pts],
+                marker=_MARKERS[i % len(_MARKERS)],
+                ls=_DASHES[(i // 10) % len(_DASHES)], label=label,
                 markersize=4)
 
     ax.set_xscale('log')
     ax.set_xlabel('message size (B)')
     ax.set_ylabel(ylabel)
     ax.grid(True, which='both', alpha=0.3)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc='upper left', bbox_to_anchor=(1.01, 1.0),
+              borderaxespad=0)
     ax.set_title(title, fontsize=10)
 
 
@@ -367,9 +379,12 @@ def size_figures(groups, outdir) -> List[Dict]:
     figs = []
     for (system, part, check), metrics in sorted(series.items()):
         names = [m for m in ('latency', 'bandwidth') if m in metrics]
-        fig, axs = plt.subplots(1, len(names), figsize=(6 * len(names), 4.2),
+        # one above the other, legends on the right: side by side, two
+        # 6-inch panels were shrunk to half their size on the page
+        fig, axs = plt.subplots(len(names), 1,
+                                figsize=(9.5, 3.8 * len(names)),
                                 squeeze=False)
-        for ax, metric in zip(axs[0], names):
+        for ax, metric in zip(axs[:, 0], names):
             _size_lines(ax, metrics[metric],
                         'latency (us)' if metric == 'latency'
                         else 'bandwidth (MB/s)', f'{check} {metric}')
@@ -377,8 +392,10 @@ def size_figures(groups, outdir) -> List[Dict]:
 
         fig.suptitle(f'{system}:{part} {check}: {" and ".join(names)} vs '
                      f'message size (latest session)', fontsize=10)
-        figs.append(_saved(plt, fig, outdir, ('size', system, part, check),
-                           f'{check} vs message size ({system}:{part})'))
+        figs.append(dict(_saved(plt, fig, outdir,
+                                ('size', system, part, check),
+                                f'{check} vs message size ({system}:'
+                                f'{part})'), wide=True))
 
     return figs
 
@@ -494,7 +511,10 @@ def trend_figures(groups, outdir, max_figures=40,
     plt = pyplot()
     found = history.by_key(changes)
     keys = [k for k, ss in groups.items()
-            if status(ss[-1]) != references.NO_REFERENCE or k in found]
+            if (status(ss[-1]) != references.NO_REFERENCE or k in found)
+            and len(ss) > 1]
+    single = sum(1 for k, ss in groups.items() if len(ss) == 1 and
+                 status(ss[-1]) != references.NO_REFERENCE)
     # changed metrics first: they are what the reader came for
     keys.sort(key=lambda k: (k not in found, k.label()))
     figs = []
@@ -505,6 +525,10 @@ def trend_figures(groups, outdir, max_figures=40,
     if len(keys) > max_figures:
         figs.append({'file': None, 'title': f'{len(keys) - max_figures} '
                      f'more trend(s) not drawn (--max-trends)'})
+    if single:
+        figs.append({'file': None, 'title': f'{single} metric(s) with a '
+                     f'reference have a single run: no trend to draw (their '
+                     f'value is in the table below)'})
 
     return figs
 
