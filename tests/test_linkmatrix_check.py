@@ -171,7 +171,7 @@ def test_healthy_tree_passes_with_node_figures_near_prediction(check):
     c = on_tree(check, 'emu-linkmatrix-tree9-healthy.out')
     values, units, failed = perf(c)
     assert failed == [] and values['faults'] == 0
-    assert values['peer_min'] > 0.85
+    assert values['peer_min'] > 0.93
     # node-limited flows ran at 27-31 MB/s of 31.25
     assert all(26 < values[f'bw_n{i}_{d}'] < 31.5 for i in range(1, 10)
                for d in ('sent', 'recv'))
