@@ -9,7 +9,7 @@ import os
 
 import pytest
 import reframe.utility.sanity as sn
-from reframe.core.exceptions import SanityError
+from reframe.core.exceptions import ConfigError, SanityError
 
 from clustergate import topology
 from clustergate import linkmatrix as lm
@@ -28,7 +28,9 @@ def check(tmp_path, monkeypatch):
     # the fixtures ran on 4 nodes, one rank each, over fab0
     for name, value in (('num_nodes', 4), ('ppn', 1), ('num_tasks', 4),
                         ('interconnect', 'fab0'), ('_stagedir', str(tmp_path)),
-                        ('heatmap_title', lambda: 'test')):
+                        ('heatmap_title', lambda: 'test'),
+                        # the instance is shared by the tests: judged anew
+                        ('_cg_judged', None)):
         monkeypatch.setattr(c, name, value, raising=False)
 
     c.monkeypatch = monkeypatch
@@ -124,7 +126,8 @@ def test_busy_healthy_matrix_passes_with_perf_values(check):
     # every node link's figures, every night: 4 nodes x 2 directions x
     # (MB/s, x peers) + the summary ones
     nodes = [f'n{i}' for i in range(1, 5)]
-    assert set(values) == {'bw_median', 'bw_min', 'peer_min', 'faults'} | {
+    assert set(values) == {'bw_median', 'bw_min', 'peer_min', 'faults',
+                           'link_mads'} | {
         f'{k}_{n}_{d}' for k in ('bw', 'peer') for n in nodes
         for d in ('sent', 'recv')}
     assert all(0.85 < values[f'peer_{n}_{d}'] < 1.15 for n in nodes
@@ -136,7 +139,8 @@ def test_many_nodes_keep_only_the_summary_variables(check):
     c = feed(check, BUSY)
     c.monkeypatch.setattr(c, 'max_node_variables', 3, raising=False)
     values, _, _ = perf(c)
-    assert set(values) == {'bw_median', 'bw_min', 'peer_min', 'faults'}
+    assert set(values) == {'bw_median', 'bw_min', 'peer_min', 'faults',
+                           'link_mads'}
 
 
 #: The emulated tree of the tree fixtures (LinkSpeed in Mbit/s)
@@ -214,3 +218,56 @@ def test_no_emulation_variable_set_by_the_check(check):
     c.set_command()
     assert c.executable == '/x/cg_linkmatrix'
     assert 'OMPI_MCA_mpi_yield_when_idle' not in c.env_vars
+
+
+def link_file(tmp_path, check, metrics, commit='abc1234'):
+    """A link-baseline file for the check's system (every point: '*')."""
+    system, part = 'emucluster', 'emu'
+    check.monkeypatch.setattr(check, 'link_point', lambda: (
+        system, part, {'interconnect': 'fab0', 'num_nodes': 9}),
+        raising=False)
+    links = tmp_path / 'refs' / 'links'
+    links.mkdir(parents=True, exist_ok=True)
+    lines = [f'system: "{system}"',
+             f'provenance: {{written: "2026-11-22T23:00:00Z", host: "h", '
+             f'commit: "{commit}", source: "db", runs: 8, first: "a", '
+             f'last: "b", sessions: ["s1:0"]}}',
+             'links:', '  "LinkMatrix":', f'    "{part}":', '      "*":']
+    lines += [f'        "{m}": {{median: {v}, mad: 0.01, runs: 8}}'
+              for m, v in metrics.items()]
+    (links / f'{system}.yaml').write_text('\n'.join(lines) + '\n')
+    check.monkeypatch.setenv('CG_REFERENCES_DIR', str(tmp_path / 'refs'))
+
+
+def test_a_node_link_below_its_baseline_is_named(check, tmp_path):
+    # the healthy tree, but n5's baseline is 12 % above what it did: a
+    # node link at 0.89x of its own level, which no peer verdict sees
+    c = on_tree(check, 'emu-linkmatrix-tree9-healthy.out')
+    base = {f'peer_n{i}_{d}': 1.0 for i in range(1, 10)
+            for d in ('sent', 'recv')}
+    base['peer_n5_sent'] = 1.12
+    link_file(tmp_path, c, base)
+    values, units, failed = perf(c)
+    assert failed == ['faults']
+    assert units['faults'].startswith(
+        'verdicts: slow node link n5 on fabric fab0 (sending): sent 0.89x '
+        'its baseline (')
+    assert values['link_mads'] > 10
+
+
+def test_without_a_baseline_the_healthy_tree_passes(check, tmp_path):
+    c = on_tree(check, 'emu-linkmatrix-tree9-healthy.out')
+    c.monkeypatch.setenv('CG_REFERENCES_DIR', str(tmp_path))
+    c.monkeypatch.setattr(c, 'link_point', lambda: (
+        'emucluster', 'emu', {'interconnect': 'fab0'}), raising=False)
+    values, units, failed = perf(c)
+    assert failed == [] and values['faults'] == 0
+    assert c.judge()[2].basis.startswith('no link baseline for this point')
+
+
+def test_a_malformed_link_baseline_fails_naming_file_and_key(check, tmp_path):
+    c = on_tree(check, 'emu-linkmatrix-tree9-healthy.out')
+    link_file(tmp_path, c, {'peer_n1_sent': -1})
+    with pytest.raises(ConfigError, match=r'links/.*\.yaml: key .*'
+                                          r'peer_n1_sent.median'):
+        c.set_perf_variables()

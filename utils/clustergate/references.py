@@ -111,21 +111,29 @@ def _number(x):
         math.isfinite(x)
 
 
-def _check_metric(path, where, spec):
+def check_fields(path, where, spec, known, required, what):
+    """``spec`` is a mapping of ``known`` fields with every ``required``
+    one (``what``: how the message describes it); raises
+    :class:`ReferenceFileError` naming the key."""
     if not isinstance(spec, Mapping):
-        raise ReferenceFileError(path, where, 'must be a mapping with value, '
-                                 'lower, upper and unit')
+        raise ReferenceFileError(path, where, f'must be a mapping with '
+                                 f'{what}')
 
-    unknown = sorted(set(spec) - _METRIC_FIELDS)
+    unknown = sorted(set(spec) - set(known))
     if unknown:
         raise ReferenceFileError(path, where, f'unknown field(s) '
                                  f'{", ".join(unknown)} (known: '
-                                 f'{", ".join(sorted(_METRIC_FIELDS))})')
+                                 f'{", ".join(sorted(known))})')
 
-    for field in ('value', 'lower', 'upper'):
+    for field in required:
         if field not in spec:
             raise ReferenceFileError(path, where,
                                      f'missing field {field!r}')
+
+
+def _check_metric(path, where, spec):
+    check_fields(path, where, spec, _METRIC_FIELDS,
+                 ('value', 'lower', 'upper'), 'value, lower, upper and unit')
 
     value, lower, upper = spec['value'], spec['lower'], spec['upper']
     if not _number(value):
@@ -236,8 +244,23 @@ def parse(data, path='?', system=None) -> ReferenceSet:
                                  'to partitions')
 
     entries = {}
-    for check, parts in refs.items():
-        where = f'references.{check}'
+    for check, part, pwhere, points in partition_points(path, 'references',
+                                                        refs):
+        parsed = _parse_points(path, pwhere, points)
+        if parsed:
+            entries.setdefault(str(check), {}).setdefault(
+                str(part), []).extend(parsed)
+
+    return ReferenceSet(path, fsys, entries, data)
+
+
+def partition_points(path, top, tree, what='metrics'):
+    """``(check, partition, where, points)`` of a ``check -> partition ->
+    point key -> ...`` mapping under the top-level key ``top`` (reference
+    files, link baselines); raises :class:`ReferenceFileError` naming the
+    key that is not a mapping."""
+    for check, parts in tree.items():
+        where = f'{top}.{check}'
         if not isinstance(parts, Mapping):
             raise ReferenceFileError(path, where, 'must map partition names '
                                      'to points')
@@ -245,52 +268,58 @@ def parse(data, path='?', system=None) -> ReferenceSet:
         for part, points in parts.items():
             pwhere = f'{where}.{part}'
             if not isinstance(points, Mapping):
-                raise ReferenceFileError(path, pwhere, 'must map point keys '
-                                         '(axis=value,...) to metrics')
+                raise ReferenceFileError(path, pwhere, f'must map point keys '
+                                         f'(axis=value,...) to {what}')
 
-            parsed = _parse_points(path, pwhere, points)
-            if parsed:
-                entries.setdefault(str(check), {}).setdefault(
-                    str(part), []).extend(parsed)
-
-    return ReferenceSet(path, fsys, entries, data)
+            yield check, part, pwhere, points
 
 
-def load(path, system=None) -> Optional[ReferenceSet]:
-    """Load and validate ``path``; ``None`` if the file does not exist."""
+_MISSING = object()
+
+
+def read_yaml(path):
+    """The YAML data of ``path`` (a file under config/references/), or
+    :data:`_MISSING` if there is no such file; raises
+    :class:`ReferenceFileError` naming the line of a syntax error."""
     try:
         with open(path) as fp:
             text = fp.read()
     except FileNotFoundError:
-        return None
+        return _MISSING
 
     try:
-        data = yaml.safe_load(text)
+        return yaml.safe_load(text)
     except yaml.YAMLError as err:
         mark = getattr(err, 'problem_mark', None)
         where = f'line {mark.line + 1}' if mark else ''
         raise ReferenceFileError(path, where, f'not valid YAML: '
                                  f'{getattr(err, "problem", err)}') from None
 
-    return parse(data, path, system)
+
+def load(path, system=None) -> Optional[ReferenceSet]:
+    """Load and validate ``path``; ``None`` if the file does not exist."""
+    data = read_yaml(path)
+    return None if data is _MISSING else parse(data, path, system)
 
 
-_cache: Dict[str, Tuple[float, Optional[ReferenceSet]]] = {}
+_cache: Dict[tuple, tuple] = {}
 
 
-def load_cached(path, system=None):
-    """:func:`load` once per file version (the hook runs for every test)."""
+def load_cached(path, system=None, loader=None):
+    """:func:`load` (or ``loader``, e.g. of link baselines) once per file
+    version (the hook runs for every test)."""
+    loader = loader or load
     try:
         mtime = os.stat(path).st_mtime
     except OSError:
         mtime = None
 
-    hit = _cache.get(path)
+    hit = _cache.get((path, loader))
     if hit is not None and hit[0] == mtime:
         return hit[1]
 
-    refs = load(path, system)
-    _cache[path] = (mtime, refs)
+    refs = loader(path, system)
+    _cache[(path, loader)] = (mtime, refs)
     return refs
 
 

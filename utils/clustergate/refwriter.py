@@ -172,3 +172,24 @@ def update(old_text: str, system: str, measured: Table,
     out = io.StringIO()
     _yaml().dump(doc, out)
     return _with_header(out.getvalue(), header)
+
+
+def dump(doc: Dict, header: Sequence[str] = (), flow_depth: int = 4) -> str:
+    """YAML text of a nested ``doc`` (dicts, lists, scalars) in the style
+    of the reference files: keys quoted, mappings at ``flow_depth`` (one
+    metric each) on one line, a ``# header`` comment on top (other
+    structured files under config/references/, e.g. link baselines)."""
+    def conv(x, depth):
+        if isinstance(x, dict):
+            if depth >= flow_depth:
+                return _metric_map(x)
+            return CommentedMap((DoubleQuotedScalarString(str(k))
+                                 if depth else str(k), conv(v, depth + 1))
+                                for k, v in x.items())
+        if isinstance(x, (list, tuple)):
+            return [conv(v, depth + 1) for v in x]
+        return _plain(x)
+
+    out = io.StringIO()
+    _yaml().dump(conv(doc, 0), out)
+    return ''.join(f'# {c}\n' for c in header) + out.getvalue()

@@ -6,6 +6,7 @@
     clustergate baseline --db output/results.db --last 5
     clustergate baseline --json run-report.json --dry-run  # show the diff
     clustergate baseline --validate config/references/emucluster.yaml
+    clustergate baseline --links --db results.db   # per node link
 
 Prints the spread of every metric and the tolerance it produced, then the
 diff against the current file, and writes it (unless ``--dry-run``).
@@ -36,6 +37,22 @@ def _directions(items):
     return out
 
 
+def _is_link_file(path):
+    return os.path.basename(os.path.dirname(os.path.abspath(path))) == \
+        'links'
+
+
+def _validate_links(path):
+    from clustergate import linkbaseline
+    system = os.path.basename(path)[:-len('.yaml')]
+    bl = linkbaseline.load(path, system)
+    if bl is None:
+        raise references.ReferenceFileError(path, '', 'no such file')
+    points = sum(len(v) for p in bl.entries.values() for v in p.values())
+    return (f'{path}: ok, link baseline of {points} point(s), '
+            f'{bl.provenance["runs"]} runs')
+
+
 # long: the command's steps in order (validate, read, select, compute,
 # render, write), each a few lines on top of clustergate.baseline
 def run(args, out=sys.stdout, err=sys.stderr):
@@ -49,6 +66,9 @@ def run(args, out=sys.stdout, err=sys.stderr):
 
         for path in args.validate:
             try:
+                if _is_link_file(path):
+                    print(_validate_links(path), file=out)
+                    continue
                 refs = refcheck.validate_file(path, systems)
             except references.ReferenceFileError as e:
                 print(f'error: {e}', file=err)
@@ -79,6 +99,13 @@ def run(args, out=sys.stdout, err=sys.stderr):
     except (OSError, ValueError) as e:
         print(f'clustergate baseline: error: {e}', file=err)
         return 2
+
+    if args.links:
+        from clustergate import linkbaseline
+        source = ', '.join(([args.db] if args.db else []) +
+                           (args.json or []) + (args.perflogs or []) or
+                           [_default_perflogs()])
+        return linkbaseline.command(args, samples, source, out, err)
 
     systems = sorted({s.key.system for s in samples})
     system = args.system
@@ -203,6 +230,11 @@ def add_parser(subparsers):
     mth.add_argument('--skip-short', action='store_true',
                      help='skip metrics with too few runs instead of '
                           'refusing')
+    mth.add_argument('--links', action='store_true',
+                     help='learn each node link\'s healthy level and '
+                          'spread of the link matrix (median, MAD) into '
+                          'config/references/links/<system>.yaml '
+                          '(docs/link-baselines.md)')
     o = p.add_argument_group('output')
     o.add_argument('-o', '--output', metavar='FILE',
                    help='reference file (default: config/references/'

@@ -46,6 +46,7 @@ describes; default: all).
 """
 
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -53,10 +54,10 @@ import sys
 import reframe.utility.sanity as sn
 from reframe.core.builtins import (parameter, performance_function, run_after,
                                    run_before, variable)
-from reframe.core.exceptions import SanityError
+from reframe.core.exceptions import ConfigError, SanityError
 
-from clustergate import (cgoutput, extras, linkmatrix, linkstats, sweep,
-                         topology)
+from clustergate import (cgoutput, extras, linkbaseline, linkmatrix,
+                         linkstats, references, sweep, topology)
 from clustergate.rfm import bounds, modes
 from clustergate.rfm.cgprogram import CgProgramTest
 
@@ -80,6 +81,16 @@ class LinkMatrixTest(CgProgramTest):
     #: A pair below this fraction of the matrix median is slow
     fraction = variable(float, value=linkmatrix.DEFAULT_FRACTION,
                         loggable=True)
+
+    #: A node link is named when at most ``link_ratio`` of its baseline and
+    #: ``link_z`` MADs below it (:mod:`clustergate.linkbaseline`), or,
+    #: without a baseline, at most ``peer_ratio`` of its peers and
+    #: ``peer_z`` MADs of the run below their median
+    link_ratio = variable(float, value=linkbaseline.RATIO, loggable=True)
+    link_z = variable(float, value=linkbaseline.Z, loggable=True)
+    peer_ratio = variable(float, value=linkbaseline.PEER_RATIO,
+                          loggable=True)
+    peer_z = variable(float, value=linkbaseline.PEER_Z, loggable=True)
 
     #: Per-node performance variables (4 per node) up to this many nodes;
     #: above it only the summary ones (a perflog line stays readable)
@@ -194,10 +205,60 @@ class LinkMatrixTest(CgProgramTest):
         matrix = self.matrix(run)
         analysis = self.analysis(matrix)
         self.logger.info(analysis.summary())
-        result = (self.verdict_lines(analysis),
-                  self.node_figures(matrix, run))
+        lines = self.verdict_lines(analysis)
+        figures = self.node_figures(matrix, run)
+        # each node link against its own baseline and its peers; a node
+        # the fabric's verdict named already is not named twice
+        named = [n for n in matrix.nodes
+                 if any(re.search(rf'(?<![\w-]){re.escape(n)}(?![\w-])', ln)
+                        for ln in lines)]
+        found = self.link_baseline()
+        links = linkbaseline.judge(
+            figures, found[1] if found else None, self.interconnect,
+            skip=named, ratio=self.link_ratio, z=self.link_z,
+            peer_ratio=self.peer_ratio, peer_z=self.peer_z,
+            basis=found[0] if found else self.link_baseline_where())
+        self.logger.info(f'node links on fabric {self.interconnect}: '
+                         f'{links.basis}')
+        result = (lines + links.lines, figures, links)
         self._cg_judged = (text, result)
         return result
+
+    def link_point(self):
+        """``(system, partition, axes)`` of this test case, or None."""
+        if not self.current_system or not self.current_partition:
+            return None
+
+        return (self.current_system.name, self.current_partition.name,
+                references.test_axes(self))
+
+    def link_baseline_where(self):
+        point = self.link_point()
+        if point is None:
+            return ''
+        path = references._rel(linkbaseline.link_file(point[0]))
+        return f'for this point in {path}'
+
+    def link_baseline(self):
+        """``(description, {metric: LinkStat})`` of this point in the
+        system's link-baseline file, or None. A malformed file fails the
+        test, naming file and key."""
+        point = self.link_point()
+        if point is None:
+            return None
+
+        system, part, axes = point
+        try:
+            bl = linkbaseline.load_cached(linkbaseline.link_file(system),
+                                          system)
+        except references.ReferenceFileError as err:
+            raise ConfigError(str(err)) from None
+
+        found = bl.lookup(type(self).__name__, part, axes) if bl else None
+        if found is None:
+            return None
+
+        return f'{bl.describe()}#{found[0]}', found[1]
 
     # -- artefacts, written after the run ---------------------------------
 
@@ -271,6 +332,14 @@ class LinkMatrixTest(CgProgramTest):
     def peer_min(self):
         return sn.defer(linkstats.worst(self.judge()[1]).peer)
 
+    @performance_function('MADs')
+    def link_mads(self):
+        """How far the worst node link is below its baseline (or, without
+        one, its peers of the run), in MADs (0: not below)."""
+        worst = self.judge()[2].worst()
+        z = worst.z if worst.z is not None else worst.peer_z
+        return sn.defer(max(0.0, -z))
+
     def faults(self, lines):
         """The verdict as a performance variable: how many verdict lines;
         its unit carries them, so that the failure message ("failed to
@@ -290,7 +359,7 @@ class LinkMatrixTest(CgProgramTest):
         # judged here, not inside a performance function: ReFrame skips a
         # variable whose evaluation raises (a warning), a hook's error
         # fails the test
-        lines, figures = self.judge()
+        lines, figures, _ = self.judge()
         if len(figures) <= 2 * self.max_node_variables:
             for node, direction in sorted(figures):
                 bw, peer = linkstats.metric_names(node, direction)
@@ -303,6 +372,7 @@ class LinkMatrixTest(CgProgramTest):
 
         if figures:
             pv['peer_min'] = self.peer_min()
+            pv['link_mads'] = self.link_mads()
         pv['faults'] = self.faults(lines)
         bounds.add_bounds(self, {'peer_min': (self.fraction, 0, None, 'x'),
                                  'faults': (0, None, 0)})
