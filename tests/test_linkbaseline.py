@@ -24,13 +24,15 @@ def figures(values_sent, values_recv=None):
     for n, s, r in zip(NODES, values_sent, values_recv):
         out[(n, 'sent')] = NodeFigure(n, 'sent', 28 * s, s, 3)
         out[(n, 'recv')] = NodeFigure(n, 'recv', 28 * r, r, 3)
+        b = (s + r) / 2
+        out[(n, 'both')] = NodeFigure(n, 'both', 28 * b, b, 6)
     return out
 
 
 def stats(median=1.0, mad=0.015, runs=8):
     return {f'peer_{n}_{d}': lb.LinkStat(median, mad, runs, median - 0.03,
                                          median + 0.03)
-            for n in NODES for d in ('sent', 'recv')}
+            for n in NODES for d in ('sent', 'recv', 'both')}
 
 
 def test_a_link_at_90_percent_is_named_against_its_baseline():
@@ -39,14 +41,30 @@ def test_a_link_at_90_percent_is_named_against_its_baseline():
     v = lb.judge(figures(vals, HEALTHY), stats(), 'fab0', basis='B')
     assert len(v.lines) == 1
     line = v.lines[0]
-    assert line.startswith('slow node link n5 on fabric fab0 (sending): ')
-    # the ratio to its baseline and how far outside its noise
-    assert 'sent 0.90x its baseline (-6.7 MADs: 0.900 vs 1.000 +- 0.015, ' \
-           '8 runs)' in line
-    assert 'its peers' in line and 'no baseline' not in line
-    assert v.basis.startswith('judged against the link baseline B (18 of '
-                              '18 node links')
+    # the ratio to its baseline and how far outside its noise (both ways
+    # it is at 0.96x: not named)
+    assert line.startswith('slow node link n5 on fabric fab0: sent 0.90x its '
+                           'baseline (-6.7 MADs: 0.900 vs 1.000 +- 0.015, '
+                           '8 runs), 0.90x its peers (')
+    assert 'no baseline' not in line and 'both ways' not in line
+    assert v.basis.startswith('judged against the link baseline B (27 of '
+                              '27 node links')
     assert v.worst().node == 'n5' and v.worst().z == pytest.approx(-20 / 3)
+
+
+def test_a_link_slow_both_ways_is_named_at_a_smaller_loss():
+    # 7 % down both ways: all its flows together are steadier than one
+    # direction (which needs 10 %)
+    vals = list(HEALTHY)
+    vals[1] = 0.93
+    v = lb.judge(figures(vals, vals), stats(mad=0.01), 'fab0')
+    assert v.lines == [
+        'slow node link n2 on fabric fab0: both ways 0.93x its baseline '
+        '(-7.0 MADs: 0.930 vs 1.000 +- 0.010, 8 runs), 0.93x its peers '
+        '(-7.0 MADs)']
+    # one direction alone at 0.93: not named
+    v = lb.judge(figures(vals, HEALTHY), stats(mad=0.01), 'fab0')
+    assert v.lines == []
 
 
 def test_healthy_noise_is_not_named():
@@ -82,17 +100,20 @@ def test_a_zero_mad_is_floored():
 
 def test_without_a_baseline_peers_only_and_says_so():
     vals = list(HEALTHY)
-    vals[6] = 0.90
+    vals[6] = 0.92
     v = lb.judge(figures(vals), None, 'fab0', basis='in links/x.yaml')
-    # 10 % below its peers is not enough without a baseline
+    # 8 % below its peers is not enough without a baseline (with one, it
+    # is: see above)
     assert v.lines == []
     assert v.basis.startswith('no link baseline in links/x.yaml: judged '
                               'against its peers only')
     vals[6] = 0.60
     v = lb.judge(figures(vals, vals), None, 'fab0')
     assert v.lines == [v.lines[0]]
-    assert v.lines[0].startswith('slow node link n7 on fabric fab0 (sending '
-                                 'and receiving): sent 0.60x its peers (')
+    assert v.lines[0].startswith('slow node link n7 on fabric fab0: both '
+                                 'ways 0.60x its peers (')
+    assert '; sent 0.60x its peers (' in v.lines[0]
+    assert '; received 0.60x its peers (' in v.lines[0]
     assert v.lines[0].endswith('[no baseline: peers only]')
 
 

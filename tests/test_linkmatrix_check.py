@@ -124,12 +124,12 @@ def test_busy_healthy_matrix_passes_with_perf_values(check):
     assert failed == []
     assert values['faults'] == 0 and units['faults'] == 'verdicts'
     # every node link's figures, every night: 4 nodes x 2 directions x
-    # (MB/s, x peers) + the summary ones
+    # (MB/s, x peers), x peers both ways, + the summary ones
     nodes = [f'n{i}' for i in range(1, 5)]
     assert set(values) == {'bw_median', 'bw_min', 'peer_min', 'faults',
                            'link_mads'} | {
         f'{k}_{n}_{d}' for k in ('bw', 'peer') for n in nodes
-        for d in ('sent', 'recv')}
+        for d in ('sent', 'recv')} | {f'peer_{n}_both' for n in nodes}
     assert all(0.85 < values[f'peer_{n}_{d}'] < 1.15 for n in nodes
                for d in ('sent', 'recv'))
     assert units['bw_n1_sent'] == 'MB/s' and units['peer_n1_recv'] == 'x'
@@ -250,8 +250,8 @@ def test_a_node_link_below_its_baseline_is_named(check, tmp_path):
     values, units, failed = perf(c)
     assert failed == ['faults']
     assert units['faults'].startswith(
-        'verdicts: slow node link n5 on fabric fab0 (sending): sent 0.89x '
-        'its baseline (')
+        'verdicts: slow node link n5 on fabric fab0: sent 0.89x its '
+        'baseline (')
     assert values['link_mads'] > 10
 
 

@@ -68,3 +68,22 @@ def test_tree_figures_skip_flows_held_at_a_trunk_share():
 def test_metric_names_are_word_characters():
     assert linkstats.metric_names('rack1-n01.x', 'recv') == (
         'bw_rack1_n01_x_recv', 'peer_rack1_n01_x_recv')
+
+
+def test_both_ways_and_slow_partners_left_out():
+    nodes = ['a', 'b', 'c', 'd', 'e']
+    # d's link at 0.8 both ways; every other pair 100 MB/s
+    rows = [[None if s == t else (80.0 if 'd' in (s, t) else 100.0)
+             for t in nodes] for s in nodes]
+    m = Matrix.from_rows(nodes, rows)
+    f = linkstats.flat_figures(m)
+    assert f[('d', 'both')].flows == 8
+    assert f[('d', 'both')].peer == pytest.approx(0.8)
+    # a receives one of its 4 flows from d: its median is still 100, but
+    # with d's flow left out it is judged on its 3 healthy ones only
+    g = linkstats.flat_figures(m, exclude=['d'])
+    assert g[('a', 'recv')].flows == 3 and f[('a', 'recv')].flows == 4
+    assert g[('a', 'both')].peer == pytest.approx(1.0)
+    # d's own figures keep all its flows
+    assert g[('d', 'sent')].flows == 4
+    assert g[('d', 'both')].peer == pytest.approx(0.8)

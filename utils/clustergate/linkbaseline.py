@@ -49,7 +49,7 @@ from clustergate import PROJECT_ROOT, baseline, references, refwriter
 from clustergate.references import ReferenceFileError
 
 #: metrics a link baseline may hold (linkstats names)
-LINK_METRIC = re.compile(r'^(bw|peer)_\w+_(sent|recv)$')
+LINK_METRIC = re.compile(r'^(bw|peer)_\w+_(sent|recv|both)$')
 #: the figure that is judged
 JUDGED = 'peer'
 
@@ -58,11 +58,14 @@ JUDGED = 'peer'
 #: spread measured on the emulated tree)
 RATIO = 0.95
 Z = 5.0
+#: one direction alone (sent or recv: 2-3 flows here) is noisier than
+#: both together: named at this ratio (and Z)
+DIRECTION_RATIO = 0.9
 #: the MAD of a baseline counts at least this share of its median
 MAD_FLOOR = 0.01
 #: Peers only (no baseline): named when at most PEER_RATIO of the run's
 #: node links and at least PEER_Z of the run's MADs below their median
-PEER_RATIO = 0.85
+PEER_RATIO = 0.9
 PEER_Z = 5.0
 
 _TOP = {'system', 'provenance', 'links'}
@@ -194,7 +197,7 @@ def parse(data, path='?', system=None) -> LinkBaseline:
                 if not LINK_METRIC.match(str(metric)):
                     raise ReferenceFileError(
                         path, mwhere, 'not a node link metric '
-                        '(bw_<node>_sent|recv or peer_<node>_sent|recv)')
+                        '(bw_<node>_sent|recv|both or peer_<node>_...)')
                 stats[str(metric)] = _stat(path, mwhere, spec)
             entries.setdefault(str(check), {}).setdefault(
                 str(part), []).append((axes, str(key), stats))
@@ -345,7 +348,8 @@ def _peer_spread(figures) -> Tuple[float, float]:
 # line per named node
 def judge(figures: Mapping, stats: Optional[Mapping[str, LinkStat]],
           fabric: str = '?', skip: Sequence[str] = (), ratio=RATIO, z=Z,
-          peer_ratio=PEER_RATIO, peer_z=PEER_Z, basis='') -> LinkVerdict:
+          peer_ratio=PEER_RATIO, peer_z=PEER_Z, basis='',
+          direction_ratio=DIRECTION_RATIO) -> LinkVerdict:
     """Judge each node link's figure (``{(node, direction): NodeFigure}``)
     against its baseline ``stats`` (``{metric: LinkStat}``, None: no
     baseline) and its peers. ``skip``: nodes another verdict named."""
@@ -360,9 +364,12 @@ def judge(figures: Mapping, stats: Optional[Mapping[str, LinkStat]],
         if st is not None:
             j.base, j.ratio = st, f.peer / st.median
             j.z = (f.peer - st.median) / st.sigma()
-            j.named = j.ratio <= ratio and j.z <= -z
+            j.named = j.z <= -z and j.ratio <= (
+                ratio if direction == 'both' else direction_ratio)
         else:
-            j.named = f.peer <= peer_ratio and j.peer_z <= -peer_z
+            j.named = j.peer_z <= -peer_z and f.peer <= (
+                peer_ratio if direction == 'both' else
+                peer_ratio * direction_ratio / ratio)
         out.append(j)
 
     with_base = sum(j.base is not None for j in out)
@@ -384,12 +391,12 @@ def judge(figures: Mapping, stats: Optional[Mapping[str, LinkStat]],
         if j.named and j.node not in skip:
             by_node.setdefault(j.node, []).append(j)
     for node, js in sorted(by_node.items()):
-        js.sort(key=lambda j: j.direction != 'sent')
-        dirs = ' and '.join({'sent': 'sending', 'recv': 'receiving'}[
-            j.direction] for j in js)
-        lines.append(f'slow node link {node} on fabric {fabric} ({dirs}): '
-                     + '; '.join(f'{j.direction} ' + j.describe()
-                                 for j in js) +
+        order = ('both', 'sent', 'recv')
+        js.sort(key=lambda j: order.index(j.direction))
+        label = {'both': 'both ways', 'sent': 'sent', 'recv': 'received'}
+        lines.append(f'slow node link {node} on fabric {fabric}: ' +
+                     '; '.join(f'{label[j.direction]} ' + j.describe()
+                               for j in js) +
                      ('' if js[0].base is not None else
                       ' [no baseline: peers only]'))
     return LinkVerdict(out, lines, how)

@@ -4,7 +4,8 @@ that the results database and the perflogs hold each node link's history
 and a baseline per link can be learnt from them.
 
 For every node, in each direction (``sent``: its flows as a source, i.e.
-its link up; ``recv``: as a destination, its link down):
+its link up; ``recv``: as a destination, its link down; ``both``: all its
+flows, the steadier figure of a link that is slow both ways):
 
 * ``bw``: the node link's rate as delivered, MB/s: the median of the
   node's flows that its own link limits (flat matrix: all its pairs; on a
@@ -22,8 +23,8 @@ its link up; ``recv``: as a destination, its link down):
   at half its rate 0.49-0.50.
 
 Names: ``bw_<node>_sent``, ``bw_<node>_recv`` (MB/s), ``peer_<node>_sent``,
-``peer_<node>_recv`` (x), with the node name's non-word characters as
-``_`` (the perflog format needs ``\\w+`` names), so that ``clustergate
+``peer_<node>_recv``, ``peer_<node>_both`` (x), with the node name's
+non-word characters as ``_`` (the perflog format needs ``\\w+`` names), so that ``clustergate
 history`` and ``clustergate baseline`` see one series per node link.
 """
 
@@ -32,8 +33,10 @@ import statistics
 from dataclasses import dataclass
 from typing import Dict, Optional, Sequence
 
-#: the per-node directions (link up = what the node sends)
-DIRECTIONS = ('sent', 'recv')
+#: the per-node directions (link up = what the node sends; both: all its
+#: flows, the steadier figure of a link slow both ways)
+DIRECTIONS = ('sent', 'recv', 'both')
+_ENDS = {'sent': (0,), 'recv': (1,), 'both': (0, 1)}
 
 #: on a tree, a node's flows predicted at least this share of its link's
 #: rate are the ones its link limits
@@ -45,7 +48,7 @@ class NodeFigure:
     """One node's link in one direction."""
 
     node: str
-    direction: str      # 'sent' or 'recv'
+    direction: str      # 'sent', 'recv' or 'both'
     bw: float           # MB/s, median of the flows its link limits
     peer: float         # x, the same flows against their peers
     flows: int          # how many flows the figures are the median of
@@ -67,18 +70,23 @@ def _median(xs):
     return statistics.median(xs) if xs else None
 
 
-def _figures(flows) -> Dict[tuple, NodeFigure]:
+def _figures(flows, exclude=()) -> Dict[tuple, NodeFigure]:
     """Figures of ``flows``: ``(src, dst, MB/s, q)``, each limited by its
     node links, ``q`` its rate against what the fabric should give it (the
     MB/s themselves on a flat fabric). A node link's ``peer`` is the median
-    q of its flows over the median q of the flows that do not touch the
-    node."""
+    q of its flows over the median q of the flows that do not touch it.
+    The flows of the nodes in ``exclude`` (slow ones) count only in their
+    own figures: a slow node would drag its partners down."""
     out = {}
+    bad = set(exclude)
     nodes = sorted({f[0] for f in flows} | {f[1] for f in flows})
     for node in nodes:
-        ref = _median([f[3] for f in flows if node not in f[:2]])
-        for direction, end in (('sent', 0), ('recv', 1)):
-            mine = [f for f in flows if f[end] == node]
+        ref = _median([f[3] for f in flows
+                       if node not in f[:2] and not bad & set(f[:2])])
+        for direction, ends in _ENDS.items():
+            mine = [f for f in flows if node in f[:2] and
+                    any(f[e] == node for e in ends) and
+                    (node in bad or not bad & set(f[:2]) - {node})]
             if not mine or not ref:
                 continue
             out[(node, direction)] = NodeFigure(
@@ -87,13 +95,15 @@ def _figures(flows) -> Dict[tuple, NodeFigure]:
     return out
 
 
-def flat_figures(matrix) -> Dict[tuple, NodeFigure]:
+def flat_figures(matrix, exclude=()) -> Dict[tuple, NodeFigure]:
     """``{(node, direction): NodeFigure}`` of a :class:`clustergate.
     linkmatrix.Matrix` (no topology: every pair is expected alike)."""
-    return _figures([(s, d, v, v) for (s, d), v in matrix.bw.items()])
+    return _figures([(s, d, v, v) for (s, d), v in matrix.bw.items()],
+                    exclude)
 
 
-def tree_figures(topology, rounds: Sequence) -> Dict[tuple, NodeFigure]:
+def tree_figures(topology, rounds: Sequence, exclude=()
+                 ) -> Dict[tuple, NodeFigure]:
     """``{(node, direction): NodeFigure}`` of measured rounds
     (:class:`clustergate.topology.Round`) on the declared ``topology``:
     of the flows whose fair share is their node links' full rate (the
@@ -117,15 +127,16 @@ def tree_figures(topology, rounds: Sequence) -> Dict[tuple, NodeFigure]:
                 (limited if p >= LIMITED_SHARE * cap else other).append(
                     (s, d, v, v / p))
 
-    out = _figures(limited)
+    out = _figures(limited, exclude)
     # a node link none of whose flows ran at its full share: its fastest
     # predicted ones against the limited flows of the others
     for node in topology.nodes:
-        for direction, end in (('sent', 0), ('recv', 1)):
+        for direction, ends in _ENDS.items():
             if (node, direction) in out:
                 continue
-            mine = [f for f in other if f[end] == node]
-            ref = _median([f[3] for f in limited if node not in f[:2]])
+            mine = [f for f in other if any(f[e] == node for e in ends)]
+            ref = _median([f[3] for f in limited if node not in f[:2] and
+                           not set(exclude) & set(f[:2])])
             if mine and ref:
                 out[(node, direction)] = NodeFigure(
                     node, direction, _median([f[2] for f in mine]),
