@@ -14,6 +14,7 @@ from reframe.core.exceptions import ConfigError, SanityError
 from clustergate import topology
 from clustergate import linkmatrix as lm
 from clustergate.cluster import tree as tr
+from clustergate.rfm import linkmatrix as lmcheck
 from conftest import fixture_text
 from rfm_loader import load_checks
 
@@ -28,12 +29,12 @@ def check(tmp_path, monkeypatch):
     # the fixtures ran on 4 nodes, one rank each, over fab0
     for name, value in (('num_nodes', 4), ('ppn', 1), ('num_tasks', 4),
                         ('interconnect', 'fab0'), ('_stagedir', str(tmp_path)),
-                        ('heatmap_title', lambda: 'test'),
-                        # the instance is shared by the tests: judged anew
-                        ('_cg_judged', None)):
+                        ('heatmap_title', lambda: 'test')):
         monkeypatch.setattr(c, name, value, raising=False)
 
     c.monkeypatch = monkeypatch
+    # the instance is shared by the tests: judged anew
+    monkeypatch.setattr(lmcheck, '_JUDGED', {})
     return c
 
 
@@ -133,6 +134,16 @@ def test_busy_healthy_matrix_passes_with_perf_values(check):
     assert all(0.85 < values[f'peer_{n}_{d}'] < 1.15 for n in nodes
                for d in ('sent', 'recv'))
     assert units['bw_n1_sent'] == 'MB/s' and units['peer_n1_recv'] == 'x'
+
+
+def test_a_judged_check_can_be_written_as_json(check, tmp_path):
+    # ReFrame writes every finished test's attributes as JSON (a judged
+    # matrix once stopped the session: tuple keys)
+    from reframe.utility import jsonext
+    c = on_tree(check, 'emu-linkmatrix-tree9-n5-50pct.out')
+    perf(c)
+    with open(tmp_path / 'check.json', 'w') as fp:
+        jsonext.dump(c, fp)
 
 
 def test_many_nodes_keep_only_the_summary_variables(check):
