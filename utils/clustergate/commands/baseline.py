@@ -192,6 +192,7 @@ def run(args, out=sys.stdout, err=sys.stderr):
     return 0
 
 
+# long: one line or two per option, in the groups --help shows
 def add_parser(subparsers):
     p = subparsers.add_parser(
         'baseline', help='healthy runs -> reference file of a system',
