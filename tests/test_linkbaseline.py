@@ -236,3 +236,58 @@ def test_command_refuses_too_few_runs(tmp_path, capsys):
     rc = lb.command(args(tmp_path, min_runs=10), history(), 'db', sys.stdout, sys.stderr)
     assert rc == 3
     assert 'no node link has 10 healthy runs' in capsys.readouterr().err
+
+
+def perflog_line(i, peer):
+    # the perflog format of config/common.py, as the LinkMatrix check
+    # writes it (values made up; the format is the point)
+    return (f'2026-11-2{i}T23:0{i}:00|reframe 4.10.4|LinkMatrix %num_nodes=9 '
+            f'%ppn=1 %interconnect=fab0 %msg_bytes=4000000|openmpi|n[1-9]|'
+            f'{100 + i}|pass|x|bw_median=29.{i}|ref=0|lower=None|upper=None|'
+            f'unit=MB/s|peer_n1_sent={peer}|ref=0|lower=None|upper=None|'
+            f'unit=x|link_mads=1.{i}|ref=0|lower=None|upper=None|unit=MADs|'
+            f'faults=0|ref=0|lower=None|upper=0|unit=verdicts|\n')
+
+
+def test_the_reference_file_leaves_node_links_to_the_link_baseline(tmp_path):
+    from clustergate import cli
+    from clustergate.commands import baseline as baseline_cmd
+    logs = tmp_path / 'perflogs' / 'emucluster' / 'emu'
+    logs.mkdir(parents=True)
+    (logs / 'LinkMatrix.log').write_text(''.join(
+        perflog_line(i, p) for i, p in enumerate([1.0, 0.98, 1.01], 1)))
+
+    def run(*extra):
+        args = cli.build_parser().parse_args(
+            ['baseline', '--perflogs', str(tmp_path / 'perflogs'), *extra])
+        assert baseline_cmd.run(args, out=sys.stdout, err=sys.stderr) == 0
+
+    run('-o', str(tmp_path / 'refs.yaml'))
+    metrics = yaml.safe_load((tmp_path / 'refs.yaml').read_text())[
+        'references']['LinkMatrix']['emu']
+    assert set(next(iter(metrics.values()))) == {'bw_median', 'faults'}
+    run('--links', '--min-runs', '3', '-o', str(tmp_path / 'links.yaml'))
+    got = lb.load(str(tmp_path / 'links.yaml'), 'emucluster')
+    key, st = got.lookup('LinkMatrix', 'emu', {
+        'environ': 'openmpi', 'interconnect': 'fab0',
+        'msg_bytes': 4000000, 'num_nodes': 9, 'ppn': 1})
+    assert set(st) == {'peer_n1_sent'}
+    assert st['peer_n1_sent'].median == 1.0 and st['peer_n1_sent'].runs == 3
+
+
+def test_the_source_of_a_link_baseline_is_recorded(tmp_path, monkeypatch):
+    from clustergate import cli
+    from clustergate.commands import baseline as baseline_cmd
+    logs = tmp_path / 'perflogs' / 'emucluster' / 'emu'
+    logs.mkdir(parents=True)
+    (logs / 'LinkMatrix.log').write_text(''.join(
+        perflog_line(i, p) for i, p in enumerate([1.0, 0.98, 1.01], 1)))
+    # no source named: the default perflog directory
+    monkeypatch.setenv('CG_PERFLOG_DIR', str(tmp_path / 'perflogs'))
+    args = cli.build_parser().parse_args(
+        ['baseline', '--links', '--min-runs', '3', '-o',
+         str(tmp_path / 'links.yaml')])
+    assert baseline_cmd.run(args, out=sys.stdout, err=sys.stderr) == 0
+    got = lb.load(str(tmp_path / 'links.yaml'), 'emucluster')
+    assert got.provenance['source'] == str(tmp_path / 'perflogs')
+    assert got.provenance['runs'] == 3

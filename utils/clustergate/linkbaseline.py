@@ -74,6 +74,12 @@ _PROVENANCE = ('written', 'host', 'commit', 'source', 'runs', 'first',
 _STAT_FIELDS = {'median', 'mad', 'runs', 'min', 'max'}
 
 
+def is_link_metric(metric: str) -> bool:
+    """A node link's figure (or how far the worst one is off): learnt by
+    ``clustergate baseline --links``, not into the reference file."""
+    return bool(LINK_METRIC.match(metric)) or metric == 'link_mads'
+
+
 def links_dir() -> str:
     return os.path.join(references.references_dir(), 'links')
 

@@ -100,11 +100,11 @@ def run(args, out=sys.stdout, err=sys.stderr):
         print(f'clustergate baseline: error: {e}', file=err)
         return 2
 
+    from clustergate import linkbaseline
     if args.links:
-        from clustergate import linkbaseline
         source = ', '.join(([args.db] if args.db else []) +
                            (args.json or []) + (args.perflogs or []) or
-                           [_default_perflogs()])
+                           [sources.default_perflogs()])
         return linkbaseline.command(args, samples, source, out, err)
 
     systems = sorted({s.key.system for s in samples})
@@ -122,6 +122,10 @@ def run(args, out=sys.stdout, err=sys.stderr):
                        since=times.since(args.since, 'baseline'),
                        last=args.last,
                        include_perf_failures=args.include_perf_failures)
+    # each node link's figures have their own baseline (--links), judged
+    # in MADs of that link's noise, not with a file tolerance
+    chosen = [s for s in chosen if not linkbaseline.is_link_metric(
+        s.key.metric)]
     try:
         base = baseline.make(chosen, min_runs=args.min_runs, k=args.mad_k,
                        floor=args.floor, better_factor=args.better_factor,
