@@ -62,12 +62,19 @@ def test_perflog_has_values_and_axes(ci_run):
     res, report, out = ci_run
     logs = glob.glob(str(out / 'perflogs' / '**' / '*.log'), recursive=True)
     assert logs, 'no perflog written'
-    lines = [ln for f in logs for ln in open(f) if 'RightShift' in ln]
+    # the ci mode's contention check is the suite (one job per point, a
+    # variable per pattern and size: shift_<bytes>_latency, ...), no longer
+    # one RightShift test per message size
+    lines = [ln for f in logs for ln in open(f)
+             if '|ContentionSuite %num_nodes=' in ln]
     assert lines
     for ln in lines:
-        for axis in ('num_nodes', 'ppn', 'interconnect', 'msg_bytes'):
-            assert axis in ln, ln
-        assert 'latency=' in ln and 'bandwidth=' in ln
+        for axis in ('num_nodes', 'ppn', 'interconnect'):
+            assert f'%{axis}=' in ln, ln
+        sizes = re.findall(r'\|shift_(\d+)_latency=[0-9.e+-]+\|', ln)
+        assert sizes, ln
+        for size in sizes:
+            assert re.search(rf'\|shift_{size}_bandwidth=[0-9.e+-]+\|', ln), ln
 
 
 def test_hpcc_hpl_and_beff_ran_for_real(ci_run):
