@@ -18,7 +18,6 @@ RESULTS_DB = os.environ.get('CG_RESULTS_DB',
 SESSION_LOG = os.environ.get('CG_DEBUG_LOG',
                              os.path.join(_project, 'output', 'reframe.log'))
 
-# Benchmarks must not share the machine with each other: run serially.
 for _d in (PERFLOG_DIR, os.path.dirname(RESULTS_DB)):
     os.makedirs(_d, exist_ok=True)
 
@@ -26,6 +25,9 @@ for _d in (PERFLOG_DIR, os.path.dirname(RESULTS_DB)):
 # when a family a partition expects ran not at all (clustergate.notrun)
 notrun.register(SESSION_LOG)
 
+# Benchmarks must not disturb each other: one job after the other, unless
+# a system's partitions declare a concurrency rule with policy 'async'
+# (config/settings.py gives that system async modes; clustergate.concurrency)
 _common_opts = ['--exec-policy=serial', '--performance-report']
 
 site_configuration = {

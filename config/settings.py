@@ -27,6 +27,7 @@ import common  # noqa: E402
 
 # Registers the launchers our partitions use
 import clustergate.rfm.launchers  # noqa: E402,F401
+from clustergate import concurrency  # noqa: E402
 
 
 def _check_systems(systems, environments):
@@ -165,3 +166,7 @@ site_configuration = {
     **common.site_configuration,
     'modes': common.site_configuration['modes'] + _modes,
 }
+# a system whose partitions declare concurrency policy 'async' runs its
+# modes with ReFrame's async policy (clustergate.concurrency)
+site_configuration['modes'] = common.site_configuration['modes'] + \
+    concurrency.system_modes(common.site_configuration['modes'], _systems)

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from clustergate import extras
+from clustergate import concurrency, extras
 from conftest import ROOT, reframe_cmd
 
 CORES = os.cpu_count() or 1
@@ -46,13 +46,19 @@ BAD_INPUTS = [
     ('unknown partition extras key',
      (EXPECTED, EXPECTED + " 'core_per_node': 2,"),
      "partition localhost:local: extras.core_per_node: unknown key "
-     "(known: benchmarks, cores_per_node, expected_families, hpcc, "
+     "(known: benchmarks, concurrency, cores_per_node, expected_families, "
+     "hpcc, "
      "interconnects, memory_per_node_gib, numa_domains_per_node, "
      "rotation, stream_numa_counts, sweep, topology)"),
     ('nightly budget of no minutes',
      (EXPECTED, EXPECTED + " 'rotation': {'budget_min': 0},"),
      "partition localhost:local: extras.rotation.budget_min: must be a "
      "number of minutes above 0, got 0"),
+    ('concurrency letting fabric jobs share a fabric',
+     (EXPECTED, EXPECTED + " 'concurrency': {'policy': 'async'},"),
+     "partition localhost:local: extras.concurrency.fabric_licenses: no "
+     "license for 'tcp': with policy async its jobs could share the "
+     "fabric"),
     ('misspelt rotation key',
      (EXPECTED, EXPECTED + " 'rotation': {'budget_min': 30, 'pin': True},"),
      "partition localhost:local: extras.rotation.pin: unknown key "
@@ -137,6 +143,6 @@ def test_site_guide_lists_every_key():
 
     keys = (list(extras.PARTITION_KEYS) + list(extras.ENVIRONMENT_KEYS) +
             list(extras.SWEEP_KEYS) + list(extras.INTERCONNECT_KEYS) +
-            list(extras.ROTATION_KEYS))
+            list(extras.ROTATION_KEYS) + list(concurrency.KEYS))
     missing = [k for k in keys if f'`{k}`' not in guide]
     assert not missing, missing

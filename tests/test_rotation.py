@@ -133,7 +133,7 @@ def _config_with_budget(tmp_path, minutes):
     path = cfg / 'systems' / 'emucluster.py'
     text = path.read_text()
     old = "'cores_per_node': _cores,"
-    text = re.sub(r"'rotation': \{[^}]*\}, ", '', text)
+    text = re.sub(r"'rotation': \{[^}]*\},\s*", '', text)
     path.write_text(text.replace(
         old, f"'rotation': {{'budget_min': {minutes}}}, " + old, 1))
     return cfg / 'settings.py'

@@ -45,6 +45,10 @@ TOPOLOGY = 'topology'
 #: --mode nightly runs the night's share of the acceptance space
 #: (clustergate.rotation)
 ROTATION = 'rotation'
+#: which jobs may run at once: {'policy': 'serial'|'async',
+#: 'fabric_licenses': {interconnect: Slurm license}}
+#: (clustergate.concurrency)
+CONCURRENCY = 'concurrency'
 
 PARTITION_KEYS = {
     SWEEP: 'node counts, ppn and the ci/nightly subsets',
@@ -58,6 +62,7 @@ PARTITION_KEYS = {
     EXPECTED_FAMILIES: 'check families that must run in a session',
     TOPOLOGY: 'declared switch tree of the fabrics (link matrix)',
     ROTATION: 'nightly budget in minutes: the acceptance space rotates',
+    CONCURRENCY: 'jobs at once: exec policy and a license per fabric',
 }
 
 #: keys of ``extras['rotation']``
@@ -191,6 +196,42 @@ def _check_rotation(rot, where):
                           f'got {pin!r}')
 
 
+def _check_concurrency(conc, ics, where):
+    from clustergate import concurrency as cc
+
+    where = f'{where}.{CONCURRENCY}'
+    if not isinstance(conc, Mapping):
+        raise ExtrasError(f'{where}: must be a mapping ({", ".join(cc.KEYS)})')
+
+    _unknown(conc, cc.KEYS, where)
+    pol = conc.get(cc.POLICY, 'serial')
+    if pol not in cc.POLICIES:
+        raise ExtrasError(f'{where}.{cc.POLICY}: {pol!r} is not one of '
+                          f'{", ".join(cc.POLICIES)}')
+
+    lic = conc.get(cc.FABRIC_LICENSES, {})
+    if not isinstance(lic, Mapping) or not all(
+            isinstance(v, str) and v for v in lic.values()):
+        raise ExtrasError(f'{where}.{cc.FABRIC_LICENSES}: must map '
+                          f'interconnects to Slurm license names')
+
+    ics = ics if isinstance(ics, Mapping) else {}
+    fabrics = [n for n, ic in ics.items()
+               if isinstance(ic, Mapping) and ic.get(IC_SCOPE) == 'network']
+    bad = [n for n in lic if n not in fabrics]
+    if bad:
+        raise ExtrasError(f'{where}.{cc.FABRIC_LICENSES}.{bad[0]}: not a '
+                          f'network interconnect of the partition '
+                          f'({", ".join(fabrics) or "none"})')
+
+    if pol == 'async':
+        missing = [n for n in fabrics if n not in lic]
+        if missing:
+            raise ExtrasError(
+                f'{where}.{cc.FABRIC_LICENSES}: no license for {missing[0]!r}'
+                f': with policy async its jobs could share the fabric')
+
+
 def check_partition(part: Mapping, system: str = '?'):
     """Validate the clustergate keys of one partition description (the
     dictionary of ReFrame's configuration). Raises :class:`ExtrasError`."""
@@ -223,6 +264,9 @@ def check_partition(part: Mapping, system: str = '?'):
 
     if ROTATION in extras:
         _check_rotation(extras[ROTATION], where)
+
+    if CONCURRENCY in extras:
+        _check_concurrency(extras[CONCURRENCY], ics, where)
 
     fams = extras.get(EXPECTED_FAMILIES)
     if fams is not None:

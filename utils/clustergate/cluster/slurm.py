@@ -118,6 +118,10 @@ def render_conf(layout, paths, cpus, mem_mib, topology=None, tree=False):
         'MinJobAge=60',
         'MailProg=/bin/true',
         *(['TopologyPlugin=topology/tree'] if tree else []),
+        # one license per fabric: a fabric check requests its fabric's
+        # (extras 'concurrency'), so no two jobs share a fabric even when
+        # ReFrame submits several at once
+        'Licenses=' + ','.join(f'{f}:1' for f in FABRICS),
         f'NodeName=DEFAULT CPUs={cpus}{topo} RealMemory={mem_mib} '
         f'State=UNKNOWN',
     ]

@@ -33,6 +33,7 @@ from clustergate import hpccinf, sweep
 from clustergate.parsers import ParseError, parse_hpcc
 from clustergate.rfm import modes
 from clustergate.rfm.capable import CapablePartitions
+from clustergate.rfm.concurrency import JobConcurrency
 from clustergate.rfm.partitions import SystemParameters
 from clustergate.rfm.joboutput import JobOutput
 from clustergate.rfm.refmetrics import ReferenceMetrics
@@ -129,8 +130,8 @@ class HpccRun(ThirdPartyTest):
 CI_AND_NIGHTLY = {'ci': {'several_ranks': {True}}, **modes.NIGHTLY}
 
 
-class HpccKernelTest(CapablePartitions, modes.ModeTags, SystemParameters,
-                     ReferenceMetrics, JobOutput,
+class HpccKernelTest(JobConcurrency, CapablePartitions, modes.ModeTags,
+                     SystemParameters, ReferenceMetrics, JobOutput,
                      rfm.RunOnlyRegressionTest):
     """The figures of one HPCC kernel, read from the :class:`HpccRun` of
     the same sweep point (the run is shared by every kernel's check).
@@ -218,6 +219,10 @@ class HpccKernelTest(CapablePartitions, modes.ModeTags, SystemParameters,
     def load_reference(self):
         from clustergate import references
         references.apply(self)
+
+    def job_fabric(self):
+        # reads the run's output file: no rank talks over the fabric
+        return None
 
     @run_before('run')
     def read_run(self):

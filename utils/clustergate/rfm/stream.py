@@ -20,6 +20,7 @@ from reframe.core.exceptions import SanityError
 
 from clustergate import extras as keys
 from clustergate.parsers import parse_stream
+from clustergate.rfm.concurrency import JobConcurrency
 from clustergate.rfm.modes import ModeTags
 from clustergate.rfm.partitions import SystemParameters
 from clustergate.rfm.thirdparty import ANY_MPI, BinaryRun, StreamBinaries
@@ -52,7 +53,7 @@ def stream_threads(extras, numa_domains):
     return max(1, cores * numa_domains // per_node)
 
 
-class StreamTest(ModeTags, SystemParameters, BinaryRun,
+class StreamTest(JobConcurrency, ModeTags, SystemParameters, BinaryRun,
                  rfm.RunOnlyRegressionTest):
     """Runs ``stream_c.exe`` with OMP_NUM_THREADS threads on one node.
 

@@ -2,6 +2,7 @@
 :class:`SweepTest`."""
 
 from clustergate.rfm.axes import SweepAxes
+from clustergate.rfm.concurrency import JobConcurrency
 from clustergate.rfm.modes import ModeTags
 from clustergate.rfm.placement import LauncherPlacement
 from clustergate.rfm.reference import ReferenceLoader
@@ -12,8 +13,10 @@ from clustergate.rfm.reference import ReferenceLoader
 # point, then loads its reference; at the end of init the capable
 # partitions are chosen, then the mode tags (always_last hooks run in the
 # reverse order). tests/test_modes.py checks the order of init.
-class SweepTest(ReferenceLoader, LauncherPlacement, ModeTags, SweepAxes):
+class SweepTest(JobConcurrency, ReferenceLoader, LauncherPlacement, ModeTags,
+                SweepAxes):
     """Mixin of every test at one sweep point (nodes, ppn, interconnect):
     the axes as parameters that follow the system loaded, the partitions
     and environments that can run the point (no test case otherwise), its
-    mode tags, its job placement and its reference."""
+    mode tags, its job placement, its reference and the options of the
+    partition's concurrency rule."""
