@@ -167,6 +167,7 @@ site_configuration = {
     'modes': common.site_configuration['modes'] + _modes,
 }
 # a system whose partitions declare concurrency policy 'async' runs its
-# modes with ReFrame's async policy (clustergate.concurrency)
-site_configuration['modes'] = common.site_configuration['modes'] + \
-    concurrency.system_modes(common.site_configuration['modes'], _systems)
+# modes (with its own mode_options) with ReFrame's async policy
+# (clustergate.concurrency)
+site_configuration['modes'] += concurrency.system_modes(
+    common.site_configuration['modes'], _systems, _modes)

@@ -54,6 +54,11 @@ def test_async_systems_get_async_modes():
         {'name': 'nightly', 'target_systems': ['big'],
          'options': ['--exec-policy=async', '--tag=nightly']}]
     assert cc.system_modes(modes, systems[1:]) == []
+    # a system's own options for a mode (mode_options) are kept
+    own = [{'name': 'nightly', 'target_systems': ['big'],
+            'options': ['--exec-policy=serial', '--tag=nightly', '-S', 'x=1']}]
+    assert cc.system_modes(modes, systems, own)[0]['options'] == [
+        '--exec-policy=async', '--tag=nightly', '-S', 'x=1']
 
 
 @pytest.mark.parametrize('conc, message', [

@@ -92,3 +92,40 @@ def test_measured_families_from_a_session():
     c = fams['contention']
     assert (c.cases_per_point, c.run_s, c.n0, c.alpha) == (2.0, 25.0, 3, 1.0)
     assert fams['node'].run_s == 30      # not measured: kept
+
+
+def test_the_documented_1000_node_site_matches_a_hand_calculation():
+    # docs/examples/cost-1000-nodes.yaml, the table of docs/cost-model.md
+    import os
+    import yaml
+    from conftest import ROOT
+
+    path = os.path.join(ROOT, 'docs', 'examples', 'cost-1000-nodes.yaml')
+    with open(path) as fp:
+        site = cm.load_site(yaml.safe_load(fp))
+
+    # ci, per partition: 2 nodes x 1 ppn x 1 interconnect x 2 environments
+    #   contention: 2 cases -> 4 jobs of 3.3 + 5.8 * (2/2)^1   =   9.1 s
+    #   hpcc:       1 case  -> 2 jobs of 3.3 + 164 * (2/1)^0.5 = 235.229 s
+    #   node:       max 1 node: no job at 2 nodes
+    hpcc2 = 3.3 + 164 * 2 ** 0.5
+    ci = cm.cost(site, 'ci')
+    assert ci.jobs == 3 * (4 + 2)
+    assert ci.wall_s == pytest.approx(3 * (4 * 9.1 + 2 * hpcc2))
+    assert ci.node_hours == pytest.approx(
+        3 * (4 * 2 * 9.1 + 2 * 2 * hpcc2) / 3600)
+    assert ci.wall_s / 3600 == pytest.approx(0.4224, abs=1e-4)
+    # nightly on bigmem: nodes 2, 16 x ppn 1, 32 x 2 environments
+    #   contention: 8 jobs at 2 nodes (9.1 s), 8 at 16 (3.3 + 5.8 * 8)
+    #   hpcc: 4 jobs at 2 nodes, 4 at 16 (3.3 + 164 * 4)
+    nightly = cm.cost(site, 'nightly')
+    assert nightly.per_partition_wall['bigmem'] == pytest.approx(
+        8 * 9.1 + 8 * 49.7 + 4 * hpcc2 + 4 * 659.3)
+    # acceptance on bigmem adds the 1-node node-level jobs: 3 ppn x 2
+    # environments x 3 cases of 3.3 + 86 s
+    #   cpu: 11 node counts x 3 ppn x 2 envs = 66 points: contention 132,
+    #   hpcc 66, node (1 node only) 6 x 3 = 18 -> 216; gpu: 9 x 2 x 2 = 36:
+    #   72 + 36 + 12 = 120; bigmem: 8 x 3 x 2 = 48: 96 + 48 + 18 = 162
+    acc = cm.cost(site, 'acceptance')
+    assert acc.jobs == 216 + 120 + 162
+    assert acc.per_partition_wall['bigmem'] > 3 * 2 * 3 * (3.3 + 86)

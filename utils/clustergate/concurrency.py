@@ -73,16 +73,23 @@ def async_systems(systems: Iterable[Mapping]) -> List[str]:
                    for p in s.get('partitions', []))]
 
 
-def system_modes(modes: Iterable[Mapping], systems: Iterable[Mapping]
-                 ) -> List[Mapping]:
-    """Mode entries for the systems that run async: the given modes with
-    ``--exec-policy=async`` instead of ``serial``, targeted at them
-    (ReFrame takes a system's own entry over the generic one)."""
-    names = async_systems(systems)
-    if not names:
-        return []
+def system_modes(modes: Iterable[Mapping], systems: Iterable[Mapping],
+                 scoped: Iterable[Mapping] = ()) -> List[Mapping]:
+    """Mode entries for the systems that run async: each of ``modes``, or
+    the system's own entry of it among ``scoped`` (a system module's
+    ``mode_options``), with ``--exec-policy=async`` instead of ``serial``,
+    targeted at that system. Put after the others: ReFrame takes the last
+    entry of a name scoped to the system."""
+    scoped = list(scoped)
+    out = []
+    for name in async_systems(systems):
+        for mode in modes:
+            own = [m for m in scoped if m['name'] == mode['name'] and
+                   name in m.get('target_systems', [])]
+            base = own[-1] if own else mode
+            out.append({'name': mode['name'], 'target_systems': [name],
+                        'options': ['--exec-policy=async'
+                                    if o == '--exec-policy=serial' else o
+                                    for o in base['options']]})
 
-    return [{'name': m['name'], 'target_systems': names,
-             'options': ['--exec-policy=async' if o == '--exec-policy=serial'
-                         else o for o in m['options']]}
-            for m in modes]
+    return out
