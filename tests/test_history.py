@@ -115,3 +115,20 @@ def test_history_command_reads_json_reports(tmp_path, capsys):
     assert 'FAIL: LinkMatrix emucluster:emu [environ=openmpi] bw_min: ' \
            'shift -20.0%' in out
     assert 'since session s5, 2026-09-26 14:13 UTC' in out
+
+
+def test_a_count_that_is_mostly_zero_is_skipped_not_a_crash():
+    # the link matrix's `faults` (verdicts per run) is 0 on healthy nights
+    key, samples = _series([0.0] * 6 + [1.0, 0.0, 0.0], metric='faults',
+                           unit='verdicts')
+    assert history.shifts(key, samples) == []
+    assert history.analyse(samples) == []
+
+
+def test_a_perflog_run_is_named_whole():
+    key, samples = _series([100.0] * 6 + [90.0] * 6)
+    samples = [baseline.Sample(s.key, s.value, s.unit, s.time,
+                               f'{i}@2026-11-23T00:14:35+00:00', 'pass')
+               for i, s in enumerate(samples)]
+    f, = history.shifts(key, samples)
+    assert 'since session 6@2026-11-23T00:14:35+00:00,' in f.message()

@@ -71,7 +71,9 @@ class Finding:
 
     @property
     def session(self) -> str:
-        return self.run.split(':')[0]
+        # results DB / JSON runs are '<session uuid>:<run index>'; a perflog
+        # run is '<job id>@<completion time>', whose time has colons too
+        return self.run if '@' in self.run else self.run.split(':')[0]
 
     def date(self) -> str:
         return dt.datetime.fromtimestamp(
@@ -155,6 +157,11 @@ def shifts(key: baseline.Key, samples: Sequence[baseline.Sample], alpha=ALPHA,
 
     values = [s.value for s in samples]
     if len(values) < 2 * MIN_SEGMENT:
+        return []
+
+    if not statistics.median(values) > 0:
+        # a relative change of a count that is mostly 0 (the link matrix's
+        # ``faults``) is undefined; ruptures got NaNs and raised
         return []
 
     noise = robust_noise(values)
