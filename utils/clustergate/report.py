@@ -575,7 +575,8 @@ def _trend_figure(plt, key, ss, changes, outdir) -> Dict:
     fig.savefig(os.path.join(outdir, name), dpi=90)
     plt.close(fig)
     return {'file': name, 'title': key.label(),
-            'text': '; '.join([key.label()] + [c.message() for c in changes]),
+            # the findings name the metric already: its label once
+            'text': '; '.join(c.message() for c in changes) or key.label(),
             'bad': status(ss[-1]) == 'out of reference' or bool(changes)}
 
 
