@@ -264,3 +264,12 @@ def test_a_single_run_is_not_drawn_as_a_trend(tmp_path):
     drawn = [f for f in figs if f.get('file')]
     assert [f['title'] for f in drawn] == [two[0].key.label()]
     assert 'single run' in figs[-1]['title']
+
+
+def test_a_bound_of_zero_is_out_of_reference_without_dividing_by_it():
+    # the link matrix's `faults`: 0 expected, a failing matrix logs 1
+    # (the page crashed with ZeroDivisionError on a real failing drill)
+    s = _s('LinkMatrix', '*', 'faults', 1.0, 'verdicts', 1000.0, 0.0,
+           None, 0.0)
+    devs = report.deviations({s.key: [s]})
+    assert [(d.kind, d.deviation) for d in devs] == [('regression', None)]

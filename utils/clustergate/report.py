@@ -5,6 +5,7 @@ database or JSON reports, the figures (matplotlib) and the HTML page.
 
 import datetime as dt
 import glob
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -177,7 +178,7 @@ class Deviation:
     value: float
     ref: float
     unit: Optional[str]
-    deviation: float        # value / ref - 1
+    deviation: Optional[float]  # value / ref - 1 (None: reference 0)
     kind: str               # 'regression' or 'better than reference'
 
 
@@ -191,15 +192,20 @@ def deviations(groups) -> List[Deviation]:
         if status(s) != 'out of reference':
             continue
 
-        dev = s.value / s.ref - 1
-        good = {'lower': dev < 0, 'higher': dev > 0}.get(
+        # a bound of 0 (the link matrix's ``faults``: no verdict expected)
+        # has no relative deviation: shown as the value against 0
+        dev = s.value / s.ref - 1 if s.ref else None
+        delta = dev if dev is not None else s.value - s.ref
+        good = {'lower': delta < 0, 'higher': delta > 0}.get(
             baseline.direction(key.metric, s.unit), False)
         out.append(Deviation(key, s.value, s.ref, s.unit, dev,
                              'better than reference' if good
                              else 'regression'))
 
-    return sorted(out, key=lambda d: (d.kind != 'regression',
-                                      -abs(d.deviation), d.key.label()))
+    return sorted(out, key=lambda d: (
+        d.kind != 'regression',
+        -abs(d.deviation) if d.deviation is not None else -math.inf,
+        d.key.label()))
 
 
 @dataclass
