@@ -37,8 +37,14 @@ pytestmark = pytest.mark.cluster
 
 #: The checks of the sequence (ReFrame -n filters, OR-ed)
 SELECT = ['-n', 'LinkMatrix.*fab0',
-          # the nightly's contention check: every pattern in one job
-          '-n', 'ContentionSuite%num_nodes=4%ppn=1%interconnect=fab0$',
+          # the 1 MB ping-pong from n1 to every node: a baseline learnt
+          # from three sessions gates on what this sequence is about (a
+          # slow link). The ContentionSuite's 8-byte and 10 kB latencies,
+          # learnt on a quiet machine, ran 1.3-7x above them when the
+          # machine got busy (healthy pass1, 2026-11-23 00:58): noise, not
+          # a link; the suite is gated by the drills instead.
+          '-n', 'PingPongDistance%num_nodes=4%ppn=1%interconnect=fab0'
+                '%msg_bytes=1000000',
           # Debian's OpenMPI only: the emulated fabrics are measured by it
           '-S', 'valid_prog_environs=openmpi',
           # every night, not only on its rotation night: emucluster's
@@ -197,7 +203,7 @@ def test_gate_sequence(work):
     refset = references.load(str(refs / 'emucluster.yaml'), 'emucluster')
     assert refset is not None
     checks = {c for c, *_ in references.metric_entries(refset)}
-    assert {'LinkMatrix', 'ContentionSuite'} <= checks
+    assert {'LinkMatrix', 'PingPongDistance'} <= checks
     # the repository's file is not the one written
     assert not os.path.samefile(refs, os.path.join(ROOT, 'config',
                                                    'references'))
