@@ -100,3 +100,24 @@ def test_metric_names():
     assert metric_name(barrier, 0, 'latency') == 'barrier_latency'
     assert metric_name(pingpong, 8, 'bandwidth_r3') == \
         'pingpong_8_bandwidth_r3'
+
+
+def test_peer_fraction_follows_the_sites_reference():
+    # the site's reference file may set a pattern's peer bound (emucluster:
+    # bipingpong at 0.5); the suspects logged and the judgement use it
+    from reframe.utility import ScopedDict
+    from clustergate.rfm.contention import peer_fraction
+
+    class Point:
+        current_partition = None
+        peer_outlier_fraction = 0.7
+        reference = ScopedDict({'*': {
+            'bipingpong_1000000_peer_bandwidth_ratio': (0.5, 0, None, 'x'),
+            'shift_1000000_peer_bandwidth_ratio': (0.8, -0.25, None, 'x')}})
+
+    assert peer_fraction(Point, 'bipingpong_1000000_peer_bandwidth_ratio') \
+        == 0.5
+    assert peer_fraction(Point, 'shift_1000000_peer_bandwidth_ratio') \
+        == pytest.approx(0.6)
+    assert peer_fraction(Point, 'pingpong_1000000_peer_bandwidth_ratio') \
+        == 0.7

@@ -62,6 +62,22 @@ def peer_verdict(lines, fraction, interconnect):
     return worst, suspects
 
 
+def peer_fraction(test, name):
+    """The bound of the peer ratio ``name``: the lower threshold of its
+    entry in the site's reference file where there is one (a pattern whose
+    healthy spread is wider on that system), else the test's
+    ``peer_outlier_fraction``. The suspects named in the log and the
+    performance judgement then use the same bound."""
+    part = test.current_partition
+    scope = part.fullname if part else '*'
+    try:
+        value, lower, *_ = test.reference[f'{scope}:{name}']
+    except KeyError:
+        return test.peer_outlier_fraction
+
+    return value * (1 + lower) if lower is not None else value
+
+
 class ContentionTest(CgProgramTest):
     """Runs one pattern of cg_contention and reports its time and bandwidth.
 
@@ -152,7 +168,7 @@ class ContentionTest(CgProgramTest):
                 self.msg_bytes < self.peer_outlier_min_bytes):
             return None
 
-        return peer_verdict(lines, self.peer_outlier_fraction,
+        return peer_verdict(lines, peer_fraction(self, 'peer_bandwidth_ratio'),
                             self.interconnect)
 
     @performance_function('x')

@@ -21,7 +21,8 @@ from reframe.core.exceptions import SanityError
 from clustergate import sweep
 from clustergate.rfm import bounds, modes
 from clustergate.rfm.cgprogram import CgProgramTest
-from clustergate.rfm.contention import DEFAULT_SIZES, peer_verdict
+from clustergate.rfm.contention import (DEFAULT_SIZES, peer_fraction,
+                                        peer_verdict)
 
 
 @dataclass(frozen=True)
@@ -154,8 +155,9 @@ class ContentionSuiteTest(CgProgramTest):
         if (not pattern.per_peer or size < self.peer_outlier_min_bytes):
             return None
 
+        name = metric_name(pattern, size, 'peer_bandwidth_ratio')
         return peer_verdict(self.lines_of(self._run(), pattern, size),
-                            self.peer_outlier_fraction, self.interconnect)
+                            peer_fraction(self, name), self.interconnect)
 
     # -- performance ------------------------------------------------------
 
