@@ -105,19 +105,29 @@ def test_metric_names():
 def test_peer_fraction_follows_the_sites_reference():
     # the site's reference file may set a pattern's peer bound (emucluster:
     # bipingpong at 0.5); the suspects logged and the judgement use it
+    from types import SimpleNamespace
+
     from reframe.utility import ScopedDict
     from clustergate.rfm.contention import peer_fraction
 
-    class Point:
-        current_partition = None
-        peer_outlier_fraction = 0.7
-        reference = ScopedDict({'*': {
-            'bipingpong_1000000_peer_bandwidth_ratio': (0.5, 0, None, 'x'),
-            'shift_1000000_peer_bandwidth_ratio': (0.8, -0.25, None, 'x')}})
-
-    assert peer_fraction(Point, 'bipingpong_1000000_peer_bandwidth_ratio') \
-        == 0.5
-    assert peer_fraction(Point, 'shift_1000000_peer_bandwidth_ratio') \
-        == pytest.approx(0.6)
-    assert peer_fraction(Point, 'pingpong_1000000_peer_bandwidth_ratio') \
-        == 0.7
+    point = SimpleNamespace(
+        current_partition=SimpleNamespace(fullname='emucluster:emu'),
+        peer_outlier_fraction=0.7,
+        reference=ScopedDict({
+            'emucluster:emu': {
+                'bipingpong_1000000_peer_bandwidth_ratio':
+                    (0.5, 0, None, 'x'),
+                'shift_1000000_peer_bandwidth_ratio':
+                    (0.8, -0.25, None, 'x')},
+            # what bounds.add_bounds writes: a default, not the site's
+            '*': {'pingpong_1000000_peer_bandwidth_ratio':
+                  (0.9, 0, None, 'x')}}))
+    assert peer_fraction(point,
+                         'bipingpong_1000000_peer_bandwidth_ratio') == 0.5
+    assert peer_fraction(point, 'shift_1000000_peer_bandwidth_ratio') == \
+        pytest.approx(0.6)
+    assert peer_fraction(point,
+                         'pingpong_1000000_peer_bandwidth_ratio') == 0.7
+    point.peer_outlier_fraction = 0.0       # disabled wins
+    assert peer_fraction(point,
+                         'bipingpong_1000000_peer_bandwidth_ratio') == 0.0

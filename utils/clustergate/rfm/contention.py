@@ -62,19 +62,42 @@ def peer_verdict(lines, fraction, interconnect):
     return worst, suspects
 
 
+def worst_value(lines, key, peer, what):
+    """The worst ``key`` (``t_us``: the largest, else the smallest) of the
+    measurement ``lines``, of peer ``peer`` only unless None; ``what``
+    names the measurement in the error when there is none."""
+    if peer is not None:
+        lines = [m for m in lines if m['peer'] == peer]
+
+    values = [m[key] for m in lines if m.get(key) is not None]
+    if not values:
+        raise SanityError(f'no {key} value for {what} (peer {peer}) in the '
+                          f'output')
+
+    # the worst over peers: max time, min bandwidth
+    return max(values) if key == 't_us' else min(values)
+
+
 def peer_fraction(test, name):
     """The bound of the peer ratio ``name``: the lower threshold of its
-    entry in the site's reference file where there is one (a pattern whose
-    healthy spread is wider on that system), else the test's
-    ``peer_outlier_fraction``. The suspects named in the log and the
-    performance judgement then use the same bound."""
+    entry in the site's reference file for the test's partition where there
+    is one (a pattern whose healthy spread is wider on that system), else
+    the test's ``peer_outlier_fraction`` (0 disables the verdict). The
+    suspects named in the log and the performance judgement then use the
+    same bound."""
     part = test.current_partition
-    scope = part.fullname if part else '*'
-    try:
-        value, lower, *_ = test.reference[f'{scope}:{name}']
-    except KeyError:
+    if not test.peer_outlier_fraction or part is None:
         return test.peer_outlier_fraction
 
+    # the partition's own scope only (references.apply writes the file's
+    # entries there): the global scope holds the defaults that
+    # bounds.add_bounds writes, which must not be read back as the site's
+    scopes = getattr(test.reference, 'data', test.reference) or {}
+    entry = scopes.get(part.fullname, {}).get(name)
+    if entry is None:
+        return test.peer_outlier_fraction
+
+    value, lower = entry[0], entry[1]
     return value * (1 + lower) if lower is not None else value
 
 
@@ -187,17 +210,8 @@ class ContentionTest(CgProgramTest):
         return sn.defer(self._value('bw_MBps', peer))
 
     def _value(self, key, peer):
-        lines = self.measured_lines(self._run())
-        if peer is not None:
-            lines = [m for m in lines if m['peer'] == peer]
-
-        values = [m[key] for m in lines if m.get(key) is not None]
-        if not values:
-            raise SanityError(f'no {key} value for {self.pattern} '
-                              f'(peer {peer}) in the output')
-
-        # the worst over peers: max time, min bandwidth
-        return max(values) if key == 't_us' else min(values)
+        return worst_value(self.measured_lines(self._run()), key, peer,
+                           self.pattern)
 
     @run_before('performance')
     def set_perf_variables(self):

@@ -22,7 +22,7 @@ from clustergate import sweep
 from clustergate.rfm import bounds, modes
 from clustergate.rfm.cgprogram import CgProgramTest
 from clustergate.rfm.contention import (DEFAULT_SIZES, peer_fraction,
-                                        peer_verdict)
+                                        peer_verdict, worst_value)
 
 
 @dataclass(frozen=True)
@@ -178,17 +178,8 @@ class ContentionSuiteTest(CgProgramTest):
         return sn.defer(self.verdict(pattern, size)[0])
 
     def _value(self, pattern, size, key, peer):
-        lines = self.lines_of(self._run(), pattern, size)
-        if peer is not None:
-            lines = [m for m in lines if m['peer'] == peer]
-
-        values = [m[key] for m in lines if m.get(key) is not None]
-        if not values:
-            raise SanityError(f'no {key} value for {pattern.name} {size} B '
-                              f'(peer {peer}) in the output')
-
-        # the worst over peers: max time, min bandwidth
-        return max(values) if key == 't_us' else min(values)
+        return worst_value(self.lines_of(self._run(), pattern, size), key,
+                           peer, f'{pattern.name} {size} B')
 
     @run_before('performance')
     def set_perf_variables(self):
