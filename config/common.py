@@ -18,7 +18,10 @@ RESULTS_DB = os.environ.get('CG_RESULTS_DB',
 SESSION_LOG = os.environ.get('CG_DEBUG_LOG',
                              os.path.join(_project, 'output', 'reframe.log'))
 
-for _d in (PERFLOG_DIR, os.path.dirname(RESULTS_DB)):
+# (each may be moved by its own variable: CG_RESULTS_DB elsewhere left
+# output/ uncreated and the session log's handler failed to open)
+for _d in (PERFLOG_DIR, os.path.dirname(RESULTS_DB),
+           os.path.dirname(SESSION_LOG)):
     os.makedirs(_d, exist_ok=True)
 
 # At the end of a run session: what did not run, per family, and a red exit
