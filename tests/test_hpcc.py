@@ -186,7 +186,14 @@ def test_checks_carry_the_run_s_point(checks):
     hpl = [c for c in checks if type(c).__name__ == 'HpccHpl']
     points = {(c.num_nodes, c.ppn, c.interconnect) for c in hpl}
     assert len(points) == len(hpl) >= 2
-    for c in hpl:
+    # one rank runs over one interconnect only (sweep.why_not): the 1-rank
+    # instances of the others have no partition, hence no mode
+    runnable = [c for c in hpl if c.valid_systems]
+    assert len({c.interconnect for c in runnable
+                if c.num_nodes * c.ppn == 1}) == 1
+    assert len({c.interconnect for c in runnable
+                if c.num_nodes * c.ppn >= 2}) >= 2
+    for c in runnable:
         # ci at 2+ ranks only: one rank repeats its work on each interconnect
         want = {'hpcc', 'HPL', 'nightly'} | ({'ci'} if c.ppn >= 2 else set())
         assert want <= set(c.tags) and ('ci' in c.tags) == (c.ppn >= 2)

@@ -61,6 +61,31 @@ def test_points_outside_partition_and_family():
         ex, SweepPoint(2, 2, 'fab0'), Requirements(min_nodes=3))
 
 
+def test_single_rank_point_runs_over_one_interconnect():
+    # one rank sends nothing: 1 node x 1 ppn runs once, over the first
+    # declared interconnect that has the MPI family's settings
+    ex = cluster_extras()
+    rows = sweep.points(ex, 'emu:emu')
+    single = {p.interconnect: r for p, r in rows if p.ranks == 1}
+    assert single['shm'] is None
+    assert single['fab0'] == ("a single rank sends nothing: its point runs "
+                              "over 'shm' only (identical work on every "
+                              "interconnect)")
+    # every other point still runs on both (2 ranks on one node too)
+    assert sweep.why_not(ex, SweepPoint(1, 2, 'fab0')) is None
+    # the site's order decides, not the scope
+    ex['interconnects'] = dict(reversed(list(ex['interconnects'].items())))
+    assert sweep.why_not(ex, SweepPoint(1, 1, 'fab0')) is None
+    assert 'runs over \'fab0\' only' in sweep.why_not(
+        ex, SweepPoint(1, 1, 'shm'))
+    # a family the first one has no settings for: the next one that has
+    ex['interconnects']['shm']['env']['mpich'] = {}
+    assert sweep.why_not(ex, SweepPoint(1, 1, 'shm'),
+                         mpi_family='mpich') is None
+    assert sweep.single_rank_interconnect(ex['interconnects'],
+                                          'openmpi') == 'fab0'
+
+
 def test_axes_union_over_partitions():
     login = ('login', {})
     emu = ('emu', cluster_extras())
