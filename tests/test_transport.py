@@ -5,11 +5,15 @@ The outputs in tests/fixtures/transport/ are real runs of our
 cg_contention (barrier and ping-pong, 2 ranks on this machine) and of
 impi-rt's IMB-MPI1, with each MPI asked to say its transport; the
 ``*-labelled-tcp`` ones ran with the settings of another transport, as a
-wrong configuration would (see the README there).
+wrong configuration would (see the README there). The ``*-fab0`` and
+``*-fab1`` ones ran on 2 nodes of the emulated cluster (emucluster), each
+with its fabric's settings.
 """
 
 import importlib.util
 import os
+import re
+import sys
 
 import pytest
 
@@ -19,15 +23,20 @@ from clustergate.parsers import parse_imb
 from conftest import FIXTURES, ROOT
 
 
-def _mpi_module():
-    path = os.path.join(ROOT, 'config', 'systems', '_mpi.py')
-    spec = importlib.util.spec_from_file_location('cg_test_mpi', path)
+def _system_module(name):
+    path = os.path.join(ROOT, 'config', 'systems', name + '.py')
+    spec = importlib.util.spec_from_file_location(f'cg_test_{name}', path)
     mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    saved = list(sys.path)
+    try:
+        # a system module puts config/systems on sys.path to import _mpi
+        spec.loader.exec_module(mod)
+    finally:
+        sys.path[:] = saved
     return mod
 
 
-MPI = _mpi_module()
+MPI = _system_module('_mpi')
 RULES = MPI.tcp_verification('lo')
 
 
@@ -75,6 +84,15 @@ _NOT_VERIFIED = {
         ('openmpi', 'fab0', 'openmpi-tcp-lo', 'fab0'),
         "interconnect 'fab0' not verified: the MPI did not report the tcp "
         "btl on fab0 (asked with OMPI_MCA_btl_base_verbose=30)"),
+    # the emulated cluster: a point labelled fab0 whose run went over fab1
+    'openmpi fab1 run labelled fab0': (
+        ('openmpi', 'fab0', 'openmpi-fab1', 'fab0'),
+        "interconnect 'fab0' not verified: the MPI did not report the tcp "
+        "btl on fab0 (asked with OMPI_MCA_btl_base_verbose=30)"),
+    'intelmpi fab1 run labelled fab0': (
+        ('intelmpi', 'fab0', 'intelmpi-fab1', 'fab0'),
+        "interconnect 'fab0' not verified: the MPI did not report rank 0 "
+        "on NIC fab0 (asked with I_MPI_DEBUG=5)"),
 }
 
 
@@ -90,13 +108,78 @@ def test_a_run_over_another_transport_is_named(case):
         assert reason == expected
 
 
+@pytest.fixture(scope='module')
+def emu_interconnects():
+    """The interconnects of emucluster's partition, as configured."""
+    emu = _system_module('emucluster')
+    part = emu.site_configuration['systems'][0]['partitions'][0]
+    return part['extras']['interconnects']
+
+
+def test_emucluster_fabrics_declare_their_verification(emu_interconnects):
+    for fabric in ('fab0', 'fab1'):
+        verify = emu_interconnects[fabric].get('verify')
+        assert verify == MPI.tcp_verification(fabric), fabric
+        # the MPIs that measure the emulated fabrics (not MPICH, see
+        # emucluster.py)
+        assert {'openmpi', 'intelmpi'} <= set(verify), fabric
+
+
+@pytest.mark.parametrize('family', ['openmpi', 'intelmpi'])
+@pytest.mark.parametrize('fabric,other', [('fab0', 'fab1'),
+                                          ('fab1', 'fab0')])
+def test_emulated_fabric_runs_are_verified_by_the_declared_rules(
+        emu_interconnects, family, fabric, other):
+    # 2 nodes of emucluster, Intel MPI under srun --mpi=pmi2, OpenMPI's
+    # mpirun inside the allocation, each with the fabric's settings
+    extras = {'interconnects': emu_interconnects}
+    rules = transport.rules(extras, fabric, family)
+    assert rules is not None
+    assert transport.mismatch(rules, output(f'{family}-{fabric}'),
+                              fabric) is None
+    # the other fabric's run does not pass for this one
+    reason = transport.mismatch(rules, output(f'{family}-{other}'), fabric)
+    assert reason and '\n' not in reason
+
+
+def _net_dev(text, when):
+    """{interface: (rx bytes, tx bytes)} of the ``/proc/net/dev`` that
+    the capture printed under ``== /proc/net/dev of <node> <when>``."""
+    block = text.split(f' {when}\n', 1)[1]
+    found = {}
+    for line in block.splitlines()[2:]:
+        m = re.match(r'\s*(\w+):\s*(\d+)(?:\s+\d+){7}\s+(\d+)', line)
+        if not m:
+            break
+        found[m.group(1)] = (int(m.group(2)), int(m.group(3)))
+    return found
+
+
+def test_the_nic_intel_mpi_names_is_the_one_that_carried_the_run():
+    # the same job as intelmpi-fab0, with node n1's interface counters
+    # printed before and after the srun step: rank 0's "Pin nic" (what
+    # the rule reads) is the fabric whose counters moved
+    text = open(os.path.join(FIXTURES, 'transport',
+                             'intelmpi-fab0-counters.out')).read()
+    nic = re.search(r'MPI startup\(\): 0\s+\d+\s+(\w+)\s*$', text,
+                    re.M).group(1)
+    before, after = _net_dev(text, 'before'), _net_dev(text, 'after')
+    moved = {i: [a - b for a, b in zip(after[i], before[i])]
+             for i in ('fab0', 'fab1')}
+    assert nic == 'fab0'
+    # 2 x 199 trials of barrier and ping-pong: hundreds of kB each way
+    assert min(moved['fab0']) > 100_000, moved
+    assert moved['fab1'] == [0, 0], moved
+
+
 def test_localhost_tcp_settings_are_what_the_rules_expect():
     # the rule for Intel MPI looks for the echo of this setting
     assert MPI.intelmpi_tcp('lo')['I_MPI_COLL_INTRANODE'] == 'pt2pt'
 
 
 @pytest.mark.parametrize('name', ['openmpi-tcp-lo', 'mpich-tcp-lo',
-                                  'intelmpi-tcp-lo-after'])
+                                  'intelmpi-tcp-lo-after', 'openmpi-fab0',
+                                  'intelmpi-fab0'])
 def test_debug_output_does_not_disturb_our_parser(name):
     run = cgoutput.parse(output(name))
     cgoutput.verify(run, 'cg_contention')

@@ -96,7 +96,8 @@ def tcp_verification(iface):
         },
         'intelmpi': {
             # "[0] MPI startup(): libfabric provider: tcp", the NIC of each
-            # rank, and the I_MPI_* settings it took
+            # rank of rank 0's node, and the I_MPI_* settings it took; the
+            # same at this level under srun --mpi=pmi2 (emucluster)
             'env': {'I_MPI_DEBUG': '5'},
             'expect': {
                 'libfabric provider tcp':

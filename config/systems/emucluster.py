@@ -139,6 +139,12 @@ def _fabric(iface):
             'mpich': _mpi.mpich_tcp(iface),
             'intelmpi': _mpi.intelmpi_tcp(iface),
         },
+        # a run of 2+ ranks must show, in the MPI's own report, TCP on this
+        # fabric's interface: OpenMPI the tcp btl on it to its peers;
+        # Intel MPI (srun --mpi=pmi2, I_MPI_DEBUG=5) libfabric provider tcp
+        # and rank 0 pinned to it (real runs on this cluster:
+        # tests/fixtures/transport/*-fab0, *-fab1)
+        'verify': _mpi.tcp_verification(iface),
     }
 
 
