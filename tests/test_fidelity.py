@@ -98,3 +98,44 @@ def test_rounds_are_compared_pairwise(check, compare):
     slow = {k: v * 1.3 for k, v in ratios.items()}
     _, problems = compare(ours, imb, 0.15, slow)
     assert "median of the rounds' ratios" in problems[0]
+
+
+def _rounds(case):
+    def read(name):
+        return fixture_text('cg-outputs', case, name)
+
+    return ([read(f'imb_{i}.out') for i in (1, 2, 3)],
+            [read(f'ours_8B_{i}.out') for i in (1, 2, 3)],
+            [read(f'ours_1MB_{i}.out') for i in (1, 2, 3)])
+
+
+def test_a_gap_within_imbs_own_noise_is_inconclusive(check):
+    # real rounds on the busy emulated cluster: the ratio is out of the
+    # bound, but IMB itself moved 2x between rounds
+    from clustergate.rfm.fidelity import inconclusive
+    _, _, ratios = check.figures(*_rounds('fidelity-busy-emucluster'))
+    assert ratios['latency_8B'] < 0.85
+    why = inconclusive(check.imb_rounds, ratios, 0.15)
+    assert why.startswith('inconclusive: latency_8B ours/IMB 0.36x while '
+                          "IMB's own 3 rounds spread 101%; bandwidth_1MB "
+                          "ours/IMB 1.15x while IMB's own 3 rounds spread "
+                          '90%')
+    assert why.endswith('more than the +-15% this comparison resolves '
+                        '(the machine was too busy to compare the two '
+                        'instruments)')
+    assert '\n' not in why
+
+
+def test_a_gap_beyond_a_steady_imb_is_a_verdict(check):
+    # an MPI of ours 30 % slow against an IMB steady within 5 %
+    from clustergate.rfm.fidelity import inconclusive
+    steady = {'bandwidth_1MB': [1000.0, 1050.0, 1020.0]}
+    assert inconclusive(steady, {'bandwidth_1MB': 0.7}, 0.15) is None
+    # within the bound: nothing to excuse
+    assert inconclusive({'latency_8B': [1.0, 3.0]},
+                        {'latency_8B': 1.1}, 0.15) is None
+    # one key out against a steady IMB decides, whatever the other's noise
+    assert inconclusive({'latency_8B': [1.0, 3.0],
+                         'bandwidth_1MB': [100.0, 101.0]},
+                        {'latency_8B': 0.5, 'bandwidth_1MB': 0.5},
+                        0.15) is None

@@ -76,6 +76,41 @@ def compare(ours, imb, tolerance, ratios=None):
     return diffs, problems
 
 
+def inconclusive(imb_rounds, ratios, tolerance):
+    """Why the comparison cannot be judged, or None.
+
+    ``imb_rounds``: per key (``latency_8B``, ``bandwidth_1MB``) IMB's
+    figure of each round; ``ratios``: ours/IMB per key. A ratio outside
+    1 +- ``tolerance`` is a verdict only if the reference instrument
+    itself held still: when IMB's own rounds differ by more than the
+    tolerance (max/min - 1), the machine moved more than the check can
+    resolve, and the gap between the two instruments is that noise (seen
+    on the emulated cluster at load 10-12: IMB 8 B 37-104 us between
+    back-to-back rounds, ours 28-181 us, ratio 0.36x). IMB, not ours, is
+    the judge of the noise: a harness of ours that scatters while IMB
+    holds still is a fault of ours, and still fails."""
+    noisy = []
+    for key, ratio in ratios.items():
+        if abs(ratio - 1) <= tolerance:
+            continue
+
+        values = imb_rounds.get(key) or []
+        spread = (max(values) / min(values) - 1
+                  if len(values) > 1 and min(values) > 0 else 0.0)
+        if spread <= tolerance:
+            return None
+
+        noisy.append(f'{key} ours/IMB {ratio:.2f}x while IMB\'s own '
+                     f'{len(values)} rounds spread {spread:.0%}')
+
+    if not noisy:
+        return None
+
+    return ('inconclusive: ' + '; '.join(noisy) + f', more than the '
+            f'+-{tolerance:.0%} this comparison resolves (the machine was '
+            f'too busy to compare the two instruments)')
+
+
 def _imb_rounds(texts):
     """([8 B latency us], [1 MB bandwidth MB/s]) of IMB's PingPong, one
     per round; SanityError naming the round of an incomplete output."""
@@ -229,6 +264,7 @@ class PingPongFidelity(SweepTest, rfm.RunOnlyRegressionTest):
 
         lat, bw = _imb_rounds(as_list(imb_texts))
         imb_rounds = {'latency_8B': lat, 'bandwidth_1MB': bw}
+        self.imb_rounds = imb_rounds
         imb = {k: statistics.median(v) for k, v in imb_rounds.items()}
 
         ours, ratios = {}, {}
@@ -279,6 +315,19 @@ class PingPongFidelity(SweepTest, rfm.RunOnlyRegressionTest):
     @run_before('performance')
     def bound_the_ratios(self):
         bounds.add_bounds(self, self.ratio_bounds())
+
+    @run_before('performance')
+    def skip_when_inconclusive(self):
+        """A gap no larger than IMB's own round-to-round noise is not a
+        verdict on our harness: skipped with the figures as the reason
+        (see :func:`inconclusive`)."""
+        if self.is_dry_run():
+            return
+
+        _, _, ratios = self._figures()
+        why = inconclusive(self.imb_rounds, ratios, self.tolerance)
+        if why:
+            self.skip(why)
 
     # -- performance ------------------------------------------------------
 
