@@ -48,7 +48,8 @@ BAD_INPUTS = [
      "partition localhost:local: extras.core_per_node: unknown key "
      "(known: benchmarks, concurrency, cores_per_node, expected_families, "
      "hpcc, "
-     "interconnects, memory_per_node_gib, numa_domains_per_node, "
+     "interconnects, link_retest_budget_s, memory_per_node_gib, "
+     "numa_domains_per_node, "
      "rotation, stream_numa_counts, sweep, topology)"),
     ('nightly budget of no minutes',
      (EXPECTED, EXPECTED + " 'rotation': {'budget_min': 0},"),

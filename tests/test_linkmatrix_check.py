@@ -5,6 +5,7 @@ carrying the verdict lines) next to one figure per node link, the CSV and
 heat map come from a hook after the run (so a failing matrix is kept
 too), and the check sets no environment of its own."""
 
+import json
 import os
 
 import pytest
@@ -96,7 +97,8 @@ def test_artefacts_are_written_after_the_run(check, tmp_path):
     assert mat.nodes == want.nodes == ['n1', 'n2', 'n3', 'n4']
     assert mat.bw == pytest.approx(want.bw, abs=1e-4)
     c.describe_matrix()     # the init hook, at this point
-    assert c.keep_files == ['linkmatrix_fab0.csv', 'linkmatrix_fab0.png']
+    assert c.keep_files == ['linkmatrix_fab0.csv', 'linkmatrix_fab0.png',
+                            'linkretest_fab0.json', 'linkretest_fab0.log']
     assert set(os.listdir(tmp_path)) <= set(c.keep_files)
     try:
         import matplotlib  # noqa: F401
@@ -282,3 +284,51 @@ def test_a_malformed_link_baseline_fails_naming_file_and_key(check, tmp_path):
     with pytest.raises(ConfigError, match=r'links/.*\.yaml: key .*'
                                           r'peer_n1_sent.median'):
         c.set_perf_variables()
+
+
+def retest_file(tmp_path, **decisions):
+    """The retest driver's result: ``node=(status, text)``."""
+    (tmp_path / 'linkretest_fab0.json').write_text(json.dumps({
+        'budget_s': 120, 'rounds': 4, 'notes': [], 'decisions': [
+            {'node': n, 'why': 'named', 'status': st, 'first': 'both ways',
+             'retests': 4, 'directions': {}, 'blamed': [], 'direction': '',
+             'text': text} for n, (st, text) in decisions.items()]}))
+
+
+def test_the_retest_decides_a_named_node_link(check, tmp_path):
+    # n5 named against a baseline 12 % above what it did
+    base = {f'peer_n{i}_{d}': 1.0 for i in range(1, 10)
+            for d in ('sent', 'recv')}
+    base['peer_n5_sent'] = 1.12
+    c = on_tree(check, 'emu-linkmatrix-tree9-healthy.out')
+    link_file(tmp_path, c, base)
+    # confirmed by the retests of the same job: the line says how sure
+    retest_file(tmp_path, n5=('slow', 'retest: sent 0.89x its partners '
+                              'alone, 4 of 4 retests (p < 0.001)'))
+    values, units, failed = perf(c)
+    first = values
+    assert failed == ['faults'] and values['faults'] == 1
+    assert units['faults'].startswith('verdicts: slow node link n5 on '
+                                      'fabric fab0: sent 0.89x its baseline')
+    assert units['faults'].endswith('; retest: sent 0.89x its partners '
+                                    'alone, 4 of 4 retests (p < 0.001)')
+    # cleared by them: one noisy round is no fault
+    check.monkeypatch.setattr(lmcheck, '_JUDGED', {})
+    retest_file(tmp_path, n5=('healthy', 'cleared by retest: ...'))
+    values, units, failed = perf(c)
+    assert failed == [] and values['faults'] == 0
+    # the history's variables are the first round's, retest or not
+    assert {k: v for k, v in values.items() if k != 'faults'} == \
+        {k: v for k, v in first.items() if k != 'faults'}
+    assert values['link_mads'] > 10
+
+
+def test_the_retest_budget_comes_from_the_variable_or_the_partition(check):
+    c = check
+    assert c.retest_budget is None
+    assert c.budget() == 120.0
+    part = type('P', (), {'extras': {'link_retest_budget_s': 45}})()
+    c.monkeypatch.setattr(c, '_current_partition', part, raising=False)
+    assert c.budget() == 45.0
+    c.monkeypatch.setattr(c, 'retest_budget', 0.0, raising=False)
+    assert c.budget() == 0.0

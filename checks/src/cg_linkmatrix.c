@@ -21,8 +21,15 @@
  * an analysis of concurrent flows (clustergate.topology) knows which flows
  * ran together.
  *
- * usage: cg_linkmatrix [--bytes 4M] [--no-split] [--any-placement (allow several ranks
- *        per node: a rank matrix, for tests)] [harness options: --trials ...]
+ * --pairs S0-D0,S1-D1,...: instead of the matrix, the listed pairs (rank
+ * numbers), one after the other, each ALONE (no other rank sends or
+ * receives while it is timed): the retest of suspect node links
+ * (clustergate.linkretest). One line per pair, round=<i> (1-based position
+ * in the list) alone=1.
+ *
+ * usage: cg_linkmatrix [--bytes 4M] [--no-split] [--pairs S-D,...]
+ *        [--any-placement (allow several ranks per node: a rank matrix,
+ *        for tests)] [harness options: --trials ...]
  */
 #include "cg_harness.h"
 
@@ -84,16 +91,46 @@ typedef struct {
     size_t bytes;
     int any_placement;        /* several ranks per node: a rank matrix */
     int split;                /* time the mutual round in two halves */
+    int npairs;               /* --pairs: pairs timed alone, else 0 */
+    int *pair_src, *pair_dst;
 } link_options;
+
+/* "S-D,S-D,..." into opt->pair_src/pair_dst (ranks checked later) */
+static void parse_pairs(link_options *opt, const char *spec)
+{
+    int n = 1;
+    for (const char *c = spec; *c; ++c)
+        n += *c == ',';
+    opt->pair_src = malloc(sizeof(int) * n);
+    opt->pair_dst = malloc(sizeof(int) * n);
+    if (!opt->pair_src || !opt->pair_dst)
+        cg_die("out of memory for %d pairs", n);
+
+    const char *p = spec;
+    for (int i = 0; i < n; ++i) {
+        int s, d, used = 0;
+        if (sscanf(p, "%d-%d%n", &s, &d, &used) != 2 ||
+            (p[used] != ',' && p[used] != '\0'))
+            cg_die("--pairs: expected SRC-DST[,SRC-DST...] (rank numbers), "
+                   "got '%s'", spec);
+        opt->pair_src[i] = s;
+        opt->pair_dst[i] = d;
+        p += used + (p[used] == ',');
+    }
+    opt->npairs = n;
+}
 
 static link_options parse_options(int argc, char **argv)
 {
-    link_options opt = {.bytes = 4000000, .any_placement = 0, .split = 1};
+    link_options opt = {.bytes = 4000000, .any_placement = 0, .split = 1,
+                        .npairs = 0, .pair_src = NULL, .pair_dst = NULL};
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--bytes") && i + 1 < argc)
             opt.bytes = cg_parse_size(argv[++i], "--bytes", 1, 2000000000);
         else if (!strcmp(argv[i], "--no-split"))
             opt.split = 0;
+        else if (!strcmp(argv[i], "--pairs") && i + 1 < argc)
+            parse_pairs(&opt, argv[++i]);
         else if (!strcmp(argv[i], "--any-placement"))
             opt.any_placement = 1;     /* tests on one machine */
         else
@@ -106,6 +143,12 @@ static link_options parse_options(int argc, char **argv)
     if (cg.ppn != 1 && !opt.any_placement)
         cg_die("needs one rank per node, got %d ranks on %d nodes",
                cg.size, cg.nodes);
+    for (int i = 0; i < opt.npairs; ++i)
+        if (opt.pair_src[i] < 0 || opt.pair_src[i] >= cg.size ||
+            opt.pair_dst[i] < 0 || opt.pair_dst[i] >= cg.size ||
+            opt.pair_src[i] == opt.pair_dst[i])
+            cg_die("--pairs: pair %d-%d is not two distinct ranks of 0..%d",
+                   opt.pair_src[i], opt.pair_dst[i], cg.size - 1);
     return opt;
 }
 
@@ -125,12 +168,30 @@ static void set_partners(link_round *this_round, int k, int half,
     }
 }
 
+/* Rank 0: the CG line of pair src -> dst from dst's receive times in
+ * all_times (trial 0, the warm-up, dropped); extra: the line's tail */
+static void report_pair(const cg_measurement *m, const double *all_times,
+                        int src, int dst, const char *extra)
+{
+    int nt = cg.opt.ntrials;
+    cg_stats stats;
+    cg_stats_compute(all_times + (size_t)dst * nt + 1, nt - 1,
+                     CG_SPIKE_FACTOR, CG_MAX_FILTERED, &stats);
+    cg_measurement pair = *m;
+    pair.peer = dst;
+    pair.src = src;
+    pair.dst = dst;
+    pair.bw_bytes = (double)m->bytes;
+    pair.extra = extra;
+    cg_report(&pair, &stats);
+}
+
 /* Rank 0: one CG line per pair that received in this (half) round, from
  * the receive times of every rank (all_times[rank * ntrials + trial]). */
 static void report_round(const cg_measurement *m, const double *all_times,
                          int k, int half, int split_mutual)
 {
-    int n = cg.size, nt = cg.opt.ntrials;
+    int n = cg.size;
     for (int r = 0; r < n; ++r) {
         int from = (r - k + n) % n;
         if (split_mutual && (half == 0) != (from < r))
@@ -138,27 +199,40 @@ static void report_round(const cg_measurement *m, const double *all_times,
 
         if (cg.rank == 0) {
             char extra[96];
-            cg_stats stats;
-            /* trial 0 is the warm-up: dropped */
-            cg_stats_compute(all_times + (size_t)r * nt + 1, nt - 1,
-                             CG_SPIKE_FACTOR, CG_MAX_FILTERED, &stats);
             if (split_mutual)
                 snprintf(extra, sizeof extra, "round=%d half=%d "
                          "src_rank=%d dst_rank=%d", k, half, from, r);
             else
                 snprintf(extra, sizeof extra, "round=%d src_rank=%d "
                          "dst_rank=%d", k, from, r);
-            cg_measurement pair = *m;
-            pair.peer = r;
-            pair.src = from;
-            pair.dst = r;
-            pair.bw_bytes = (double)m->bytes;
-            pair.extra = extra;
-            cg_report(&pair, &stats);
+            report_pair(m, all_times, from, r, extra);
         }
 
         ++cg.measurements;
     }
+}
+
+/* --pairs: pair i (src -> dst) timed alone, the others idle; rank 0
+ * reports it from dst's receive times (all_times as in report_round) */
+static void time_alone(const cg_measurement *m, link_round *this_round,
+                       double *all_times, double *unused, int i, int src,
+                       int dst)
+{
+    int nt = cg.opt.ntrials;
+    this_round->to = dst;
+    this_round->from = src;
+    this_round->do_send = cg.rank == src;
+    this_round->do_recv = cg.rank == dst;
+    cg_time_trials(m, unused);
+    MPI_Gather(this_round->recv_times, nt, MPI_DOUBLE, all_times, nt,
+               MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (cg.rank == 0) {
+        char extra[96];
+        snprintf(extra, sizeof extra, "round=%d alone=1 src_rank=%d "
+                 "dst_rank=%d", i + 1, src, dst);
+        report_pair(m, all_times, src, dst, extra);
+    }
+    ++cg.measurements;
 }
 
 int main(int argc, char **argv)
@@ -185,10 +259,14 @@ int main(int argc, char **argv)
         .ctx = &this_round,
     };
 
+    for (int i = 0; i < opt.npairs; ++i)
+        time_alone(&m, &this_round, all_times, unused, i, opt.pair_src[i],
+                   opt.pair_dst[i]);
+
     /* Round k = n/2 (n even) pairs the nodes mutually: both directions
      * would share one connection, unlike every other round, so that round
      * is timed in two halves, one direction each (--no-split: together) */
-    for (int k = 1; k < n; ++k) {
+    for (int k = 1; k < (opt.npairs ? 1 : n); ++k) {
         int split_mutual = 2 * k == n && opt.split;
         for (int half = 0; half < (split_mutual ? 2 : 1); ++half) {
             set_partners(&this_round, k, half, split_mutual);
@@ -199,6 +277,8 @@ int main(int argc, char **argv)
         }
     }
 
+    free(opt.pair_src);
+    free(opt.pair_dst);
     free(unused);
     free(all_times);
     free(this_round.recv_times);

@@ -49,6 +49,9 @@ ROTATION = 'rotation'
 #: 'fabric_licenses': {interconnect: Slurm license}}
 #: (clustergate.concurrency)
 CONCURRENCY = 'concurrency'
+#: seconds the link matrix may spend retesting suspect and borderline node
+#: links in its job (clustergate.linkretest; 0: no retest)
+LINK_RETEST_BUDGET = 'link_retest_budget_s'
 
 PARTITION_KEYS = {
     SWEEP: 'node counts, ppn and the ci/nightly subsets',
@@ -63,6 +66,7 @@ PARTITION_KEYS = {
     TOPOLOGY: 'declared switch tree of the fabrics (link matrix)',
     ROTATION: 'nightly budget in minutes: the acceptance space rotates',
     CONCURRENCY: 'jobs at once: exec policy and a license per fabric',
+    LINK_RETEST_BUDGET: 'seconds of link-matrix retests per job (0: none)',
 }
 
 #: keys of ``extras['rotation']``
@@ -267,6 +271,12 @@ def check_partition(part: Mapping, system: str = '?'):
 
     if CONCURRENCY in extras:
         _check_concurrency(extras[CONCURRENCY], ics, where)
+
+    budget = extras.get(LINK_RETEST_BUDGET)
+    if budget is not None and (isinstance(budget, bool) or not isinstance(
+            budget, (int, float)) or budget < 0):
+        raise ExtrasError(f'{where}.{LINK_RETEST_BUDGET}: must be a number '
+                          f'of seconds >= 0, got {budget!r}')
 
     fams = extras.get(EXPECTED_FAMILIES)
     if fams is not None:

@@ -68,6 +68,23 @@ class Matrix:
         return cls(list(nodes), bw)
 
 
+def labels(measurements) -> Dict[int, str]:
+    """``{rank: node label}`` of ``linkmatrix`` CG lines: the host name,
+    with the rank appended where several ranks share a host (``vm#1``)."""
+    names = {}
+    for m in measurements:
+        if m.pattern == 'linkmatrix':
+            names[int(m['src_rank'])] = str(m['src'])
+            names[int(m['dst_rank'])] = str(m['dst'])
+
+    counts = {}
+    for n in names.values():
+        counts[n] = counts.get(n, 0) + 1
+
+    return {r: (n if counts[n] == 1 else f'{n}#{r}')
+            for r, n in names.items()}
+
+
 def from_measurements(measurements) -> Matrix:
     """Matrix of the ``linkmatrix`` CG lines (:mod:`clustergate.cgoutput`),
     each pair at the bandwidth of its fastest trial.
@@ -75,17 +92,7 @@ def from_measurements(measurements) -> Matrix:
     Nodes are named by their host name; when several ranks share a host
     (``--any-placement`` test runs) the rank is appended (``vm#1``)."""
     lines = [m for m in measurements if m.pattern == 'linkmatrix']
-    names = {}
-    for m in lines:
-        names[int(m['src_rank'])] = str(m['src'])
-        names[int(m['dst_rank'])] = str(m['dst'])
-
-    counts = {}
-    for n in names.values():
-        counts[n] = counts.get(n, 0) + 1
-
-    label = {r: (n if counts[n] == 1 else f'{n}#{r}')
-             for r, n in names.items()}
+    label = labels(lines)
     bw = {}
     for m in lines:
         value = m.best_bandwidth()

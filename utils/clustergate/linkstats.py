@@ -144,6 +144,16 @@ def tree_figures(topology, rounds: Sequence, exclude=()
     return out
 
 
+def figures(matrix, run, topo=None, exclude=()) -> Dict[tuple, NodeFigure]:
+    """The node figures of a measured matrix: on the declared tree
+    ``topo`` (:func:`tree_figures` of the run's rounds), or flat."""
+    if topo is None:
+        return flat_figures(matrix, exclude)
+    from clustergate.topology import rounds_from_measurements
+    return tree_figures(topo, rounds_from_measurements(run.measurements),
+                        exclude)
+
+
 def worst(figures: Dict[tuple, NodeFigure]) -> Optional[NodeFigure]:
     """The node link furthest below its peers."""
     return min(figures.values(), key=lambda f: f.peer, default=None)

@@ -18,8 +18,11 @@ and a baseline per link can be learnt (``clustergate baseline --links``).
 Each node link is judged against that baseline where there is one (a link
 that lost 10 %: :mod:`clustergate.linkbaseline`), and named in ``faults``
 as ``slow node link n5 on fabric fab0: both ways 0.90x its baseline
-(-10.2 MADs: ...), 0.89x its peers (...)``. Each pair
-counts at its fastest trial, which load elsewhere does not slow down and a
+(-10.2 MADs: ...), 0.89x its peers (...)``. The named and
+the borderline node links are measured again in the same job, alone and
+in halving groups, until each decision is clear or ``retest_budget`` runs
+out (:mod:`clustergate.linkretest`); the verdict line says how sure. Each
+pair counts at its fastest trial, which load elsewhere does not slow down and a
 slow link cannot beat. The median and the slowest pair are performance
 variables too, so a file reference also catches a fabric that is
 uniformly slow.
@@ -49,8 +52,9 @@ the ``LinkSpeed`` of the file, and ``interconnects`` (the fabrics the tree
 describes; default: all).
 """
 
+import json
 import os
-import re
+import shlex
 import statistics
 import subprocess
 import sys
@@ -61,16 +65,13 @@ from reframe.core.builtins import (parameter, performance_function, run_after,
 from reframe.core.exceptions import ConfigError, SanityError
 
 from clustergate import (cgoutput, extras, linkbaseline, linkmatrix,
-                         linkstats, references, sweep, topology)
+                         linkretest, linkstats, references, sweep, topology)
 from clustergate.rfm import bounds, modes
 from clustergate.rfm.cgprogram import CgProgramTest
 
 
 #: judge()'s result per test instance (id) and output text
 _JUDGED = {}
-
-#: the node a verdict line names (flat or tree: its own link, its cabling)
-_NAMED_NODE = re.compile(r'\b(?:suspect|miscabled) node (\S+) on fabric')
 
 
 class LinkMatrixTest(CgProgramTest):
@@ -104,6 +105,15 @@ class LinkMatrixTest(CgProgramTest):
                           loggable=True)
     peer_z = variable(float, value=linkbaseline.PEER_Z, loggable=True)
 
+    #: Seconds of adaptive retest of suspect and borderline node links in
+    #: the same job (:mod:`clustergate.linkretest`; 0: none). None: the
+    #: partition's extras ``link_retest_budget_s``, else 120 s
+    retest_budget = variable(float, type(None), value=None, loggable=True)
+    #: A retest decision needs p below this (one-sided t-test)
+    retest_alpha = variable(float, value=linkretest.ALPHA, loggable=True)
+    #: A retested node link is slow below this fraction of its partners
+    retest_ratio = variable(float, value=linkretest.RATIO, loggable=True)
+
     #: Per-node performance variables (5 per node) up to this many nodes;
     #: above it only the summary ones (a perflog line stays readable)
     max_node_variables = variable(int, value=64)
@@ -122,10 +132,14 @@ class LinkMatrixTest(CgProgramTest):
     def describe_matrix(self):
         self.descr = (f'link matrix of {self.num_nodes} nodes over '
                       f'{self.interconnect}, {self.msg_bytes} B')
-        self.keep_files = [self.csv_name(), self.png_name()]
+        self.keep_files = [self.csv_name(), self.png_name(),
+                           self.retest_name('json'), self.retest_name('log')]
 
     def csv_name(self):
         return f'linkmatrix_{self.interconnect}.csv'
+
+    def retest_name(self, ext):
+        return f'linkretest_{self.interconnect}.{ext}'
 
     def png_name(self):
         return f'linkmatrix_{self.interconnect}.png'
@@ -135,6 +149,77 @@ class LinkMatrixTest(CgProgramTest):
         self.executable = self.program_path()
         self.executable_opts = ['--bytes', str(self.msg_bytes),
                                 '--trials', str(self.trials)]
+
+    def budget(self):
+        """The retest budget in seconds: the variable, else the
+        partition's extras, else the default."""
+        if self.retest_budget is not None:
+            return float(self.retest_budget)
+        part = self.current_partition
+        got = part.extras.get(extras.LINK_RETEST_BUDGET) if part else None
+        return float(got) if got is not None else linkretest.BUDGET
+
+    @run_before('run')
+    def set_retest(self):
+        """After the matrix, the same job retests the suspect and
+        borderline node links (python -m clustergate.linkretest, with the
+        job's own launch line): only when the matrix ran."""
+        if self.budget() <= 0 or self.is_dry_run():
+            return
+
+        # the launch line, filled the way run() will fill the job
+        self.job.num_tasks = self.num_tasks
+        self.job.num_tasks_per_node = self.num_tasks_per_node
+        launch = (f'{self.job.launcher.run_command(self.job)} '
+                  f'{self.program_path()} --bytes {self.msg_bytes}')
+        with open(os.path.join(self.stagedir, 'linkretest_inputs.json'),
+                  'w') as fp:
+            json.dump(self.retest_inputs(), fp)
+        driver = ' '.join([
+            shlex.quote(sys.executable), '-m', 'clustergate.linkretest',
+            '--output', shlex.quote(str(self.job.stdout)),
+            '--inputs', 'linkretest_inputs.json',
+            '--launch', shlex.quote(launch),
+            '--budget', str(self.budget()),
+            '--result', self.retest_name('json'),
+            '--log', self.retest_name('log')])
+        self.postrun_cmds = ['cg_rc=$?',
+                             f'if [ $cg_rc -eq 0 ]; then {driver}; fi',
+                             'exit $cg_rc']
+
+    def retest_inputs(self):
+        """What the retest driver needs to judge the first round as
+        judge() does: bounds, the link baseline, the declared tree."""
+        try:
+            found = self.link_baseline()
+        except ConfigError:
+            found = None        # the performance stage names the error
+        part = self.current_partition
+        spec = part.extras.get(extras.TOPOLOGY) if part else None
+        if spec and self.interconnect not in spec.get(
+                'interconnects', [self.interconnect]):
+            spec = None
+        return {
+            'fabric': self.interconnect, 'fraction': self.fraction,
+            'ratio': self.retest_ratio, 'alpha': self.retest_alpha,
+            'bounds': {'ratio': self.link_ratio, 'z': self.link_z,
+                       'peer_ratio': self.peer_ratio, 'peer_z': self.peer_z},
+            'stats': {m: [st.median, st.mad, st.runs]
+                      for m, st in (found[1] if found else {}).items()},
+            'topology': spec or None,
+        }
+
+    def retest_result(self):
+        """The retest driver's result (linkretest_<fabric>.json), or
+        an empty one."""
+        if self.stagedir is None:
+            return {}
+        try:
+            with open(os.path.join(self.stagedir,
+                                   self.retest_name('json'))) as fp:
+                return json.load(fp)
+        except (OSError, ValueError):
+            return {}
 
     # -- output -----------------------------------------------------------
 
@@ -182,13 +267,7 @@ class LinkMatrixTest(CgProgramTest):
         """Per node link and direction (:mod:`clustergate.linkstats`): on
         the declared tree, or against the flat matrix; the flows of the
         nodes ``exclude`` count only in their own figures."""
-        topo = self.declared()
-        if topo is None:
-            return linkstats.flat_figures(matrix, exclude)
-
-        return linkstats.tree_figures(
-            topo, topology.rounds_from_measurements(run.measurements),
-            exclude)
+        return linkstats.figures(matrix, run, self.declared(), exclude)
 
     def expected_pattern(self):
         return 'linkmatrix'
@@ -222,30 +301,21 @@ class LinkMatrixTest(CgProgramTest):
         lines = self.verdict_lines(analysis)
         # each node link against its own baseline and its peers; a node
         # the fabric's verdict named already is not named twice
-        named = sorted({m.group(1) for ln in lines
-                        for m in _NAMED_NODE.finditer(ln)} &
-                       set(matrix.nodes))
         found = self.link_baseline()
-
-        def links_of(figures):
-            return linkbaseline.judge(
-                figures, found[1] if found else None, self.interconnect,
-                skip=named, ratio=self.link_ratio, z=self.link_z,
-                peer_ratio=self.peer_ratio, peer_z=self.peer_z,
-                basis=found[0] if found else self.link_baseline_where())
-
-        figures = self.node_figures(matrix, run)
-        links = links_of(figures)
-        slow = set(named) | {j.node for j in links.judgements if j.named}
-        if slow:
-            # again without the slow nodes' flows in their partners'
-            # figures (a node link at 90 % pulled a partner to 0.95)
-            figures = self.node_figures(matrix, run, exclude=slow)
-            links = links_of(figures)
+        figures, links, _ = linkretest.node_links(
+            matrix, run, self.declared(), lines, found[1] if found else None,
+            self.interconnect, linkretest.Bounds(
+                self.link_ratio, self.link_z, self.peer_ratio, self.peer_z),
+            basis=found[0] if found else self.link_baseline_where())
+        # the retests of the same job decide the named and borderline ones
+        link_lines, notes = linkretest.apply(
+            links.lines, links, self.retest_result(), self.interconnect)
+        for note in notes:
+            self.logger.info(f'link retest: {note}')
 
         self.logger.info(f'node links on fabric {self.interconnect}: '
                          f'{links.basis}')
-        result = (lines + links.lines, figures, links)
+        result = (lines + link_lines, figures, links)
         # kept outside the test: ReFrame writes the test's attributes as
         # JSON when it finishes (the figures' keys are tuples)
         _JUDGED[id(self)] = (text, result)

@@ -1,0 +1,248 @@
+"""The adaptive retest of node links (clustergate.linkretest): decisions on
+given retest vectors, the verdict lines after a retest, and the driver
+with the real cg_linkmatrix --pairs on this machine."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+from clustergate import cgoutput, linkbaseline, linkmatrix, linkstats
+from clustergate import linkretest as lr
+from clustergate.linkstats import NodeFigure
+from conftest import fixture_text, mpirun_env
+
+NODES = [f'n{i}' for i in range(1, 10)]
+#: a healthy alone pair on the emulated tree (MB/s)
+RATE = 30.0
+#: per-pair wobble of +-2 %, different in every round (a fixed list, so
+#: that the tests are exact)
+WOBBLE = [0.0, 0.013, -0.018, 0.007, -0.004, 0.02, -0.011, 0.016, -0.02,
+          0.003, -0.008, 0.012, -0.015, 0.009, -0.002, 0.018, -0.006]
+
+
+def measured(the_plan, up=None, down=None, pair=None, round_no=0):
+    """One retest round of ``the_plan``: every pair at RATE times the
+    slower of the sender's up link and the receiver's down link (``up``,
+    ``down``: {node: factor}; ``pair``: {(src, dst): factor}), wobbling."""
+    up, down, pair = up or {}, down or {}, pair or {}
+    out = {}
+    for i, (s, d) in enumerate(the_plan.pairs):
+        w = WOBBLE[(7 * round_no + i) % len(WOBBLE)]
+        f = min(up.get(s, 1.0), down.get(d, 1.0)) * pair.get((s, d), 1.0)
+        out[(s, d)] = RATE * f * (1 + w)
+    return out
+
+
+def run_rounds(cands, n, refs=('n1', 'n2', 'n3', 'n4'), final=False,
+               **faults):
+    """Decisions of ``cands`` as the driver takes them: a round, then a
+    decision for each open candidate, up to ``n`` rounds (``final``: the
+    budget ends after them)."""
+    the_plan = lr.plan([c.node for c in cands], list(refs))
+    rounds, out = [], {}
+    for r in range(n):
+        rounds.append(measured(the_plan, round_no=r, **faults))
+        for c in cands:
+            if c.node not in out:
+                d = lr.decide(rounds, c, the_plan)
+                if d.status != 'open':
+                    out[c.node] = d
+    for c in cands:
+        if c.node not in out:
+            out[c.node] = lr.decide(rounds, c, the_plan, final=final)
+    return out
+
+
+def cand(node, why='named'):
+    return lr.Candidate(node, why, 'both ways 0.91x its peers (-6.0 MADs)')
+
+
+def test_plan_measures_each_candidate_with_partners_and_controls():
+    p = lr.plan(['n5', 'n6'], ['n1', 'n2', 'n3', 'n4', 'n7'])
+    assert p.partners == {'n5': ['n1', 'n2', 'n3', 'n4'],
+                          'n6': ['n1', 'n2', 'n3', 'n4']}
+    assert p.controls == [('n1', 'n2'), ('n2', 'n3'), ('n3', 'n4'),
+                          ('n4', 'n1')]
+    assert {('n5', 'n3'), ('n3', 'n5'), ('n6', 'n1')} <= set(p.pairs)
+    # no candidate is another candidate's partner
+    assert ('n5', 'n6') not in p.pairs and ('n6', 'n5') not in p.pairs
+    assert lr.plan(['n5'], ['n1']) is None
+
+
+def test_a_healthy_noisy_round_does_not_alarm():
+    # the first round named n3 (one noisy round); its retests are healthy
+    d = run_rounds([cand('n3')], 2)['n3']
+    assert d.status == 'open'           # two rounds never decide
+    # not even two clear ones (at half the rate: p = 0.005 after two)
+    d = run_rounds([cand('n3')], 2, up={'n3': 0.5})['n3']
+    assert d.status == 'open' and d.directions['sent']['p_slow'] < 0.01
+    d = run_rounds([cand('n3')], 8)['n3']
+    assert d.status == 'healthy' and d.retests <= 5, d
+    assert d.text.startswith('cleared by retest: sent 1.00x, received '
+                             '1.00x its partners alone, above 0.95x (p')
+    line = 'slow node link n3 on fabric fab0: both ways 0.91x its peers'
+    verdict = linkbaseline.LinkVerdict([], [line], '')
+    lines, notes = lr.apply([line], verdict, {'decisions': [
+        lr.asdict(d)]}, 'fab0')
+    assert lines == []
+    assert notes == [f'{line} -- {d.text}']
+
+
+def test_a_ten_percent_loss_is_named_with_its_confidence():
+    d = run_rounds([cand('n5', 'borderline')], 3,
+                   up={'n5': 0.9}, down={'n5': 0.9})['n5']
+    assert d.status == 'slow', d
+    assert d.retests == 3
+    for dr in ('sent', 'recv'):
+        assert 0.88 < d.directions[dr]['mean'] < 0.92
+        assert d.directions[dr]['p_slow'] < 0.01
+    assert 'x its partners alone, 3 of 3 retests at or below 0.95x (p' in \
+        d.text
+    assert 'its own link' in d.text
+    # borderline in the first round (not named): the retest names it
+    verdict = linkbaseline.LinkVerdict([], [], '')
+    lines, _ = lr.apply([], verdict, {'decisions': [lr.asdict(d)]}, 'fab0')
+    assert len(lines) == 1
+    assert lines[0].startswith('slow node link n5 on fabric fab0: retest: ')
+    assert 'first round: both ways 0.91x' in lines[0]
+
+
+def test_one_direction_lost_is_named_in_that_direction():
+    d = run_rounds([cand('n7')], 8, up={'n7': 0.9})['n7']
+    assert d.status == 'slow' and d.direction == 'sent', d
+    # what it receives is no slower than its partners
+    assert d.directions['recv']['mean'] > 0.97
+
+
+def test_the_slow_nodes_partner_is_not_blamed():
+    # n6 was flagged beside n5 (n5 dragged its figure); both retested
+    # against healthy partners: n5 named, n6 cleared
+    got = run_rounds([cand('n5'), cand('n6', 'borderline')], 8,
+                     up={'n5': 0.85}, down={'n5': 0.85})
+    assert got['n5'].status == 'slow'
+    assert got['n6'].status == 'healthy', got['n6']
+
+
+def test_halving_tells_a_partners_link_from_the_nodes_own():
+    # n3 is fine, but what it sends to n4 is slow (n4's down link or the
+    # route): slow with one partner only -> that pair, not n3
+    d = run_rounds([cand('n3')], 8, refs=('n1', 'n2', 'n4', 'n6'),
+                   pair={('n3', 'n4'): 0.8})['n3']
+    assert d.status == 'partner', d
+    assert d.blamed == ['n4'] and d.direction == 'sent'
+    assert "not n3's own link" in d.text
+    lines, _ = lr.apply([], linkbaseline.LinkVerdict([], [], ''),
+                        {'decisions': [lr.asdict(d)]}, 'fab0')
+    assert lines[0].startswith('slow link n3->n4 on fabric fab0: retest: ')
+
+
+def test_budget_exhaustion_says_inconclusive():
+    # 0.94x: neither clearly below nor above 0.95x after two rounds
+    d = run_rounds([cand('n8')], 2, final=True,
+                   up={'n8': 0.94}, down={'n8': 0.94})['n8']
+    assert d.status == 'inconclusive', d
+    assert d.text.startswith('retest inconclusive after the time budget: ')
+    line = 'slow node link n8 on fabric fab0: both ways 0.93x its baseline'
+    lines, _ = lr.apply([line], linkbaseline.LinkVerdict([], [line], ''),
+                        {'decisions': [lr.asdict(d)]}, 'fab0')
+    # a named link the budget left open keeps its verdict, saying so
+    assert lines == [f'{line}; {d.text}']
+    # a borderline one stays a note
+    lines, notes = lr.apply([], linkbaseline.LinkVerdict([], [], ''),
+                            {'decisions': [lr.asdict(d)]}, 'fab0')
+    assert lines == [] and 'inconclusive' in notes[0]
+
+
+def test_borderline_is_halfway_to_both_bounds():
+    b = lr.Bounds()
+    base = linkbaseline.LinkStat(1.0, 0.005, 8)
+
+    def j(fig, direction='both', stat=base):
+        f = {('n1', direction): NodeFigure('n1', direction, 30, fig, 3),
+             ('n2', direction): NodeFigure('n2', direction, 30, 1.0, 3),
+             ('n3', direction): NodeFigure('n3', direction, 30, 1.0, 3)}
+        stats = {f'peer_n1_{direction}': stat} if stat else None
+        return linkbaseline.judge(f, stats).judgements[0]
+
+    assert lr.is_borderline(j(0.97), b)         # 0.97x, -3 MADs
+    assert not lr.is_borderline(j(0.98), b)     # above 0.975x
+    assert not lr.is_borderline(j(0.93), b)     # named, not borderline
+    assert lr.is_borderline(j(0.94, 'sent'), b)
+    # peers only: a 10 % loss (0.89x) is not named, but borderline
+    assert not j(0.89, stat=None).named
+    assert lr.is_borderline(j(0.89, stat=None), b)
+    assert not lr.is_borderline(j(0.95, stat=None), b)
+
+
+# -- the driver with the real program --------------------------------------
+
+def _mpirun(built, np, *args):
+    exe = shutil.which('mpirun.openmpi') or shutil.which('mpirun')
+    return subprocess.run([exe, '-np', str(np), '--bind-to', 'none',
+                           '--oversubscribe',
+                           os.path.join(built, 'cg_linkmatrix'),
+                           '--any-placement', *args],
+                          env=mpirun_env(), capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_pairs_option_times_each_pair_alone(built_programs):
+    cp = _mpirun(built_programs, 4, '--bytes', '64K', '--trials', '3',
+                 '--pairs', '0-3,3-0,1-2')
+    assert cp.returncode == 0, cp.stderr
+    run = cgoutput.parse(cp.stdout)
+    got = [(m['round'], m['alone'], m['src_rank'], m['dst_rank'])
+           for m in run.measurements]
+    assert got == [(1, 1, 0, 3), (2, 1, 3, 0), (3, 1, 1, 2)]
+    assert all(m.best_bandwidth() > 0 for m in run.measurements)
+    bad = _mpirun(built_programs, 4, '--pairs', '0-4')
+    assert bad.returncode != 0
+    assert "pair 0-4 is not two distinct ranks of 0..3" in bad.stderr
+
+
+def test_driver_retests_in_the_job_and_stops_at_its_budget(built_programs,
+                                                           tmp_path):
+    # the first round: a real healthy 4-node matrix of the emulated
+    # cluster; n2's baseline 12 % above what it did there: named
+    busy = fixture_text('cg-outputs', 'emu-linkmatrix-4MB-fab0-busy.out')
+    (tmp_path / 'out').write_text(busy)
+    figs = linkstats.flat_figures(linkmatrix.from_measurements(
+        cgoutput.parse(busy).measurements))
+    stats = {f'peer_{n}_{d}': [f.peer * (1.12 if n == 'n2' else 1.0),
+                               # the others never borderline
+                               0.005 if n == 'n2' else 0.5, 8]
+             for (n, d), f in figs.items()}
+    (tmp_path / 'in.json').write_text(json.dumps(
+        {'fabric': 'fab0', 'stats': stats}))
+    # the retests: the real program on this machine, ranks 0-3 standing
+    # for n1-n4
+    exe = shutil.which('mpirun.openmpi') or shutil.which('mpirun')
+    launch = (f'{exe} -np 4 --bind-to none --oversubscribe '
+              f'{built_programs}/cg_linkmatrix --any-placement --bytes 64K')
+    res = tmp_path / 'res.json'
+    cp = subprocess.run(
+        [sys.executable, '-m', 'clustergate.linkretest',
+         '--output', str(tmp_path / 'out'), '--inputs',
+         str(tmp_path / 'in.json'), '--launch', launch, '--budget', '3',
+         '--trials', '3', '--result', str(res), '--log',
+         str(tmp_path / 'log')], env=mpirun_env(), capture_output=True,
+        text=True, timeout=300)
+    assert cp.returncode == 0, cp.stderr
+    result = json.loads(res.read_text())
+    assert result['notes'] == [], result
+    (d,) = result['decisions']
+    assert d['node'] == 'n2' and d['why'] == 'named'
+    # a 3-second budget: at least one round, fewer than a decision needs
+    assert 1 <= result['rounds'] < lr.MIN_RETESTS, result
+    assert d['status'] == 'inconclusive'
+    assert d['text'].startswith('retest inconclusive after the time budget')
+    assert len(d['directions']['sent']['values']) == result['rounds']
+    log = (tmp_path / 'log').read_text()
+    # n2 (rank 1) with its 3 partners both ways, and 3 control pairs
+    alone = [m for m in cgoutput.parse(log).measurements if m['alone'] == 1]
+    assert len(alone) == 9 * result['rounds']
+    assert sum(m['src_rank'] == 1 for m in alone) == 3 * result['rounds']
+    assert sum(m['dst_rank'] == 1 for m in alone) == 3 * result['rounds']
+    assert 'linkretest: n2 inconclusive' in cp.stderr

@@ -1,0 +1,606 @@
+"""Adaptive retest of suspect and borderline node links, inside the job
+that measured the link matrix (issue 13, in the manner of NVIDIA
+ClusterKit: measure again, alone, in smaller groups, until it is clear).
+
+One full matrix is one sample: a node link's figure in it rests on 2-3
+flows (on the 9-node tree) that ran beside other flows. A node link that
+the first round names, or that is *borderline* (beyond half of both
+naming bounds of :mod:`clustergate.linkbaseline`: with a baseline at most
+0.975x of it and 2.5 MADs below, without one at most 0.925x of its peers
+and 2.5 of the run's MADs below), is measured again:
+
+* **alone**: the candidate node's flows to and from healthy *partners*
+  (nodes the first round found typical), one pair at a time with nothing
+  else on the fabric (``cg_linkmatrix --pairs``), together with *control*
+  pairs among the partners, in the same launch. A round's figure of the
+  node, per direction, is the median of its pairs over the median of the
+  controls (each pair at its fastest trial);
+* **in halving groups**: to tell the node's own link from a partner's,
+  its figure is taken against each half of its partners, and a half it is
+  slow against is halved again down to single partners. Slow against
+  both halves: its own link. Slow against one partner only: that pair
+  (the partner's link or the route), not the node.
+
+Rounds repeat, only for the candidates not yet decided, until each
+decision is clear or the time budget runs out. Per direction, after at
+least ``MIN_RETESTS`` rounds, a one-sided t-test of the round figures
+against the naming ratio (``RATIO``, 0.95; the standard deviation floored
+at ``SD_FLOOR``: three identical rounds are not infinitely sure):
+
+* **slow** when their mean is below the ratio with p < ``ALPHA`` (0.01);
+* **healthy** when it is above it with p < ``ALPHA``;
+* otherwise another round; at the budget: **inconclusive**.
+
+A first round's verdict therefore never stands on one round: a named node
+link the retests clear is not a fault (a noisy round), a borderline one
+they confirm is (a 10 % loss the peers-only bound would miss), and one
+the budget left open keeps its first-round verdict, saying so. The rounds'
+figures are never averaged with the first round's.
+
+The driver (``python -m clustergate.linkretest``) runs in the job script
+after the matrix, with the launch line of the job (see
+:class:`clustergate.rfm.linkmatrix.LinkMatrixTest`); the decision logic
+(:func:`candidates`, :func:`plan`, :func:`decide`) is pure.
+"""
+
+import argparse
+import json
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+
+from clustergate import cgoutput, linkbaseline, linkmatrix, linkstats
+
+#: the naming ratio of a retest figure (x of the control pairs, alone)
+RATIO = linkbaseline.RATIO
+#: a decision needs p below this (one-sided t-test)
+ALPHA = 0.01
+#: rounds before any decision: one noisy round never decides
+MIN_RETESTS = 3
+#: the standard deviation of the round figures counts at least this much
+SD_FLOOR = 0.01
+#: partners per candidate (two halves of two)
+MAX_PARTNERS = 4
+#: seconds of retests per job (extras 'link_retest_budget_s', the check's
+#: retest_budget)
+BUDGET = 120.0
+#: trials per retested pair (the first is dropped; the fastest counts)
+TRIALS = 4
+
+DIRECTIONS = ('sent', 'recv')
+Pair = Tuple[str, str]
+
+#: the node a fabric verdict line names (flat or tree: its own link, its
+#: cabling)
+_NAMED_NODE = re.compile(r'\b(?:suspect|miscabled) node (\S+) on fabric')
+
+
+def named_nodes(lines) -> set:
+    """The nodes the fabric's verdict lines name."""
+    return {m.group(1) for ln in lines for m in _NAMED_NODE.finditer(ln)}
+
+
+@dataclass
+class Bounds:
+    """The naming bounds of :func:`clustergate.linkbaseline.judge`."""
+
+    ratio: float = linkbaseline.RATIO
+    z: float = linkbaseline.Z
+    peer_ratio: float = linkbaseline.PEER_RATIO
+    peer_z: float = linkbaseline.PEER_Z
+    direction_ratio: float = linkbaseline.DIRECTION_RATIO
+
+
+def _halfway(bound):
+    return 1 - (1 - bound) / 2
+
+
+def is_borderline(j: linkbaseline.LinkJudgement, b: Bounds) -> bool:
+    """Not named, but beyond half of both of its naming bounds."""
+    if j.named:
+        return False
+    if j.base is not None:
+        bound = b.ratio if j.direction == 'both' else b.direction_ratio
+        return j.ratio <= _halfway(bound) and j.z <= -b.z / 2
+    bound = b.peer_ratio if j.direction == 'both' else \
+        b.peer_ratio * b.direction_ratio / b.ratio
+    return j.figure <= _halfway(bound) and j.peer_z <= -b.peer_z / 2
+
+
+@dataclass
+class Candidate:
+    """A node link to retest: why, and what the first round said."""
+
+    node: str
+    why: str            # 'named' or 'borderline'
+    first: str          # the first round's figures, for the verdict line
+
+
+def candidates(verdict: linkbaseline.LinkVerdict, bounds: Bounds,
+               skip: Sequence[str] = ()) -> List[Candidate]:
+    """The named and the borderline node links of a first round, per node
+    (``skip``: nodes a fabric verdict named already)."""
+    by_node: Dict[str, List] = {}
+    for j in verdict.judgements:
+        if j.node in skip:
+            continue
+        if j.named or is_borderline(j, bounds):
+            by_node.setdefault(j.node, []).append(j)
+    out = []
+    for node, js in sorted(by_node.items()):
+        worst = min(js, key=lambda j: j.ratio if j.ratio is not None
+                    else j.figure)
+        out.append(Candidate(
+            node, 'named' if any(j.named for j in js) else 'borderline',
+            f'{worst.direction} ' + worst.describe()))
+    return out
+
+
+def partners_of(nodes: Sequence[str], figures: Mapping, exclude) -> List:
+    """Healthy nodes to pair candidates with, the most typical first (the
+    first round's both-ways figure closest to its peers')."""
+    bad = set(exclude)
+
+    def off(n):
+        f = figures.get((n, 'both'))
+        return abs(f.peer - 1.0) if f is not None else math.inf
+
+    return sorted((n for n in nodes if n not in bad), key=lambda n:
+                  (off(n), n))
+
+
+@dataclass
+class Plan:
+    """The pairs of one retest round (each measured alone)."""
+
+    partners: Dict[str, List[str]]
+    controls: List[Pair]
+    pairs: List[Pair]
+
+
+def plan(cands: Sequence[str], refs: Sequence[str],
+         max_partners: int = MAX_PARTNERS) -> Optional[Plan]:
+    """Each candidate with up to ``max_partners`` references, both ways;
+    controls: a cycle through the partners. None: fewer than 2 references
+    (no control level)."""
+    use = list(refs[:max_partners])
+    if len(use) < 2 or not cands:
+        return None
+    controls = [(use[i], use[(i + 1) % len(use)]) for i in range(len(use))]
+    if len(use) == 2:
+        controls = [(use[0], use[1]), (use[1], use[0])]
+    partners = {c: list(use) for c in cands}
+    pairs = []
+    # controls first and last: the level around the candidates' pairs
+    half = len(controls) // 2
+    pairs += controls[:half]
+    for c in cands:
+        for p in use:
+            pairs += [(c, p), (p, c)]
+    pairs += controls[half:]
+    return Plan(partners, controls, pairs)
+
+
+# -- statistics ------------------------------------------------------------
+
+def _t_sf(t, df):
+    """P(T > t) of Student's t with ``df`` degrees of freedom."""
+    from scipy import stats
+    return float(stats.t.sf(t, df))
+
+
+@dataclass
+class Series:
+    """One direction of one candidate over the retest rounds."""
+
+    values: List[float]
+    ratio: float
+
+    @property
+    def n(self):
+        return len(self.values)
+
+    @property
+    def mean(self):
+        return statistics.fmean(self.values) if self.values else math.nan
+
+    def sd(self):
+        s = statistics.stdev(self.values) if self.n > 1 else 0.0
+        return max(s, SD_FLOOR)
+
+    def t(self):
+        return (self.mean - self.ratio) / (self.sd() / math.sqrt(self.n))
+
+    def p_slow(self):
+        """p of 'not below the ratio' (small: clearly below)."""
+        return _t_sf(-self.t(), self.n - 1) if self.n > 1 else 1.0
+
+    def p_healthy(self):
+        """p of 'not above the ratio' (small: clearly above)."""
+        return _t_sf(self.t(), self.n - 1) if self.n > 1 else 1.0
+
+    def below(self):
+        return sum(v <= self.ratio for v in self.values)
+
+    def state(self, alpha=ALPHA, min_retests=MIN_RETESTS):
+        if self.n < min_retests:
+            return 'open'
+        if self.p_slow() < alpha:
+            return 'slow'
+        if self.p_healthy() < alpha:
+            return 'healthy'
+        return 'open'
+
+
+def _control_level(rnd: Mapping[Pair, float], controls) -> Optional[float]:
+    vals = [rnd[p] for p in controls if rnd.get(p)]
+    return statistics.median(vals) if vals else None
+
+
+def _pairs(node, partners, direction):
+    return [(node, p) if direction == 'sent' else (p, node)
+            for p in partners]
+
+
+def series(rounds: Sequence[Mapping[Pair, float]], node, partners,
+           controls, direction, ratio=RATIO) -> Series:
+    """The node's round figures against ``partners`` in ``direction``:
+    median of its pairs over the median of the controls, per round."""
+    out = []
+    for rnd in rounds:
+        level = _control_level(rnd, controls)
+        vals = [rnd[p] for p in _pairs(node, partners, direction)
+                if rnd.get(p)]
+        if level and vals:
+            out.append(statistics.median(vals) / level)
+    return Series(out, ratio)
+
+
+def _blame(rounds, node, parts, controls, direction, ratio, alpha,
+           min_retests):
+    """The partners the node is clearly slow with, by halving ``parts``:
+    a group it is slow against is halved again, down to single partners
+    (a half that hides one slow partner behind a healthy one is taken
+    whole)."""
+    s = series(rounds, node, parts, controls, direction, ratio)
+    if s.state(alpha, min_retests) != 'slow':
+        return []
+    if len(parts) == 1:
+        return list(parts)
+    half = len(parts) // 2
+    found = [p for h in (parts[:half], parts[half:])
+             for p in _blame(rounds, node, h, controls, direction, ratio,
+                             alpha, min_retests)]
+    return found or list(parts)
+
+
+def _halves(parts):
+    half = len(parts) // 2
+    return [h for h in (parts[:half], parts[half:]) if h]
+
+
+@dataclass
+class Decision:
+    """A candidate's retest verdict."""
+
+    node: str
+    why: str
+    status: str         # slow, partner, healthy, inconclusive, untested
+    first: str = ''
+    retests: int = 0
+    directions: Dict[str, Dict] = field(default_factory=dict)
+    blamed: List[str] = field(default_factory=list)
+    direction: str = ''     # the slow one (slow/partner), else ''
+    text: str = ''
+
+
+def _describe(node, direction, s: Series, against='its partners'):
+    label = {'sent': 'sent', 'recv': 'received'}[direction]
+    return (f'{label} {s.mean:.2f}x {against} alone, {s.below()} of {s.n} '
+            f'retests at or below {s.ratio:g}x')
+
+
+def _p(p):
+    return 'p < 0.001' if p < 0.001 else f'p = {p:.3f}'
+
+
+# long: the verdict of one candidate: slow (own link or a partner's),
+# healthy, or still open, each with its confidence
+def decide(rounds: Sequence[Mapping[Pair, float]], cand: Candidate,
+           the_plan: Plan, ratio=RATIO, alpha=ALPHA,
+           min_retests=MIN_RETESTS, final=False) -> Decision:
+    """The candidate's decision from the retest rounds so far; ``final``:
+    the budget is spent (open becomes inconclusive)."""
+    node = cand.node
+    parts = the_plan.partners[node]
+    d = Decision(node, cand.why, 'open', cand.first)
+    per = {dr: series(rounds, node, parts, the_plan.controls, dr, ratio)
+           for dr in DIRECTIONS}
+    d.retests = max(s.n for s in per.values())
+    d.directions = {dr: {'values': [round(v, 4) for v in s.values],
+                         'mean': round(s.mean, 4) if s.n else None,
+                         'p_slow': s.p_slow(), 'p_healthy': s.p_healthy(),
+                         'state': s.state(alpha, min_retests)}
+                    for dr, s in per.items()}
+    states = {dr: s.state(alpha, min_retests) for dr, s in per.items()}
+    slow = [dr for dr in DIRECTIONS if states[dr] == 'slow']
+    if slow:
+        dr = min(slow, key=lambda x: per[x].mean)
+        s = per[dr]
+        d.direction = dr
+        conf = f'({_p(s.p_slow())}, {s.n} retests)'
+        halves = [series(rounds, node, h, the_plan.controls, dr, ratio)
+                  for h in _halves(parts)]
+        if len(halves) < 2 or all(h.mean <= ratio for h in halves):
+            d.status = 'slow'
+            d.text = (f'retest: {_describe(node, dr, s)} {conf}; slow '
+                      f'against both halves of its partners '
+                      f'({", ".join(parts)}): its own link')
+            return d
+    if slow or all(states[dr] == 'healthy' for dr in DIRECTIONS):
+        # its own link is not slow: is it slow with some of its partners?
+        for dr in (slow or DIRECTIONS):
+            blamed = [p for h in _halves(parts) for p in _blame(
+                rounds, node, h, the_plan.controls, dr, ratio, alpha,
+                min_retests)]
+            if blamed:
+                s = series(rounds, node, blamed, the_plan.controls, dr,
+                           ratio)
+                d.status, d.direction, d.blamed = 'partner', dr, blamed
+                with_ = 'with ' + ', '.join(blamed)
+                d.text = (f'retest: {_describe(node, dr, s, with_)} '
+                          f'({_p(s.p_slow())}), {per[dr].mean:.2f}x with all '
+                          f'its partners ({", ".join(parts)}): that pair, '
+                          f'not {node}\'s own link')
+                return d
+
+    if all(states[dr] == 'healthy' for dr in DIRECTIONS):
+        p = max(per[dr].p_healthy() for dr in DIRECTIONS)
+        d.status = 'healthy'
+        d.text = ('cleared by retest: ' + ', '.join(
+            f'{"sent" if dr == "sent" else "received"} {per[dr].mean:.2f}x'
+            for dr in DIRECTIONS) + f' its partners alone, above '
+            f'{ratio:g}x ({_p(p)}, {d.retests} retests)')
+        return d
+
+    if final:
+        d.status = 'inconclusive' if d.retests else 'untested'
+        worst = min(DIRECTIONS, key=lambda x: per[x].mean
+                    if per[x].n else math.inf)
+        s = per[worst]
+        d.text = ('retest inconclusive after the time budget: ' +
+                  (f'{_describe(node, worst, s)} (below: {_p(s.p_slow())}, '
+                   f'above: {_p(s.p_healthy())})' if s.n else
+                   'no retest round fitted'))
+    return d
+
+
+# -- the driver (in the job) -----------------------------------------------
+
+def first_round(text: str, inputs: Mapping):
+    """``(matrix, figures, verdict, fabric lines, named)`` of the job's
+    matrix, judged as the check judges it (no retest)."""
+    from clustergate import topology
+
+    run = cgoutput.parse(text)
+    matrix = linkmatrix.from_measurements(run.measurements)
+    fabric = inputs.get('fabric', '?')
+    topo = None
+    if inputs.get('topology'):
+        from clustergate.rfm.linkmatrix import declared_topology
+        topo = declared_topology(inputs['topology'])
+    if topo is None:
+        lines = linkmatrix.analyse(matrix, inputs.get(
+            'fraction', linkmatrix.DEFAULT_FRACTION), fabric).messages()
+    else:
+        lines = topology.diagnose(
+            topo, topology.rounds_from_measurements(run.measurements),
+            fabric).messages()
+    stats = {m: linkbaseline.LinkStat(*v)
+             for m, v in (inputs.get('stats') or {}).items()} or None
+    b = Bounds(**inputs.get('bounds', {}))
+    figures, verdict, named = node_links(matrix, run, topo, lines, stats,
+                                         fabric, b)
+    return matrix, figures, verdict, lines, named
+
+
+def node_links(matrix, run, topo, lines, stats, fabric, b: Bounds,
+               basis=''):
+    """Each node link judged against its baseline and peers, twice: the
+    second time without the slow nodes' flows in their partners' figures
+    (a node link at 90 % pulled a partner to 0.95). Returns ``(figures,
+    verdict, named)``; ``named``: the nodes the fabric's ``lines`` name."""
+    named = sorted(named_nodes(lines) & set(matrix.nodes))
+
+    def judged(figures):
+        return linkbaseline.judge(
+            figures, stats, fabric, skip=named, ratio=b.ratio, z=b.z,
+            peer_ratio=b.peer_ratio, peer_z=b.peer_z, basis=basis,
+            direction_ratio=b.direction_ratio)
+
+    figures = linkstats.figures(matrix, run, topo)
+    verdict = judged(figures)
+    slow = set(named) | {j.node for j in verdict.judgements if j.named}
+    if slow:
+        figures = linkstats.figures(matrix, run, topo, exclude=slow)
+        verdict = judged(figures)
+    return figures, verdict, named
+
+
+def _measure(launch: str, ranks: Mapping[str, int], pairs: Sequence[Pair],
+             trials: int, log, timeout):
+    """One launch of ``cg_linkmatrix --pairs``: ``{pair: MB/s}``."""
+    spec = ','.join(f'{ranks[s]}-{ranks[d]}' for s, d in pairs)
+    cmd = f'{launch} --pairs {spec} --trials {trials}'
+    proc = subprocess.run(cmd, shell=True, capture_output=True, text=True,
+                          timeout=timeout)
+    log.write(f'# {cmd}\n{proc.stdout}')
+    if proc.returncode != 0:
+        raise RuntimeError(f'retest launch exited {proc.returncode}: '
+                           f'{(proc.stderr.strip().splitlines() or [""])[-1]}')
+    name = {r: n for n, r in ranks.items()}
+    out = {}
+    for m in cgoutput.parse(proc.stdout).measurements:
+        bw = m.best_bandwidth()
+        if m.pattern == 'linkmatrix' and bw:
+            out[(name[int(m['src_rank'])], name[int(m['dst_rank'])])] = \
+                float(bw)
+    return out
+
+
+# long: the adaptive loop: candidates, rounds until clear or the budget
+def retest(text: str, inputs: Mapping, launch: str, budget: float,
+           trials: int = TRIALS, log=None, clock=time.monotonic) -> Dict:
+    """Retest the job's candidates; the result as written to the JSON file
+    the check reads (``decisions``: one per candidate)."""
+    start = clock()
+    result = {'budget_s': budget, 'rounds': 0, 'elapsed_s': 0.0,
+              'decisions': [], 'notes': []}
+    matrix, figures, verdict, lines, named = first_round(text, inputs)
+    if lines:
+        result['notes'].append('the fabric verdict named a gross fault: no '
+                               'retest of single node links')
+        return result
+    b = Bounds(**inputs.get('bounds', {}))
+    cands = candidates(verdict, b, named)
+    if not cands:
+        result['notes'].append('no suspect or borderline node link')
+        return result
+    ratio = float(inputs.get('ratio', RATIO))
+    alpha = float(inputs.get('alpha', ALPHA))
+    refs = partners_of(matrix.nodes, figures, [c.node for c in cands])
+    ranks = {n: r for r, n in linkmatrix.labels(
+        cgoutput.parse(text).measurements).items()}
+    rounds: List[Dict[Pair, float]] = []
+    whole = plan([c.node for c in cands], refs)
+    open_ = {c.node: c for c in cands}
+    decided: Dict[str, Decision] = {}
+    last = 0.0
+    log = log or open(os.devnull, 'w')
+    if whole is None:
+        result['notes'].append(f'fewer than 2 healthy partners '
+                               f'({", ".join(refs) or "none"}): no retest')
+    while open_ and whole is not None:
+        left = budget - (clock() - start)
+        if left <= 0 or left < last:
+            break       # the next round would not fit
+        the_plan = plan(sorted(open_), refs)
+        t0 = clock()
+        try:
+            rounds.append(_measure(launch, ranks, the_plan.pairs, trials,
+                                   log, timeout=max(left, 10)))
+        except (RuntimeError, subprocess.SubprocessError, OSError) as err:
+            result['notes'].append(str(err))
+            break
+        last = clock() - t0
+        for node in sorted(open_):
+            d = decide(rounds_of(rounds, node), open_[node], whole, ratio,
+                       alpha)
+            if d.status != 'open':
+                decided[node] = d
+                del open_[node]
+    for node, c in open_.items():
+        decided[node] = decide(rounds_of(rounds, node), c, whole or
+                               Plan({node: []}, [], []), ratio, alpha,
+                               final=True)
+    result['rounds'] = len(rounds)
+    result['elapsed_s'] = round(clock() - start, 1)
+    result['decisions'] = [asdict(decided[n]) for n in sorted(decided)]
+    return result
+
+
+def rounds_of(rounds, node):
+    """The rounds that measured ``node`` (a node decided early is not
+    measured any more)."""
+    return [r for r in rounds if any(node in p for p in r)]
+
+
+def apply(lines: List[str], verdict: linkbaseline.LinkVerdict,
+          result: Mapping, fabric: str) -> Tuple[List[str], List[str]]:
+    """The node-link fault lines after the retest, and the notes to log.
+    A named node link the retest cleared is dropped; a confirmed one
+    (named or borderline) is a fault with its confidence; an inconclusive
+    named one keeps its first-round line, saying so."""
+    by_node = {d['node']: d for d in result.get('decisions', [])}
+    out, notes = [], list(result.get('notes', []))
+    head = 'slow node link {} on fabric ' + fabric + ': '
+    for ln in lines:
+        node = next((n for n in by_node if ln.startswith(head.format(n))),
+                    None)
+        if node is None:
+            out.append(ln)
+            continue
+        d = by_node[node]
+        if d['status'] == 'healthy':
+            notes.append(f'{ln} -- {d["text"]}')
+        elif d['status'] in ('slow', 'inconclusive', 'untested'):
+            out.append(f'{ln}; {d["text"]}')
+        else:       # partner
+            out.append(_partner_line(d, fabric))
+    named = {n for n in by_node if any(
+        ln.startswith(head.format(n)) for ln in lines)}
+    for node, d in sorted(by_node.items()):
+        if node in named:
+            continue
+        if d['status'] == 'slow':
+            out.append(head.format(node) + f'{d["text"]} (first round: '
+                       f'{d["first"]}, not named on its own)')
+        elif d['status'] == 'partner':
+            out.append(_partner_line(d, fabric))
+        else:
+            notes.append(f'borderline node link {node} on fabric {fabric} '
+                         f'({d["first"]}): {d["text"]}')
+    return out, notes
+
+
+def _partner_line(d, fabric):
+    node, ends = d['node'], d['blamed']
+    arrow = '->' if d['direction'] == 'sent' else '<-'
+    return (f'slow link {node}{arrow}{",".join(ends)} on fabric {fabric}: '
+            f'{d["text"]}')
+
+
+def main(argv=None):
+    """``python -m clustergate.linkretest --output STDOUT --inputs JSON
+    --launch 'LAUNCH EXE --bytes B' --result JSON``: in the job script.
+    Always exits 0: the check judges what it wrote (or its absence)."""
+    ap = argparse.ArgumentParser(prog='clustergate.linkretest')
+    ap.add_argument('--output', required=True, help='the matrix output')
+    ap.add_argument('--inputs', required=True)
+    ap.add_argument('--launch', required=True)
+    ap.add_argument('--result', required=True)
+    ap.add_argument('--log', default=None, help='the retests\' CG lines')
+    ap.add_argument('--budget', type=float, default=BUDGET)
+    ap.add_argument('--trials', type=int, default=TRIALS)
+    args = ap.parse_args(argv)
+    try:
+        with open(args.output, errors='replace') as fp:
+            text = fp.read()
+        with open(args.inputs) as fp:
+            inputs = json.load(fp)
+        log = open(args.log, 'w') if args.log else None
+        result = retest(text, inputs, args.launch, args.budget, args.trials,
+                        log)
+        if log:
+            log.close()
+    except Exception as err:    # noqa: BLE001 (the job must go on)
+        result = {'budget_s': args.budget, 'rounds': 0, 'decisions': [],
+                  'notes': [f'retest failed: {type(err).__name__}: {err}']}
+    with open(args.result, 'w') as fp:
+        json.dump(result, fp, indent=1)
+    for d in result.get('decisions', []):
+        print(f'linkretest: {d["node"]} {d["status"]}: {d["text"]}',
+              file=sys.stderr)
+    for n in result.get('notes', []):
+        print(f'linkretest: {n}', file=sys.stderr)
+    return 0
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())
