@@ -13,7 +13,7 @@ import subprocess
 import pytest
 
 from clustergate import rotation
-from conftest import ROOT, reframe_cmd
+from conftest import FIXTURES, ROOT, reframe_cmd
 
 DAY = datetime.date(2026, 11, 22)
 
@@ -176,3 +176,44 @@ def test_nightly_lists_tonights_share_and_the_cycle_covers_acceptance(
     _, acceptance = _listing(settings, 'acceptance', tmp_path)
     assert len(acceptance) == total
     assert set().union(*plan.values()) == acceptance
+
+
+def test_a_case_costs_its_time_its_run_fixtures_share_and_a_skip_nothing():
+    # trimmed real report of the emulated nightly of 2026-11-23 (night 6):
+    # HPCC's run jobs took 32 s (1 node) and 56 s (4 nodes) of the night,
+    # their readers under 1 s each; OSU was skipped (no spack)
+    import json
+    from clustergate.rfm.rotation import case_costs
+    with open(os.path.join(FIXTURES, 'rotation', 'night-2026-11-23.json')) as fp:
+        report = json.load(fp)
+
+    costs = case_costs([report])
+    part = 'emucluster:emu'
+    hpl = costs['HpccHpl %hpcc.num_nodes=1 %hpcc.ppn=2 '
+                '%hpcc.interconnect=fab0', part, 'openmpi']
+    assert hpl[0] == pytest.approx(0.386 + 32.01, abs=0.01)   # sole reader
+    assert hpl[2] == 'measured' and hpl[1] > 1.7e9
+    # two readers share the 4-node run (56.29 s)
+    ptrans = costs['HpccPtrans %hpcc.num_nodes=4 %hpcc.ppn=1 '
+                   '%hpcc.interconnect=fab1', part, 'openmpi']
+    assert ptrans[0] == pytest.approx(0.298 + 56.29 / 2, abs=0.01)
+    # a build fixture is not charged to its readers; fixtures are no cases
+    bpp = costs['BiPingPong %num_nodes=4 %ppn=2 %interconnect=fab1 '
+                '%msg_bytes=10000', part, 'intelmpi']
+    assert bpp[0] == pytest.approx(42.2, abs=0.1)
+    assert not any(k[0].startswith(('HpccRun', 'CgProgramsBuild'))
+                   for k in costs)
+    # a skipped case costs nothing and has not run
+    assert costs['OsuBw %num_nodes=1 %ppn=2 %interconnect=fab1', part,
+                 'openmpi'] == (0.0, None, 'skipped')
+    # a later session that skips a case that ran keeps when it last ran
+    later = json.loads(json.dumps(report))
+    later['session_info']['time_end_unix'] += 86400
+    for tc in later['runs'][0]['testcases']:
+        tc['result'] = 'skip'
+    again = case_costs([report, later])
+    assert again[hpl_key := ('HpccHpl %hpcc.num_nodes=1 %hpcc.ppn=2 '
+                             '%hpcc.interconnect=fab0', part, 'openmpi')
+                 ] == (0.0, hpl[1], 'skipped')
+    # the newest session decides, whatever the order of the records
+    assert case_costs([later, report])[hpl_key] == (0.0, hpl[1], 'skipped')

@@ -51,7 +51,8 @@ class Point:
     pinned: bool = False
     #: unix time of its last completed job (None: never recorded)
     last_ran: Optional[float] = None
-    #: where the estimate came from: 'measured' or 'default'
+    #: where the estimate came from: 'measured', 'skipped' (its last run
+    #: was skipped: 0 s until its cause is mended) or 'default'
     source: str = 'default'
 
 
@@ -193,12 +194,15 @@ def header(t: Tonight, points: Sequence[Point], now: float) -> List[str]:
     by_name = {p.name: p for p in points}
     tonight_pts = [by_name[n] for n in t.names if n in by_name]
     measured = sum(1 for p in tonight_pts if p.source == 'measured')
+    skipped = sum(1 for p in tonight_pts if p.source == 'skipped')
     lines = [
         f'nightly rotation: night {t.index + 1} of {t.plan.cycle} '
         f'({t.date.isoformat()}), {len(t.names)} of {len(points)} points, '
         f'est. {budget}; cycle covers all acceptance points',
         f'  estimates: {measured} of {len(tonight_pts)} measured '
-        f'(results DB), the rest the cost model\'s defaults'
+        f'(results DB)'
+        + (f', {skipped} skipped last time (0 s)' if skipped else '')
+        + ', the rest the cost model\'s defaults'
         + (f'; {len(t.plan.pinned)} point(s) run every night'
            if t.plan.pinned else ''),
         '  tonight ' + last_ran_summary(tonight_pts, t.plan.cycle, now),

@@ -13,9 +13,11 @@ one line per point to a file (``$CG_ROTATION_DETAILS``, default
 
 Estimates per test case (check, partition, environment): the last
 measured duration in the results database (build, run including queue
-wait, and ReFrame's own phases), else the cost model's default for the
-family and node count (clustergate.costmodel.default_case_seconds).
-Builds run once per environment per session and are not counted.
+wait, and ReFrame's own phases, plus its share of the run fixtures it
+reads), 0 if its last record is a skip, else the cost model's default
+for the family and node count (clustergate.costmodel.default_case_seconds).
+Builds run once per environment per session and are not counted
+(:func:`case_costs`).
 """
 
 import inspect
@@ -48,31 +50,82 @@ def family(test) -> str:
     return timing.family_of({'filename': inspect.getfile(type(test))})
 
 
-def measured(db: Optional[str]) -> Dict[Tuple[str, str, str],
-                                        Tuple[float, Optional[float]]]:
-    """(name, partition, environ) -> (seconds, completion unix time) of the
-    newest record of each case in the results database (empty without
-    one)."""
-    from clustergate import resultsdb
+def case_costs(reports) -> Dict[Tuple[str, str, str],
+                                 Tuple[float, Optional[float], str]]:
+    """(name, partition, environ) -> (seconds, last ran unix time or None,
+    source) of each test case, from its newest record in ``reports`` (run
+    reports as the results database stores them, oldest first).
 
+    What a night pays for a case: its own time plus its share of the *run*
+    fixtures it reads (HPCC's run: one job whose figures several checks
+    read, 32-88 s a run, while each reader's own time is under a second;
+    counting the readers alone planned 3 HPCC points at 0 s). A run
+    fixture is a fixture that ran a job (it has a completion time); build
+    fixtures are left out: they run once per environment per session,
+    whatever tonight's share is. A case whose newest record is a skip
+    (its binary is not installed, spack is not on PATH) costs a night
+    nothing until its cause is mended (source ``skipped``): counted at the
+    cost model's default, NPB and OSU took 6 of the 25 minutes of a night
+    on the emulated cluster and ran not a case.
+    """
     out = {}
-    if not db or not os.path.exists(db):
-        return out
-
-    for report in resultsdb.stored_reports(db):
+    for report in reports:
+        when = float(report.get('session_info', {}).get('time_end_unix')
+                     or 0.0)
         for run in report.get('runs', []):
-            for tc in run.get('testcases', []):
-                done = tc.get('job_completion_time_unix')
-                if done is None or tc.get('fixture'):
+            cases = run.get('testcases', [])
+            fixtures = {tc.get('unique_name'): tc for tc in cases
+                        if tc.get('fixture')}
+            readers: Dict[str, int] = {}
+            for tc in cases:
+                for dep in tc.get('dependencies_actual') or []:
+                    readers[dep[0]] = readers.get(dep[0], 0) + 1
+
+            for tc in cases:
+                if tc.get('fixture'):
                     continue
 
                 key = (tc.get('display_name') or tc.get('name'),
                        f'{tc.get("system")}:{tc.get("partition")}',
                        tc.get('environ'))
-                if key not in out or out[key][1] <= done:
-                    out[key] = (float(tc.get('time_total') or 0.0), done)
+                done = tc.get('job_completion_time_unix')
+                if tc.get('result') == 'skip':
+                    rec = (0.0, None, 'skipped')
+                elif done is None:
+                    continue
+                else:
+                    sec = float(tc.get('time_total') or 0.0)
+                    for dep in tc.get('dependencies_actual') or []:
+                        fix = fixtures.get(dep[0])
+                        # its job's time: a fixture's total spans its
+                        # readers (ReFrame cleans it up after them)
+                        if fix and fix.get('job_completion_time_unix'):
+                            sec += (float(fix.get('time_run') or 0.0) /
+                                    readers[dep[0]])
+                    rec = (sec, float(done), 'measured')
 
-    return out
+                # the newest session decides the cost; when it last ran is
+                # the newest run of any session (a skip does not run)
+                old = out.get(key)
+                last = max(filter(None, (rec[1], old and old[1])),
+                           default=None)
+                if old is None or old[3] <= when:
+                    out[key] = (rec[0], last, rec[2], when)
+                else:
+                    out[key] = old[:1] + (last,) + old[2:]
+
+    return {k: v[:3] for k, v in out.items()}
+
+
+def measured(db: Optional[str]) -> Dict[Tuple[str, str, str],
+                                        Tuple[float, Optional[float], str]]:
+    """:func:`case_costs` of the results database (empty without one)."""
+    from clustergate import resultsdb
+
+    if not db or not os.path.exists(db):
+        return {}
+
+    return case_costs(resultsdb.stored_reports(db))
 
 
 def points(tests, budgeted: Dict[str, float], db: Optional[str]
@@ -100,7 +153,10 @@ def points(tests, budgeted: Dict[str, float], db: Optional[str]
                         family(test), getattr(test, 'num_nodes', 1) or 1)
                 else:
                     sec = rec[0]
-                    last = max(last or 0.0, rec[1])
+                    if rec[2] == 'skipped' and source == 'measured':
+                        source = 'skipped'
+                    if rec[1]:
+                        last = max(last or 0.0, rec[1])
                 cost[part.fullname] = cost.get(part.fullname, 0.0) + sec
 
         if cost:
