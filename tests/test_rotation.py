@@ -217,3 +217,36 @@ def test_a_case_costs_its_time_its_run_fixtures_share_and_a_skip_nothing():
                  ] == (0.0, hpl[1], 'skipped')
     # the newest session decides, whatever the order of the records
     assert case_costs([later, report])[hpl_key] == (0.0, hpl[1], 'skipped')
+
+
+def test_a_point_never_run_costs_the_median_of_its_kind():
+    from clustergate.rfm.rotation import kind, like_costs
+    part = 'emucluster:emu'
+    records = {
+        ('BiPingPong %num_nodes=4 %ppn=2 %interconnect=fab1 %msg_bytes=8',
+         part, 'openmpi'): (20.0, 1.0, 'measured'),
+        ('BiPingPong %num_nodes=4 %ppn=1 %interconnect=fab0 %msg_bytes=8',
+         part, 'openmpi'): (30.0, 1.0, 'measured'),
+        ('BiPingPong %num_nodes=4 %ppn=2 %interconnect=fab0 %msg_bytes=10',
+         part, 'openmpi'): (70.0, 1.0, 'measured'),
+        # other node count, other MPI, a skip: not of the kind
+        ('BiPingPong %num_nodes=2 %ppn=2 %interconnect=fab1 %msg_bytes=8',
+         part, 'openmpi'): (5.0, 1.0, 'measured'),
+        ('BiPingPong %num_nodes=4 %ppn=2 %interconnect=fab1 %msg_bytes=8',
+         part, 'intelmpi'): (9.0, 1.0, 'measured'),
+        ('BiPingPong %num_nodes=4 %ppn=2 %interconnect=fab1 %msg_bytes=9',
+         part, 'openmpi'): (0.0, None, 'skipped'),
+    }
+    alike = like_costs(records)
+    assert alike[('BiPingPong', '4', part, 'openmpi')] == 30.0
+    assert alike[('BiPingPong', '2', part, 'openmpi')] == 5.0
+    assert alike[('BiPingPong', '4', part, 'intelmpi')] == 9.0
+    assert kind('HpccHpl %hpcc.num_nodes=4 %hpcc.ppn=1') == ('HpccHpl', '4')
+    assert kind('CgProgramsBuild ~emucluster:emu+openmpi') == (
+        'CgProgramsBuild', '')
+    # any node count: the check's median; a check only ever skipped: 0
+    assert alike[('BiPingPong', '*', part, 'openmpi')] == 25.0
+    npb = like_costs({('NpbLU %num_nodes=2 %ppn=1', part, 'openmpi'):
+                      (0.0, None, 'skipped')})
+    assert npb[('NpbLU', '2', part, 'openmpi')] == 0.0
+    assert npb[('NpbLU', '*', part, 'openmpi')] == 0.0

@@ -52,7 +52,8 @@ class Point:
     #: unix time of its last completed job (None: never recorded)
     last_ran: Optional[float] = None
     #: where the estimate came from: 'measured', 'skipped' (its last run
-    #: was skipped: 0 s until its cause is mended) or 'default'
+    #: was skipped: 0 s until its cause is mended), 'like' (the median of
+    #: measured cases of its check and node count) or 'default'
     source: str = 'default'
 
 
@@ -195,6 +196,7 @@ def header(t: Tonight, points: Sequence[Point], now: float) -> List[str]:
     tonight_pts = [by_name[n] for n in t.names if n in by_name]
     measured = sum(1 for p in tonight_pts if p.source == 'measured')
     skipped = sum(1 for p in tonight_pts if p.source == 'skipped')
+    like = sum(1 for p in tonight_pts if p.source == 'like')
     lines = [
         f'nightly rotation: night {t.index + 1} of {t.plan.cycle} '
         f'({t.date.isoformat()}), {len(t.names)} of {len(points)} points, '
@@ -202,6 +204,7 @@ def header(t: Tonight, points: Sequence[Point], now: float) -> List[str]:
         f'  estimates: {measured} of {len(tonight_pts)} measured '
         f'(results DB)'
         + (f', {skipped} skipped last time (0 s)' if skipped else '')
+        + (f', {like} from measured cases of their kind' if like else '')
         + ', the rest the cost model\'s defaults'
         + (f'; {len(t.plan.pinned)} point(s) run every night'
            if t.plan.pinned else ''),

@@ -14,14 +14,17 @@ one line per point to a file (``$CG_ROTATION_DETAILS``, default
 Estimates per test case (check, partition, environment): the last
 measured duration in the results database (build, run including queue
 wait, and ReFrame's own phases, plus its share of the run fixtures it
-reads), 0 if its last record is a skip, else the cost model's default
-for the family and node count (clustergate.costmodel.default_case_seconds).
+reads), 0 if its last record is a skip, else the median of the measured
+cases of its kind (check and node count: :func:`like_costs`), else the
+cost model's default for the family and node count (clustergate.costmodel.default_case_seconds).
 Builds run once per environment per session and are not counted
 (:func:`case_costs`).
 """
 
 import inspect
 import os
+import re
+import statistics
 import sys
 import time
 from typing import Dict, List, Optional, Tuple
@@ -128,6 +131,40 @@ def measured(db: Optional[str]) -> Dict[Tuple[str, str, str],
     return case_costs(resultsdb.stored_reports(db))
 
 
+#: estimate sources, least known first
+_SOURCES = ('default', 'like', 'skipped', 'measured')
+
+_NODES = re.compile(r'%(?:\w+\.)?num_nodes=(\d+)')
+
+
+def kind(display_name: str) -> Tuple[str, str]:
+    """(check, node count) of a test case's name: cases of one kind cost
+    alike (a BiPingPong on 4 nodes, whatever its size or fabric)."""
+    m = _NODES.search(display_name)
+    return display_name.split()[0], m.group(1) if m else ''
+
+
+def like_costs(records) -> Dict[Tuple[str, str, str, str], float]:
+    """(check, nodes, partition, environ) -> median seconds of the measured
+    cases of that kind: the estimate of a point never run itself. A
+    rotation runs each point once per cycle, so in the first cycle almost
+    every point is new; the cost model's per-family defaults planned the
+    emulated nightly of 2026-11-23 at 25 min and it ran in 10.
+
+    A kind whose every record is a skip costs 0 (NPB without spack:
+    skipped at every node count); under ``(check, '*', ...)`` the same
+    for the check at any node count, the fallback for a new node count.
+    """
+    groups: Dict[Tuple[str, str, str, str], Dict[str, List[float]]] = {}
+    for (name, part, env), (sec, _, source) in records.items():
+        check, nodes = kind(name)
+        for k in ((check, nodes, part, env), (check, '*', part, env)):
+            groups.setdefault(k, {}).setdefault(source, []).append(sec)
+
+    return {k: (statistics.median(v['measured']) if 'measured' in v else 0.0)
+            for k, v in groups.items()}
+
+
 def points(tests, budgeted: Dict[str, float], db: Optional[str]
            ) -> List[rotation.Point]:
     """A rotation point per registered test that has test cases on a
@@ -135,9 +172,10 @@ def points(tests, budgeted: Dict[str, float], db: Optional[str]
     from reframe.core.runtime import valid_sysenv_comb
 
     records = measured(db)
+    alike = like_costs(records)
     out = []
     for test in tests:
-        cost, last, source = {}, None, 'measured'
+        cost, last, sources = {}, None, set()
         combos = valid_sysenv_comb(test.valid_systems,
                                    test.valid_prog_environs)
         for part, envs in combos.items():
@@ -145,21 +183,25 @@ def points(tests, budgeted: Dict[str, float], db: Optional[str]
                 continue
 
             for env in envs:
-                rec = records.get((test.display_name, part.fullname,
-                                   env.name))
-                if rec is None:
-                    source = 'default'
-                    sec = costmodel.default_case_seconds(
-                        family(test), getattr(test, 'num_nodes', 1) or 1)
+                key = (test.display_name, part.fullname, env.name)
+                check, nodes = kind(key[0])
+                like = alike.get((check, nodes) + key[1:],
+                                 alike.get((check, '*') + key[1:]))
+                if key in records:
+                    sec, ran, source = records[key]
+                    last = max(filter(None, (last, ran)), default=None)
+                elif like is not None:
+                    sec, source = like, 'like'
                 else:
-                    sec = rec[0]
-                    if rec[2] == 'skipped' and source == 'measured':
-                        source = 'skipped'
-                    if rec[1]:
-                        last = max(last or 0.0, rec[1])
+                    sec, source = costmodel.default_case_seconds(
+                        family(test), getattr(test, 'num_nodes', 1) or 1
+                    ), 'default'
+                sources.add(source)
                 cost[part.fullname] = cost.get(part.fullname, 0.0) + sec
 
         if cost:
+            # a point is as well known as its least known case
+            source = next(s for s in _SOURCES if s in sources)
             out.append(rotation.Point(test.display_name, cost,
                                       getattr(test, 'cg_pinned', False),
                                       last, source))
