@@ -77,6 +77,37 @@ def test_memory_missing_kernel_or_stride(checks):
         sn.evaluate(c.validate())
 
 
+def test_nightly_scale_points_and_options(checks):
+    # nightly: one job per node at its full ppn (it measures 1 active rank
+    # too), read/write/copy/triad at the ci strides with the acceptance's
+    # trials, the latency at the sizes its levels read; acceptance: all
+    tagged = [c for c in checks if not c.is_fixture()]
+    full_ppn = max(c.ppn for c in tagged)
+    nightly = [c for c in tagged if 'nightly' in c.tags]
+    assert {type(c).__name__ for c in nightly} == {
+        'MemoryStrided', 'MemoryRandom', 'MemoryLatency', 'OsNoise'}
+    assert {(c.scale, c.ppn) for c in nightly} == {('nightly', full_ppn)}
+    assert {c.kernel for c in nightly if type(c).__name__ ==
+            'MemoryStrided'} == {'read', 'write', 'copy', 'triad'}
+    accept = [c for c in tagged if 'acceptance' in c.tags]
+    assert {(c.scale, c.ppn) for c in accept} == {
+        ('full', p) for p in range(1, full_ppn + 1)}
+    assert {c.kernel for c in accept if type(c).__name__ ==
+            'MemoryStrided'} == {'read', 'write', 'copy', 'scale', 'add',
+                                 'triad'}
+
+    def opts(cls, scale, **kw):
+        return pick(checks, cls, scale=scale, **kw).program_options()
+
+    assert opts('MemoryStrided', 'nightly', kernel='copy') == [
+        '--kernels', 'copy', '--strides', '1,2,4,8,17', '--trials', '6']
+    assert opts('MemoryStrided', 'full', kernel='copy')[3] == ','.join(
+        map(str, range(1, 18)))
+    assert '--levels-only' in opts('MemoryLatency', 'nightly')
+    assert '--levels-only' not in opts('MemoryLatency', 'full')
+    assert opts('OsNoise', 'nightly') == opts('OsNoise', 'full')
+
+
 @pytest.mark.parametrize('text,ppn', [(MEM2, 2), (LAT2, 2), (NOISE2, 2)])
 def test_truncated_outputs_fail(checks, text, ppn):
     cls = {MEM2: 'MemoryStrided', LAT2: 'MemoryLatency',

@@ -83,6 +83,25 @@ def test_memlat_working_sets(cli):
     assert 6144 in sizes and 1 << 30 not in sizes
 
 
+def test_memlat_levels_only_keeps_the_sizes_the_levels_read(cli):
+    # L1 32 KiB, L2 1 MiB, L3 32 MiB (this machine): each level from twice
+    # the cache below to half its own, DRAM at its smallest size from 4x
+    # L3; the transitions (24 KiB-48 KiB, 768 KiB-1.5 MiB, 24-96 MiB) and
+    # DRAM's 192 and 256 MiB are left out
+    kib, mib = 1 << 10, 1 << 20
+    sizes = [int(x) for x in run_cli(cli, 'levels', 4096, 256 * mib,
+                                     32 * kib, mib, 32 * mib).split()]
+    assert sizes == [4 * kib, 6 * kib, 8 * kib, 12 * kib, 16 * kib,
+                     64 * kib, 96 * kib, 128 * kib, 192 * kib, 256 * kib,
+                     384 * kib, 512 * kib,
+                     2 * mib, 3 * mib, 4 * mib, 6 * mib, 8 * mib, 12 * mib,
+                     16 * mib, 128 * mib]
+    # no L3: DRAM from 4x L2
+    sizes = [int(x) for x in run_cli(cli, 'levels', 4096, 256 * mib,
+                                     32 * kib, mib, 0).split()]
+    assert sizes[-2:] == [512 * kib, 4 * mib]
+
+
 # -- noise statistics -----------------------------------------------------
 
 def test_noise_statistics_on_given_samples(cli):
@@ -152,6 +171,24 @@ def test_memlat_program_live(built_programs):
     assert run.select('memlat')[0]['bytes'] == 4096
     assert {m['level'] for m in run.select('memlat_level')} >= {'L1'}
     assert any('memlat_numa_remote' in s for s in run.skips)
+
+
+def test_memlat_levels_only_live(built_programs, cli):
+    # the program measures exactly the sizes the pure function keeps for
+    # this machine's caches (as it reports them)
+    cp = mpirun(built_programs, 1, 'cg_memlat', '--max-bytes', '4Mi',
+                '--accesses', '16384', '--trials', '2', '--levels-only')
+    assert cp.returncode == 0, cp.stderr
+    run = cgoutput.parse(cp.stdout)
+    cgoutput.verify(run, program='cg_memlat')
+    info = kv(next(ln for ln in cp.stdout.splitlines()
+                   if ln.startswith('CG_INFO') and 'levels_only=1' in ln)
+              .split(None, 1)[1])
+    want = [int(x) for x in run_cli(cli, 'levels', 4096, 4 << 20,
+                                    info['L1'], info['L2'],
+                                    info['L3']).split()]
+    assert [m['bytes'] for m in run.select('memlat')] == want
+    assert int(info['sizes']) == len(want) < 25    # the whole curve: 25
 
 
 def test_noise_program_live(built_programs):

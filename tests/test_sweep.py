@@ -49,6 +49,16 @@ def test_rank_shapes():
         '6 ranks is not a power of two'
 
 
+def test_full_node_is_the_largest_ppn_only():
+    # the node programs' nightly instances: one job at the full node
+    ex = cluster_extras()
+    full = Requirements(full_node=True)
+    assert sweep.why_not(ex, SweepPoint(1, 2, 'shm'), full) is None
+    assert sweep.why_not(ex, SweepPoint(1, 1, 'shm'), full) == (
+        "runs on the full node (2 ppn) of partition '?', point has 1")
+    assert sweep.why_not(ex, SweepPoint(1, 1, 'shm')) is None
+
+
 def test_points_outside_partition_and_family():
     ex = cluster_extras()
     assert 'not offered' in sweep.why_not(ex, SweepPoint(8, 1, 'fab0'))

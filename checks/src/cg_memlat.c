@@ -24,9 +24,17 @@
  * 4x the last-level cache up. distinct=1 when each level is >= 1.2x slower
  * than the one before.
  *
+ * --levels-only keeps only the working sets the level figures use: those
+ * inside a cache level, and DRAM at its smallest size (the first from 4x
+ * the last-level cache). The sizes between two levels (transitions, e.g.
+ * 24-96 MiB behind a 32 MiB L3) and the larger DRAM sizes are left out:
+ * they are most of the run time (a DRAM access is the slowest) and no
+ * figure of the check reads them (the nightly mode; the whole curve is
+ * the acceptance's).
+ *
  * usage: cg_memlat [--max-bytes SIZE] [--min-bytes SIZE] [--accesses N
  *        (minimum per measurement, default 2^20)] [--no-thp] [--seed N]
- *        [harness options; --trials default 5 here]
+ *        [--levels-only] [harness options; --trials default 5 here]
  */
 #ifndef CG_PURE_ONLY
 #define _GNU_SOURCE 1      /* sched_getcpu */
@@ -81,6 +89,46 @@ static int lat_sizes(size_t lo, size_t hi, size_t *out, int max)
             out[n++] = p + p / 2;
     }
     return n;
+}
+
+/* Working sets of level l (1..nlev: cache level l, nlev+1: DRAM), from the
+ * cache sizes by level (cache[1..4], 0 = none): from twice the nearest
+ * cache below to half of this one; DRAM from 4x the last cache up. */
+static void lat_level_range(const size_t cache[5], int nlev, int l,
+                            size_t *from, size_t *to)
+{
+    if (l <= nlev) {
+        size_t below = 0;
+        for (int q = l - 1; q >= 1 && !below; --q)
+            below = cache[q];
+        *from = below ? 2 * below : 0;
+        *to = cache[l] / 2;
+    } else {
+        *from = 4 * cache[nlev];
+        *to = (size_t)-1;
+    }
+}
+
+/* --levels-only: keeps (in place) the sizes inside a cache level and the
+ * smallest DRAM size; returns the new count */
+static int lat_level_sizes(const size_t cache[5], int nlev, size_t *sizes,
+                           int n)
+{
+    int kept = 0, dram = 0;
+    for (int i = 0; i < n; ++i) {
+        int keep = 0;
+        for (int l = 1; l <= nlev + 1 && !keep; ++l) {
+            size_t from, to;
+            if (l <= nlev && !cache[l])
+                continue;
+            lat_level_range(cache, nlev, l, &from, &to);
+            if (sizes[i] >= from && sizes[i] <= to)
+                keep = l <= nlev || !dram++;
+        }
+        if (keep)
+            sizes[kept++] = sizes[i];
+    }
+    return kept;
 }
 
 #ifndef CG_PURE_ONLY
@@ -290,6 +338,7 @@ typedef struct {
     size_t lo, hi;          /* working sets of the curve (--min/max-bytes) */
     size_t min_hops;        /* accesses per measurement at least */
     int thp;                /* transparent huge pages for the buffer */
+    int levels_only;        /* only the sizes the level figures use */
     uint64_t seed;
 } memlat_options;
 
@@ -306,6 +355,8 @@ static memlat_options parse_options(int argc, char **argv)
             opt.min_hops = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--no-thp"))
             opt.thp = 0;
+        else if (!strcmp(argv[i], "--levels-only"))
+            opt.levels_only = 1;
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
             opt.seed = strtoull(argv[++i], NULL, 10);
         else
@@ -351,16 +402,7 @@ static double measure_level(const memlat_options *opt, char *buf,
 {
     static const char *lname[6] = {"", "L1", "L2", "L3", "L4", "DRAM"};
     size_t from, to;
-    if (l <= nlev) {
-        size_t below = 0;
-        for (int q = l - 1; q >= 1 && !below; --q)
-            below = cache[q];
-        from = below ? 2 * below : 0;
-        to = cache[l] / 2;
-    } else {
-        from = 4 * cache[nlev];
-        to = (size_t)-1;
-    }
+    lat_level_range(cache, nlev, l, &from, &to);
 
     double in_level[128];
     int nin = 0;
@@ -428,11 +470,14 @@ int main(int argc, char **argv)
     for (int l = 1; l <= 4; ++l)
         if (cache[l])
             nlev = l;
+    if (opt.levels_only)
+        nsizes = lat_level_sizes(cache, nlev, sizes, nsizes);
     if (cg.rank == 0) {
         printf("CG_INFO program=cg_memlat sizes=%d min_bytes=%zu "
-               "max_bytes=%zu L1=%zu L2=%zu L3=%zu L4=%zu thp=%d trials=%d\n",
-               nsizes, opt.lo, opt.hi, cache[1], cache[2], cache[3],
-               cache[4], opt.thp, cg.opt.ntrials);
+               "max_bytes=%zu L1=%zu L2=%zu L3=%zu L4=%zu thp=%d trials=%d "
+               "levels_only=%d\n", nsizes, opt.lo, opt.hi, cache[1],
+               cache[2], cache[3], cache[4], opt.thp, cg.opt.ntrials,
+               opt.levels_only);
         fflush(stdout);
     }
 

@@ -5,6 +5,8 @@
  *   cg_node_cli perm N SEED      -> n= permutation= fixed_points=
  *   cg_node_cli stride N S       -> n= s= visits= each_once= monotone_passes=
  *   cg_node_cli sizes LO HI      -> the memlat working sets, one per line
+ *   cg_node_cli levels LO HI L1 L2 L3 -> those --levels-only keeps with
+ *        these cache sizes (bytes, 0 = no such level), one per line
  *   cg_node_cli noise            -> per stdin line of quantum times:
  *        n= min= mean= max= slowdown= p50= p90= p99= p999=
  * Plain C, no MPI: cc -O2 cg_node_cli.c -lm */
@@ -20,7 +22,8 @@
 static int usage(void)
 {
     fprintf(stderr, "usage: cg_node_cli sattolo|perm N SEED | stride N S | "
-                    "sizes LO HI | noise < samples\n");
+                    "sizes LO HI | levels LO HI L1 L2 L3 | "
+                    "noise < samples\n");
     return 2;
 }
 
@@ -123,6 +126,20 @@ int main(int argc, char **argv)
         size_t out[256];
         int k = lat_sizes(strtoull(argv[2], NULL, 10),
                           strtoull(argv[3], NULL, 10), out, 256);
+        for (int i = 0; i < k; ++i)
+            printf("%zu\n", out[i]);
+        return 0;
+    }
+
+    if (!strcmp(argv[1], "levels") && argc == 7) {
+        size_t out[256], cache[5] = {0};
+        int nlev = 0;
+        for (int l = 1; l <= 3; ++l)
+            if ((cache[l] = strtoull(argv[3 + l], NULL, 10)))
+                nlev = l;
+        int k = lat_sizes(strtoull(argv[2], NULL, 10),
+                          strtoull(argv[3], NULL, 10), out, 256);
+        k = lat_level_sizes(cache, nlev, out, k);
         for (int i = 0; i < k; ++i)
             printf("%zu\n", out[i]);
         return 0;

@@ -60,6 +60,9 @@ class Requirements:
     #: only the partition's largest node count (a test of the whole
     #: partition, e.g. the link matrix)
     all_nodes: bool = False
+    #: only the partition's largest ppn (a test of the whole node: the
+    #: node programs' job at full ppn measures one active rank too)
+    full_node: bool = False
 
 
 def _int_list(value, what, partition):
@@ -240,6 +243,10 @@ def why_not(extras: Mapping, point: SweepPoint,
     if req.all_nodes and point.nodes != max(desc['nodes']):
         return (f'runs on all {max(desc["nodes"])} nodes of partition '
                 f'{partition!r}, point has {point.nodes}')
+
+    if req.full_node and point.ppn != max(desc['ppn']):
+        return (f'runs on the full node ({max(desc["ppn"])} ppn) of '
+                f'partition {partition!r}, point has {point.ppn}')
 
     if req.ranks_shape == 'pow2' and not _is_pow2(point.ranks):
         return f'{point.ranks} ranks is not a power of two'

@@ -7,10 +7,17 @@ all ``ppn`` ranks active; the ``ratio`` performance variables (k ppn /
 1 ppn) need no reference to be meaningful (1.0 = the k-th process costs
 nothing). Absolute values are reported too, for references.
 
-Each test has a ``scale``: ``small`` instances are the ci subset (tag
-``ci``), ``full`` ones the nightly/acceptance runs
-(:attr:`NodeProgramTest.mode_selection`).
+Each test has a ``scale``, one per mode
+(:attr:`NodeProgramTest.mode_selection`): ``small`` for ci, ``nightly``
+and ``full`` (acceptance: the whole space). The nightly scale keeps the
+points that tell a regression and fit a night (docs/nightly-budget.md):
+one job per node at its full ppn (that job measures 1 active rank and
+all ranks: the single-rank figures and the ratio), the strides and memory
+levels that bracket the access regimes; the acceptance keeps every stride,
+size and ppn. Sanity and figures are the same at every scale.
 """
+
+import dataclasses
 
 import reframe.utility.sanity as sn
 from reframe.core.builtins import (parameter, performance_function,
@@ -22,7 +29,13 @@ from clustergate.rfm.cgprogram import CgProgramTest
 
 #: Every stride of the classic experiment
 ALL_STRIDES = list(range(1, 18))
-#: Strides of the small (ci) runs
+#: Strides of the small (ci) and nightly runs: sequential (1), half and
+#: quarter of each cache line used (2, 4), one line per access (8) and an
+#: odd stride over two lines (17). The strides 3, 5-7 and 9-16 repeat
+#: those regimes: neighbours differed by a median 15 % in bandwidth while
+#: one figure varied 2.3-13x (median 5-6x) between 5 healthy full runs on
+#: the busy 2-core localhost (docs/nightly-budget.md), and they took 80 %
+#: of the kernels' time (the larger the stride, the slower the sweep)
 CI_STRIDES = [1, 2, 4, 8, 17]
 #: Memory levels cg_memlat may report, nearest first
 LEVELS = ('L1', 'L2', 'L3', 'L4', 'DRAM')
@@ -45,8 +58,8 @@ def node_interconnects(partitions):
 class NodeProgramTest(CgProgramTest):
     """Runs one of our node-level programs at one sweep point."""
 
-    #: small: ci subset; full: nightly and acceptance
-    scale = parameter(['small', 'full'], loggable=True)
+    #: small: ci; nightly: the nightly's points; full: acceptance
+    scale = parameter(['small', 'nightly', 'full'], loggable=True)
 
     # The kernels do not depend on the MPI: run them once, with the
     # environment the site marks as its primary one
@@ -54,7 +67,7 @@ class NodeProgramTest(CgProgramTest):
     time_limit = '20m'
 
     mode_selection = {'ci': {'scale': {'small'}},
-                      'nightly': {'scale': {'full'}},
+                      'nightly': {'scale': {'nightly'}},
                       'acceptance': {'scale': {'full'}}}
 
     @classmethod
@@ -65,6 +78,19 @@ class NodeProgramTest(CgProgramTest):
 
     def tag_names(self):
         return {'node', self.program}
+
+    # before CapablePartitions.keep_capable_points (always_last), which
+    # judges the point with these requirements
+    @run_after('init')
+    def nightly_at_full_node(self):
+        """The nightly runs each node program once per node, at the
+        partition's largest ppn: the same job measures with 1 active rank
+        and with all, so a run at fewer ppn repeats its single-rank
+        figures (on localhost the 1-ppn jobs were 27 % of the node checks'
+        time); the acceptance keeps every ppn (the shape of the ratio)."""
+        if self.scale == 'nightly':
+            self.sweep_requirements = dataclasses.replace(
+                self.sweep_requirements, full_node=True)
 
     @run_after('init')
     def set_descr(self):
@@ -117,7 +143,7 @@ class MemoryTest(NodeProgramTest):
         if self.random_order:
             return []
 
-        return CI_STRIDES if self.scale == 'small' else ALL_STRIDES
+        return ALL_STRIDES if self.scale == 'full' else CI_STRIDES
 
     def program_options(self):
         opts = ['--kernels', self.kernel]
@@ -220,6 +246,12 @@ class MemoryLatencyTest(NodeProgramTest):
         opts = ['--max-bytes', self.max_bytes]
         if self.scale == 'small':
             opts += ['--trials', '4', '--accesses', str(1 << 19)]
+
+        # nightly: only the working sets the level figures read (inside a
+        # level, DRAM at its smallest size): the transitions between levels
+        # and the larger DRAM sizes were 3/4 of the run (cg_memlat.c)
+        if self.scale == 'nightly':
+            opts += ['--levels-only']
 
         return opts
 
