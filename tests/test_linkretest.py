@@ -246,3 +246,61 @@ def test_driver_retests_in_the_job_and_stops_at_its_budget(built_programs,
     assert sum(m['src_rank'] == 1 for m in alone) == 3 * result['rounds']
     assert sum(m['dst_rank'] == 1 for m in alone) == 3 * result['rounds']
     assert 'linkretest: n2 inconclusive' in cp.stderr
+
+
+# -- the job script --------------------------------------------------------
+
+def test_the_job_script_runs_the_retest_after_the_matrix(tmp_path):
+    """A dry run on the emulated cluster (no cluster needed): the job
+    script runs the driver after the matrix, only when it succeeded, and
+    keeps the matrix's exit status; the driver's line works as written."""
+    from conftest import ROOT, reframe_cmd
+    env = {k: v for k, v in os.environ.items() if k != 'SLURM_CONF'}
+    env.update(CG_RESULTS_DB=str(tmp_path / 'results.db'),
+               CG_DEBUG_LOG=str(tmp_path / 'reframe.log'),
+               CG_PERFLOG_DIR=str(tmp_path / 'perflogs'))
+    proc = subprocess.run(
+        reframe_cmd() + ['-C', os.path.join(ROOT, 'config', 'settings.py'),
+                         '--system', 'emucluster',
+                         '-c', os.path.join(ROOT, 'checks', 'linkmatrix'),
+                         '-n', '^LinkMatrix.*fab0',
+                         '-S', 'valid_prog_environs=openmpi',
+                         '--dry-run', '--prefix', str(tmp_path / 'rfm')],
+        capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    base = tmp_path / 'rfm' / 'stage' / 'emucluster' / 'emu' / 'openmpi'
+    (stage,) = [base / d for d in os.listdir(base)
+                if d.startswith('LinkMatrix')]
+    lines = (stage / 'rfm_job.sh').read_text().splitlines()
+    main = next(i for i, ln in enumerate(lines)
+                if 'cg_linkmatrix --bytes 4000000 --trials 8' in ln)
+    assert lines[main + 1:] == [
+        'cg_rc=$?', lines[main + 2], 'exit $cg_rc']
+    driver = lines[main + 2]
+    assert driver.startswith('if [ $cg_rc -eq 0 ]; then ') and \
+        driver.endswith('; fi')
+    assert "--launch '${CG_MPIRUN:-mpirun} -np 4 " in driver
+    assert ' --budget 120.0 ' in driver
+    inputs = json.loads((stage / 'linkretest_inputs.json').read_text())
+    assert inputs['fabric'] == 'fab0' and inputs['ratio'] == 0.95
+
+    # the driver as the job runs it, after a healthy matrix of 4 nodes:
+    # nothing to retest, said in its result
+    busy = fixture_text('cg-outputs', 'emu-linkmatrix-4MB-fab0-busy.out')
+    (stage / 'rfm_job.out').write_text(busy)
+    cp = subprocess.run(['bash', '-c', '\n'.join(lines[main + 1:])
+                         .replace('cg_rc=$?', 'cg_rc=0')],
+                        cwd=stage, capture_output=True, text=True,
+                        timeout=300)
+    assert cp.returncode == 0, cp.stderr
+    result = json.loads((stage / 'linkretest_fab0.json').read_text())
+    assert result['notes'] == ['no suspect or borderline node link'], \
+        result
+    # a failed matrix: no retest, its exit status kept
+    (stage / 'linkretest_fab0.json').unlink()
+    cp = subprocess.run(['bash', '-c', '\n'.join(lines[main + 1:])
+                         .replace('cg_rc=$?', 'cg_rc=3')],
+                        cwd=stage, capture_output=True, text=True,
+                        timeout=60)
+    assert cp.returncode == 3
+    assert not (stage / 'linkretest_fab0.json').exists()

@@ -164,7 +164,7 @@ class LinkMatrixTest(CgProgramTest):
         """After the matrix, the same job retests the suspect and
         borderline node links (python -m clustergate.linkretest, with the
         job's own launch line): only when the matrix ran."""
-        if self.budget() <= 0 or self.is_dry_run():
+        if self.budget() <= 0:
             return
 
         # the launch line, filled the way run() will fill the job
