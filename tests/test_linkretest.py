@@ -305,3 +305,26 @@ def test_the_job_script_runs_the_retest_after_the_matrix(tmp_path):
                         timeout=60)
     assert cp.returncode == 3
     assert not (stage / 'linkretest_fab0.json').exists()
+
+
+def test_the_driver_judges_the_first_round_on_the_declared_tree():
+    # the tree as the check resolved it travels as JSON to the job
+    from clustergate import topology
+    from clustergate.cluster import tree as tr
+    tree = tr.leafspine([f'n{i}' for i in range(1, 10)], 3)
+    topo = topology.parse_topology_conf(tree.topology_conf(250, 375))
+    data = json.loads(json.dumps(lr.topology_to_json(topo)))
+    assert lr.topology_from_json(data) == topo
+    text = fixture_text('cg-outputs', 'emu-linkmatrix-tree9-healthy.out')
+    base = {f'peer_n{i}_{d}': [1.0, 0.01, 8] for i in range(1, 10)
+            for d in ('sent', 'recv')}
+    base['peer_n5_sent'] = [1.12, 0.01, 8]
+    _, figures, verdict, lines, named = lr.first_round(
+        text, {'fabric': 'fab0', 'stats': base, 'topology': data})
+    assert lines == [] and named == []
+    cands = lr.candidates(verdict, lr.Bounds())
+    assert 'n5' in [c.node for c in cands]
+    assert next(c for c in cands if c.node == 'n5').why == 'named'
+    # flat, the same matrix is judged against the flat median instead
+    _, flat, _, _, _ = lr.first_round(text, {'fabric': 'fab0'})
+    assert flat != figures

@@ -391,10 +391,7 @@ def first_round(text: str, inputs: Mapping):
     run = cgoutput.parse(text)
     matrix = linkmatrix.from_measurements(run.measurements)
     fabric = inputs.get('fabric', '?')
-    topo = None
-    if inputs.get('topology'):
-        from clustergate.rfm.linkmatrix import declared_topology
-        topo = declared_topology(inputs['topology'])
+    topo = topology_from_json(inputs.get('topology'))
     if topo is None:
         lines = linkmatrix.analyse(matrix, inputs.get(
             'fraction', linkmatrix.DEFAULT_FRACTION), fabric).messages()
@@ -408,6 +405,28 @@ def first_round(text: str, inputs: Mapping):
     figures, verdict, named = node_links(matrix, run, topo, lines, stats,
                                          fabric, b)
     return matrix, figures, verdict, lines, named
+
+
+def topology_to_json(topo) -> Optional[Dict]:
+    """The declared tree as the check resolved it, for the driver (which
+    then needs neither scontrol nor the site's file on the node)."""
+    if topo is None:
+        return None
+    return {'leaf_of': topo.leaf_of, 'parent': topo.parent,
+            'node_rate': topo.node_rate, 'uplink_rate': topo.uplink_rate,
+            'link_rate': [[list(k), v] for k, v in topo.link_rate.items()],
+            'source': topo.source}
+
+
+def topology_from_json(data):
+    """The inverse of :func:`topology_to_json` (None: flat)."""
+    if not data:
+        return None
+    from clustergate.topology import Topology
+    return Topology(data['leaf_of'], data['parent'], data['node_rate'],
+                    data['uplink_rate'],
+                    {tuple(k): v for k, v in data['link_rate']},
+                    data.get('source', ''))
 
 
 def node_links(matrix, run, topo, lines, stats, fabric, b: Bounds,

@@ -194,11 +194,10 @@ class LinkMatrixTest(CgProgramTest):
             found = self.link_baseline()
         except ConfigError:
             found = None        # the performance stage names the error
-        part = self.current_partition
-        spec = part.extras.get(extras.TOPOLOGY) if part else None
-        if spec and self.interconnect not in spec.get(
-                'interconnects', [self.interconnect]):
-            spec = None
+        try:
+            topo = self.declared()
+        except SanityError:
+            topo = None         # the performance stage names the error
         return {
             'fabric': self.interconnect, 'fraction': self.fraction,
             'ratio': self.retest_ratio, 'alpha': self.retest_alpha,
@@ -206,7 +205,7 @@ class LinkMatrixTest(CgProgramTest):
                        'peer_ratio': self.peer_ratio, 'peer_z': self.peer_z},
             'stats': {m: [st.median, st.mad, st.runs]
                       for m, st in (found[1] if found else {}).items()},
-            'topology': spec or None,
+            'topology': linkretest.topology_to_json(topo),
         }
 
     def retest_result(self):
