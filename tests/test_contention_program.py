@@ -63,3 +63,23 @@ def test_bad_arguments_name_the_cause(built_programs):
     assert "unknown pattern 'wormhole'" in res.stderr
     res = run(built_programs, '--sizes', '8,ten')
     assert "--sizes: bad size 'ten'" in res.stderr
+
+
+def test_trials_stop_on_the_noise(built_programs):
+    # any noise is tight enough: every measurement stops at the floor; none
+    # is: every one runs to the cap (--trials 9: 8 after the warm-up)
+    args = ['--trials', '9', '--flush-bytes', '1M', '--sizes', '8,10K',
+            '--patterns', 'barrier,pingpong,shift', '--min-trials', '3']
+    for target, want in (('1e9', 3), ('1e-12', 8)):
+        res = run(built_programs, *args, '--target-rse', target)
+        assert res.returncode == 0, res.stderr[-2000:]
+        parsed = cgoutput.parse(res.stdout)
+        cgoutput.verify(parsed, program='cg_contention')
+        assert len(parsed.measurements) == 9   # pingpong: 3 peers
+        assert {m['trials'] for m in parsed.measurements} == {want}
+
+
+def test_bad_stopping_options_name_the_cause(built_programs):
+    res = run(built_programs, '--min-trials', '1', *FAST)
+    assert res.returncode != 0
+    assert '--min-trials must be at least 2' in res.stderr

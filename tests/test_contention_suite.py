@@ -38,6 +38,20 @@ def test_one_launch_runs_every_pattern_and_size(suite):
     assert 'concurrent' not in [p.name for p in c.patterns()]
 
 
+def test_trials_stop_on_the_suites_noise_target(suite, monkeypatch):
+    c = fed(suite, GOOD)
+    monkeypatch.setattr(c, 'program_path', lambda: 'cg_contention')
+    c.set_command()
+    opts = c.executable_opts
+    assert opts[opts.index('--trials') + 1] == '51'          # the cap
+    assert opts[opts.index('--target-rse') + 1] == '0.05'
+    assert opts[opts.index('--min-trials') + 1] == '10'
+    c.target_rse, c.min_trials = 0.02, 20                   # a site's -S
+    c.set_command()
+    assert c.executable_opts[-4:] == ['--target-rse', '0.02',
+                                      '--min-trials', '20']
+
+
 def test_real_output_gives_every_pattern_size_as_a_variable(suite):
     c = fed(suite, GOOD)
     assert sn.evaluate(c.validate()) is True

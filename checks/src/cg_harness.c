@@ -130,7 +130,11 @@ static void usage_options(void)
 {
     if (cg.rank == 0)
         fprintf(stderr,
-                "harness options: --trials N (default 51, first dropped)\n"
+                "harness options: --trials N (default 51, first dropped;\n"
+                "  the cap with --target-rse)\n"
+                "  --target-rse X (stop once the relative standard error of\n"
+                "  the mean is at most X; default 0: every trial runs)\n"
+                "  --min-trials N (trials before stopping; default 10)\n"
                 "  --reps N (operations per trial; default by size)\n"
                 "  --flush-bytes SIZE (default 2x last-level cache)\n"
                 "  --corrupt-payload (test switch: damage one message)\n");
@@ -144,6 +148,10 @@ static void consume_options(int *argc, char ***argv)
         char *a = (*argv)[i];
         if (!strcmp(a, "--trials") && i + 1 < *argc)
             cg.opt.ntrials = atoi((*argv)[++i]);
+        else if (!strcmp(a, "--min-trials") && i + 1 < *argc)
+            cg.opt.min_trials = atoi((*argv)[++i]);
+        else if (!strcmp(a, "--target-rse") && i + 1 < *argc)
+            cg.opt.target_rse = atof((*argv)[++i]);
         else if (!strcmp(a, "--reps") && i + 1 < *argc)
             cg.opt.reps = atoi((*argv)[++i]);
         else if (!strcmp(a, "--flush-bytes") && i + 1 < *argc)
@@ -163,6 +171,10 @@ static void consume_options(int *argc, char ***argv)
     *argc = out;
     if (cg.opt.ntrials < 2)
         cg_die("--trials must be at least 2 (the first one is dropped)");
+    if (cg.opt.min_trials < 2)
+        cg_die("--min-trials must be at least 2 (a standard error needs 2)");
+    if (cg.opt.target_rse < 0)
+        cg_die("--target-rse must be 0 (off) or positive");
 }
 
 /* Node layout from the processor names: nodes, ppn, node_id, local_rank */
@@ -213,6 +225,7 @@ void cg_init(int *argc, char ***argv, const char *program)
     MPI_Comm_rank(MPI_COMM_WORLD, &cg.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &cg.size);
     cg.opt.ntrials = 51;
+    cg.opt.min_trials = 10;
     consume_options(argc, argv);
     find_node_layout();
 }
@@ -266,27 +279,67 @@ int cg_check(const unsigned char *buf, size_t n, int src, int trial,
     return 0;
 }
 
-void cg_time_trials(const cg_measurement *m, double *times)
+/* One trial on this rank: seconds per operation (0 if not active) */
+static double time_trial(const cg_measurement *m, int t)
 {
     int reps = m->reps > 0 ? m->reps : 1;
     double per = reps * (m->msgs_per_op > 0 ? m->msgs_per_op : 1.0);
-    for (int t = 0; t < cg.opt.ntrials; ++t) {
-        if (m->active && m->prepare)
-            m->prepare(m->ctx, t);
+    if (m->active && m->prepare)
+        m->prepare(m->ctx, t);
 
-        cg_flush_cache();
-        MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = MPI_Wtime();
-        if (m->active)
-            for (int r = 0; r < reps; ++r)
-                m->run(m->ctx);
+    cg_flush_cache();
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    if (m->active)
+        for (int r = 0; r < reps; ++r)
+            m->run(m->ctx);
 
-        double t1 = MPI_Wtime();
-        MPI_Barrier(MPI_COMM_WORLD);
-        times[t] = m->active ? (t1 - t0) / per : 0.0;
-        if (m->active && m->verify)
-            m->verify(m->ctx, t);
+    double t1 = MPI_Wtime();
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (m->active && m->verify)
+        m->verify(m->ctx, t);
+
+    return m->active ? (t1 - t0) / per : 0.0;
+}
+
+void cg_time_trials(const cg_measurement *m, double *times)
+{
+    for (int t = 0; t < cg.opt.ntrials; ++t)
+        times[t] = time_trial(m, t);
+}
+
+/* Runs trials until rank 0 finds the statistics tight enough
+ * (cg_stats_enough) or the cap; worst[] (rank 0) gets the max over the
+ * ranks of each trial that ran. Returns the trials run, warm-up included. */
+static int time_until_tight(const cg_measurement *m, double *local,
+                            double *worst)
+{
+    int n = cg.opt.ntrials, reduced = 0, t = 0;
+    while (t < n) {
+        local[t] = time_trial(m, t);
+        ++t;
+        /* timed trials so far (the warm-up not counted); checked only at
+         * check points: one reduction and one broadcast each */
+        int k = t - 1;
+        if (t < n && (k < cg.opt.min_trials ||
+                      (k - cg.opt.min_trials) % CG_CHECK_EVERY))
+            continue;
+
+        MPI_Reduce(local + reduced, worst + reduced, t - reduced, MPI_DOUBLE,
+                   MPI_MAX, 0, MPI_COMM_WORLD);
+        reduced = t;
+        if (t == n)
+            break;
+
+        int stop = cg.rank == 0 &&
+            cg_stats_enough(worst + 1, k, cg.opt.min_trials,
+                            cg.opt.target_rse);
+        MPI_Bcast(&stop, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (stop)
+            break;
     }
+
+    return t;
 }
 
 static void node_of(int rank, char *out, size_t n)
@@ -324,8 +377,12 @@ cg_stats cg_measure_quiet(const cg_measurement *m)
     int n = cg.opt.ntrials;
     double *local = malloc(sizeof(double) * n);
     double *worst = malloc(sizeof(double) * n);
-    cg_time_trials(m, local);
-    MPI_Reduce(local, worst, n, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (cg.opt.target_rse > 0)
+        n = time_until_tight(m, local, worst);
+    else {
+        cg_time_trials(m, local);
+        MPI_Reduce(local, worst, n, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    }
 
     cg_stats st;
     memset(&st, 0, sizeof st);

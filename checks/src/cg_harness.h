@@ -6,6 +6,14 @@
  * maximum over the ranks is taken (the slowest rank decides how long a
  * parallel step takes), then the spike filter of cg_stats.h is applied.
  *
+ * With --target-rse X (and --min-trials F), a measurement stops on its
+ * noise: after F trials (the warm-up not counted), then every
+ * CG_CHECK_EVERY, rank 0 computes the statistics of the trials so far and
+ * stops once their relative standard error is at most X; --trials stays
+ * the cap. The decision is broadcast between trials (untimed), so every
+ * rank runs the same trials. trials= in the CG line says how many ran.
+ * Without --target-rse every trial runs (the default).
+ *
  * Output: one line per measurement on rank 0,
  *   CG pattern=<p> bytes=<b> ranks=<N> ppn=<k> nodes=<n> peer=<j|-> src=<node>
  *      dst=<node|-> t_us=<mean> med_us=.. min_us=.. max_us=.. bw_MBps=<|->
@@ -32,7 +40,12 @@
 #define CG_NODE_NAME_LEN 64
 
 typedef struct {
-    int ntrials;          /* trials incl. the dropped first one (--trials) */
+    int ntrials;          /* trials incl. the dropped first one (--trials);
+                           * the cap when stopping on the noise */
+    int min_trials;       /* --min-trials: floor before stopping (default
+                           * 10; only with target_rse) */
+    double target_rse;    /* --target-rse: stop once the relative standard
+                           * error is at most this; 0 = run every trial */
     int reps;             /* operations per trial (default 1, as the
                            * studies: one operation between barriers) */
     size_t flush_bytes;   /* cache flush buffer; 0 = 2x last-level cache */
@@ -84,7 +97,8 @@ int cg_finish(void);
 void cg_time_trials(const cg_measurement *m, double *times);
 
 /* Collective: runs the measurement, max over ranks per trial, statistics
- * (valid on rank 0); prints nothing and counts no measurement. */
+ * (valid on rank 0); prints nothing and counts no measurement. Stops on
+ * the noise with --target-rse (see above). */
 cg_stats cg_measure_quiet(const cg_measurement *m);
 
 /* cg_measure_quiet, then rank 0 prints the CG line and the measurement is

@@ -52,13 +52,38 @@ int cg_stats_compute(const double *trials, int n, double factor,
     for (int i = 0; i < kept; ++i)
         sum += s[i];
 
+    double mean = sum / kept, ss = 0.0;
+    for (int i = 0; i < kept; ++i)
+        ss += (s[i] - mean) * (s[i] - mean);
+
     out->n = n;
     out->kept = kept;
-    out->mean = sum / kept;
+    out->mean = mean;
     out->median = median;
     out->min = s[0];
     out->max = s[n - 1];
     out->filtered = (double)drop / n;
+    out->rse = kept > 1 && mean > 0
+        ? sqrt(ss / (kept - 1)) / sqrt((double)kept) / mean : INFINITY;
     free(s);
     return 0;
+}
+
+int cg_stats_enough(const double *trials, int k, int floor, double target)
+{
+    if (target <= 0 || k < floor || k < 2 || (k - floor) % CG_CHECK_EVERY)
+        return 0;
+
+    cg_stats st;
+    cg_stats_compute(trials, k, CG_SPIKE_FACTOR, CG_MAX_FILTERED, &st);
+    return st.rse <= target;
+}
+
+int cg_stats_stop(const double *trials, int n, int floor, double target)
+{
+    for (int k = 1; k < n; ++k)
+        if (cg_stats_enough(trials, k, floor, target))
+            return k;
+
+    return n;
 }
