@@ -48,6 +48,7 @@ import json
 import math
 import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -456,16 +457,27 @@ def _measure(launch: str, ranks: Mapping[str, int], pairs: Sequence[Pair],
              trials: int, log, timeout):
     """One launch of ``cg_linkmatrix --pairs``: ``{pair: MB/s}``."""
     spec = ','.join(f'{ranks[s]}-{ranks[d]}' for s, d in pairs)
-    cmd = f'{launch} --pairs {spec} --trials {trials}'
-    proc = subprocess.run(cmd, shell=True, capture_output=True, text=True,
-                          timeout=timeout)
-    log.write(f'# {cmd}\n{proc.stdout}')
+    # no cache flush between trials: 4 MB over a network link does not
+    # care, and the ranks of a node share its cores with the flushes
+    cmd = f'{launch} --pairs {spec} --trials {trials} --flush-bytes 64'
+    # a session of its own: a launcher that hangs is killed whole
+    proc = subprocess.Popen(cmd, shell=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        stdout, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise RuntimeError(f'retest launch killed after {timeout:.0f} s '
+                           f'(the budget)') from None
+    log.write(f'# {cmd}\n{stdout}')
     if proc.returncode != 0:
         raise RuntimeError(f'retest launch exited {proc.returncode}: '
-                           f'{(proc.stderr.strip().splitlines() or [""])[-1]}')
+                           f'{(err.strip().splitlines() or [""])[-1]}')
     name = {r: n for n, r in ranks.items()}
     out = {}
-    for m in cgoutput.parse(proc.stdout).measurements:
+    for m in cgoutput.parse(stdout).measurements:
         bw = m.best_bandwidth()
         if m.pattern == 'linkmatrix' and bw:
             out[(name[int(m['src_rank'])], name[int(m['dst_rank'])])] = \
