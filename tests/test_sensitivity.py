@@ -35,6 +35,17 @@ def test_named_subjects_of_each_verdict_kind():
     assert sens.named_subjects(reason) == ['n1', 'n2', 'n4', 'n5',
                                            'uplink:leaf2']
     assert sens.named_subjects('no CG_DONE completion line') == []
+    # a node link named by its retest: the partners it was measured with
+    # are not named (the real line of a live run, 2026-11-23)
+    retest = ('performance error: failed to meet reference(s): faults=1 '
+              'verdicts: slow node link n2 on fabric fab0: retest: sent '
+              '0.89x its partners alone, 3 of 3 retests at or below 0.95x '
+              '(p = 0.005, 3 retests); slow against both halves of its '
+              'partners (n7, n9, n1, n6): its own link (first round: sent '
+              '0.89x its peers (-11.8 MADs), not named on its own)')
+    assert sens.named_subjects(retest) == ['n2']
+    assert sens.named_subjects('slow link n3->n4 on fabric fab0: retest: '
+                               '...') == ['n3', 'n4']
 
 
 def _run(kind, node, result, named, level=90):

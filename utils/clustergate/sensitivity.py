@@ -48,8 +48,10 @@ USER = 'cgrunner'
 #: one session of the check may take this long before it is killed
 SESSION_TIMEOUT = 900
 
-_NODE = re.compile(r'(?:suspect|miscabled) node (n\d+)')
-_LINK = re.compile(r'suspect link (n\d+)(?:<->|->)(n\d+)')
+_NODE = re.compile(r'(?:(?:suspect|miscabled) node|slow node link) (n\d+)')
+# a link verdict of the matrix, or of its retest (a pair, not a node:
+# clustergate.linkretest)
+_LINK = re.compile(r'(?:suspect|slow) link (n\d+)(?:<->|->|<-)(n\d+)')
 _UPLINK = re.compile(r'uplink (\S+?)-spine')
 # per-link/per-node figures of a performance failure, e.g. bw_n5 or
 # bw_n1_n5 (the names the LinkMatrix check gives its variables)
