@@ -76,37 +76,7 @@ def case_costs(reports) -> Dict[Tuple[str, str, str],
         when = float(report.get('session_info', {}).get('time_end_unix')
                      or 0.0)
         for run in report.get('runs', []):
-            cases = run.get('testcases', [])
-            fixtures = {tc.get('unique_name'): tc for tc in cases
-                        if tc.get('fixture')}
-            readers: Dict[str, int] = {}
-            for tc in cases:
-                for dep in tc.get('dependencies_actual') or []:
-                    readers[dep[0]] = readers.get(dep[0], 0) + 1
-
-            for tc in cases:
-                if tc.get('fixture'):
-                    continue
-
-                key = (tc.get('display_name') or tc.get('name'),
-                       f'{tc.get("system")}:{tc.get("partition")}',
-                       tc.get('environ'))
-                done = tc.get('job_completion_time_unix')
-                if tc.get('result') == 'skip':
-                    rec = (0.0, None, 'skipped')
-                elif done is None:
-                    continue
-                else:
-                    sec = float(tc.get('time_total') or 0.0)
-                    for dep in tc.get('dependencies_actual') or []:
-                        fix = fixtures.get(dep[0])
-                        # its job's time: a fixture's total spans its
-                        # readers (ReFrame cleans it up after them)
-                        if fix and fix.get('job_completion_time_unix'):
-                            sec += (float(fix.get('time_run') or 0.0) /
-                                    readers[dep[0]])
-                    rec = (sec, float(done), 'measured')
-
+            for key, rec in _run_costs(run.get('testcases', [])):
                 # the newest session decides the cost; when it last ran is
                 # the newest run of any session (a skip does not run)
                 old = out.get(key)
@@ -118,6 +88,40 @@ def case_costs(reports) -> Dict[Tuple[str, str, str],
                     out[key] = old[:1] + (last,) + old[2:]
 
     return {k: v[:3] for k, v in out.items()}
+
+
+def _run_costs(cases):
+    """(key, (seconds, completion or None, source)) per test case of one
+    run of a report (see :func:`case_costs`)."""
+    fixtures = {tc.get('unique_name'): tc for tc in cases
+                if tc.get('fixture')}
+    readers: Dict[str, int] = {}
+    for tc in cases:
+        for dep in tc.get('dependencies_actual') or []:
+            readers[dep[0]] = readers.get(dep[0], 0) + 1
+
+    for tc in cases:
+        if tc.get('fixture'):
+            continue
+
+        key = (tc.get('display_name') or tc.get('name'),
+               f'{tc.get("system")}:{tc.get("partition")}', tc.get('environ'))
+        done = tc.get('job_completion_time_unix')
+        if tc.get('result') == 'skip':
+            yield key, (0.0, None, 'skipped')
+            continue
+
+        if done is None:
+            continue
+
+        sec = float(tc.get('time_total') or 0.0)
+        for dep in tc.get('dependencies_actual') or []:
+            fix = fixtures.get(dep[0])
+            # its job's time: a fixture's total spans its readers (ReFrame
+            # cleans it up after them)
+            if fix and fix.get('job_completion_time_unix'):
+                sec += float(fix.get('time_run') or 0.0) / readers[dep[0]]
+        yield key, (sec, float(done), 'measured')
 
 
 def measured(db: Optional[str]) -> Dict[Tuple[str, str, str],
