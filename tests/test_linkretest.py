@@ -234,9 +234,10 @@ def test_driver_retests_in_the_job_and_stops_at_its_budget(built_programs,
     assert result['notes'] == [], result
     (d,) = result['decisions']
     assert d['node'] == 'n2' and d['why'] == 'named'
-    # half a second: the first round always runs, then the budget is
-    # spent, long before a decision
-    assert result['rounds'] == 1, result
+    # half a second: the first round runs, then the budget is spent
+    # before the rounds a decision needs (one round of 4 ranks started by
+    # mpirun takes 0.3-1 s here: under load one round, alone in CI two)
+    assert 1 <= result['rounds'] < lr.MIN_RETESTS, result
     assert d['status'] == 'inconclusive'
     assert d['text'].startswith('retest inconclusive after the time budget')
     assert len(d['directions']['sent']['values']) == result['rounds']
