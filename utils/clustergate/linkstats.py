@@ -102,15 +102,49 @@ def flat_figures(matrix, exclude=()) -> Dict[tuple, NodeFigure]:
                     exclude)
 
 
-def tree_figures(topology, rounds: Sequence, exclude=()
+def fabric_fit(topology, rounds: Sequence):
+    """``(fitted, slow)``: the declared ``topology`` with the faults of
+    the fabric that the switch-tree analysis fits to ``rounds`` (a cut
+    uplink, a miscabled node), what the node links are judged against so
+    that a node sharing a faulty trunk or leaf is not named for it; and
+    the nodes whose own link it found slow (their flows count only in
+    their own figures)."""
+    from clustergate.topology import diagnose
+    measured = [r for r in rounds if r.measured]
+    if not measured:
+        return topology, set()
+    an = diagnose(topology, measured)
+    slow = {v.subject[0] for v in an.verdicts if v.kind == 'node'}
+    return an.fitted or topology, slow
+
+
+def fabric_model(topology, rounds: Sequence):
+    """The declared ``topology`` with the fabric's faults fitted to
+    ``rounds`` (see :func:`fabric_fit`)."""
+    return fabric_fit(topology, rounds)[0]
+
+
+# long: the flows a node link limits on the fitted fabric, then the node
+# links none of whose flows did
+def tree_figures(topology, rounds: Sequence, exclude=(), fitted=None
                  ) -> Dict[tuple, NodeFigure]:
     """``{(node, direction): NodeFigure}`` of measured rounds
     (:class:`clustergate.topology.Round`) on the declared ``topology``:
     of the flows whose fair share is their node links' full rate (the
     others, held at a trunk's share, say little about a node link and ran
-    faster than predicted: the flows of a round do not end together)."""
+    faster than predicted: the flows of a round do not end together).
+
+    Each flow counts against its prediction on ``fitted``, the declared
+    tree with the fabric's faults fitted (default: :func:`fabric_model`),
+    i.e. as a residual: beside a cut uplink or a miscabled node the
+    healthy nodes of the same leaf are not slow against their peers; the
+    nodes whose own link the analysis found slow join ``exclude``."""
     from clustergate.topology import predict
 
+    if fitted is None:
+        fitted, slow = fabric_fit(topology, rounds)
+        exclude = set(exclude) | slow
+    topology = fitted
     limited, other = [], []
     for r in rounds:
         known = [(f, v) for f, v in zip(r.flows, r.measured or [])

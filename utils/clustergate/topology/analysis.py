@@ -109,6 +109,10 @@ class Analysis:
     groups: Optional[List[List[str]]] = None
     ratios: Dict[Tuple[str, str, str], float] = field(default_factory=dict)
     residual_sigma: Optional[float] = None  # spread left after the verdicts
+    #: the declared topology with the fabric's faults that the verdicts
+    #: fitted (cut uplinks, miscabled nodes; not node links): what each
+    #: node link is judged against (:mod:`clustergate.linkstats`)
+    fitted: Optional[Topology] = None
 
     @property
     def healthy(self) -> bool:
@@ -711,6 +715,7 @@ def diagnose(topology: Optional[Topology], rounds: Sequence[Round], fabric: str 
             fit, fabric, min_effect, max_faults, alpha)
         spread = _spread(e, c)
     analysis.verdicts = verdicts
+    analysis.fitted = fabric_model(topology, faults)
     analysis.scale = math.exp(c)
     analysis.residual_sigma = spread
     for ri, r in enumerate(kept):
@@ -734,6 +739,19 @@ def diagnose(topology: Optional[Topology], rounds: Sequence[Round], fabric: str 
                     f'({-x / sigma:.0f} sigma outside noise)',
                     math.exp(x), -x / sigma, 1))
     return analysis
+
+
+#: the faults of the fabric itself, fitted before node links are judged
+FABRIC_KINDS = ('uplink', 'miscabled')
+
+
+def fabric_model(topology: Topology, faults: Sequence[Fault]) -> Topology:
+    """``topology`` with the fabric's ``faults`` applied (uplinks and
+    miscabled nodes; a node link's own fault is what its figure judges)."""
+    for f in faults:
+        if f.kind in FABRIC_KINDS:
+            topology = f.apply(topology)
+    return topology
 
 
 def _spread(e, c):
