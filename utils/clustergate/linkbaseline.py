@@ -439,7 +439,12 @@ def command(args, samples, source, out, err) -> int:
 
     used = [s for s in chosen
             if (s.key.check, s.key.partition, s.key.point) in table]
-    text = render(system, table, provenance(used, source))
+    try:
+        text = render(system, table, provenance(used, source))
+    except ReferenceFileError as e:
+        # what we write must load: nothing is written
+        print(f'clustergate baseline: error: {e}', file=err)
+        return 2
     print(f'link baseline of {system}: '
           f'{sum(len(v) for v in table.values())} node link figure(s) of '
           f'{len(table)} point(s) from {len({s.run for s in used})} '
