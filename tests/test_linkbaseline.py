@@ -47,6 +47,7 @@ def test_a_link_at_90_percent_is_named_against_its_baseline():
                            'baseline (-6.7 MADs: 0.900 vs 1.000 +- 0.015, '
                            '8 runs), 0.90x its peers (')
     assert 'no baseline' not in line and 'both ways' not in line
+    assert line.endswith(' [basis: its baseline]')
     assert v.basis.startswith('judged against the link baseline B (27 of '
                               '27 node links')
     assert v.worst().node == 'n5' and v.worst().z == pytest.approx(-20 / 3)
@@ -61,7 +62,7 @@ def test_a_link_slow_both_ways_is_named_at_a_smaller_loss():
     assert v.lines == [
         'slow node link n2 on fabric fab0: both ways 0.93x its baseline '
         '(-7.0 MADs: 0.930 vs 1.000 +- 0.010, 8 runs), 0.93x its peers '
-        '(-7.0 MADs)']
+        '(-7.0 MADs) [basis: its baseline]']
     # one direction alone at 0.93: not named
     v = lb.judge(figures(vals, HEALTHY), stats(mad=0.01), 'fab0')
     assert v.lines == []
@@ -114,7 +115,7 @@ def test_without_a_baseline_peers_only_and_says_so():
                                  'ways 0.60x its peers (')
     assert '; sent 0.60x its peers (' in v.lines[0]
     assert '; received 0.60x its peers (' in v.lines[0]
-    assert v.lines[0].endswith('[no baseline: peers only]')
+    assert v.lines[0].endswith('[basis: peers only, no baseline]')
 
 
 def test_nodes_named_by_the_fabric_verdict_are_not_named_twice():
@@ -223,7 +224,7 @@ def test_command_writes_a_file_that_loads(tmp_path, capsys):
     rc = lb.command(args(tmp_path), history(), 'results.db', sys.stdout, sys.stderr)
     assert rc == 0
     out = capsys.readouterr().out
-    assert 'peer_n1_sent' in out and 'median 1.0000  MAD 0.0100' in out
+    assert 'peer_n1_sent' in out and 'median 1.0000  MAD 0.01 (1.0 %)' in out
     got = lb.load(str(tmp_path / 'links' / 'emucluster.yaml'), 'emucluster')
     assert got.provenance['runs'] == 7
     # a dry run writes nothing

@@ -406,13 +406,38 @@ def judge(figures: Mapping, stats: Optional[Mapping[str, LinkStat]],
         label = {'both': 'both ways', 'sent': 'sent', 'recv': 'received'}
         lines.append(f'slow node link {node} on fabric {fabric}: ' +
                      '; '.join(f'{label[j.direction]} ' + j.describe()
-                               for j in js) +
-                     ('' if js[0].base is not None else
-                      ' [no baseline: peers only]'))
+                               for j in js) + f' [basis: {_basis(js)}]')
     return LinkVerdict(out, lines, how)
 
 
+def _basis(js: Sequence[LinkJudgement]) -> str:
+    """What judged a node's named directions: its baseline, its peers
+    only (no baseline), or both (a baseline for some directions)."""
+    based = {j.base is not None for j in js}
+    if based == {True}:
+        return 'its baseline'
+    if based == {False}:
+        return 'peers only, no baseline'
+    return 'its baseline, peers only where it has none'
+
+
 # -- `clustergate baseline --links` ----------------------------------------
+
+def _show(system, table, used, out):
+    """What was learnt: per point, each judged figure's level and spread."""
+    print(f'link baseline of {system}: '
+          f'{sum(len(v) for v in table.values())} node link figure(s) of '
+          f'{len(table)} point(s) from {len({s.run for s in used})} '
+          f'healthy run(s)', file=out)
+    for (check, part, point), stats in sorted(table.items()):
+        print(f'  {check} {part} [{point}]', file=out)
+        for metric, st in sorted(stats.items()):
+            if metric.startswith(JUDGED + '_'):
+                print(f'    {metric:<24} median {st.median:.4f}  MAD '
+                      f'{st.mad:.4g} ({100 * st.mad / st.median:.1f} %)  '
+                      f'{st.min:.4f} .. {st.max:.4f}  {st.runs} runs',
+                      file=out)
+
 
 def command(args, samples, source, out, err) -> int:
     """Learn the link baselines of ``samples`` and write (or show) the
@@ -439,20 +464,13 @@ def command(args, samples, source, out, err) -> int:
 
     used = [s for s in chosen
             if (s.key.check, s.key.partition, s.key.point) in table]
-    text = render(system, table, provenance(used, source))
-    print(f'link baseline of {system}: '
-          f'{sum(len(v) for v in table.values())} node link figure(s) of '
-          f'{len(table)} point(s) from {len({s.run for s in used})} '
-          f'healthy run(s)', file=out)
-    for (check, part, point), stats in sorted(table.items()):
-        print(f'  {check} {part} [{point}]', file=out)
-        for metric, st in sorted(stats.items()):
-            if metric.startswith(JUDGED + '_'):
-                print(f'    {metric:<24} median {st.median:.4f}  MAD '
-                      f'{st.mad:.4f} ({100 * st.mad / st.median:.1f} %)  '
-                      f'{st.min:.4f} .. {st.max:.4f}  {st.runs} runs',
-                      file=out)
-
+    try:
+        text = render(system, table, provenance(used, source))
+    except ReferenceFileError as e:
+        # what we write must load: nothing is written
+        print(f'clustergate baseline: error: {e}', file=err)
+        return 2
+    _show(system, table, used, out)
     path = args.output or link_file(system)
     try:
         with open(path) as fp:

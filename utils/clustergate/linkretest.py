@@ -80,11 +80,22 @@ Pair = Tuple[str, str]
 #: the node a fabric verdict line names (flat or tree: its own link, its
 #: cabling)
 _NAMED_NODE = re.compile(r'\b(?:suspect|miscabled) node (\S+) on fabric')
+#: a verdict line that names a node's own link: the fabric's (a gross
+#: fault) or the per-link verdict's
+_NODE_LINK_LINE = re.compile(
+    r'^(?:suspect node|slow node link) (\S+) on fabric \S+: ')
 
 
 def named_nodes(lines) -> set:
     """The nodes the fabric's verdict lines name."""
     return {m.group(1) for ln in lines for m in _NAMED_NODE.finditer(ln)}
+
+
+def node_link_of(line: str) -> Optional[str]:
+    """The node whose own link ``line`` names (``suspect node X on fabric
+    F: ...`` or ``slow node link X on fabric F: ...``), else None."""
+    m = _NODE_LINK_LINE.match(line)
+    return m.group(1) if m else None
 
 
 @dataclass
@@ -123,6 +134,23 @@ class Candidate:
     first: str          # the first round's figures, for the verdict line
 
 
+def retest_candidates(lines: Sequence[str], verdict: linkbaseline.LinkVerdict,
+                      bounds: Bounds) -> List[Candidate]:
+    """Every node link a first round names, gross or not (``lines``: the
+    fabric's verdict lines; ``suspect node X`` is a node link), and the
+    named and borderline ones of the per-link ``verdict``: what the retest
+    decides. A miscabled node is a cabling fault, not its link's."""
+    gross = {}
+    for ln in lines:
+        node = node_link_of(ln)
+        if node is not None and ln.startswith('suspect node '):
+            gross.setdefault(node, ln.split(': ', 1)[1])
+    out = [Candidate(n, 'named', f'the fabric verdict: {first}')
+           for n, first in sorted(gross.items())]
+    return sorted(out + candidates(verdict, bounds, named_nodes(lines)),
+                  key=lambda c: c.node)
+
+
 def candidates(verdict: linkbaseline.LinkVerdict, bounds: Bounds,
                skip: Sequence[str] = ()) -> List[Candidate]:
     """The named and the borderline node links of a first round, per node
@@ -157,35 +185,107 @@ def partners_of(nodes: Sequence[str], figures: Mapping, exclude) -> List:
 
 
 @dataclass
+class FabricFaults:
+    """What the fabric's verdict named besides node links, as the retest
+    needs it: a pair measured alone must not cross a named trunk or be a
+    named pair, or an innocent node would be confirmed by its partner's
+    route (an uplink at 25 % and n2 at 50 % had named n1 beside them)."""
+
+    nodes: List[str] = field(default_factory=list)      # their own links
+    miscabled: Dict[str, str] = field(default_factory=dict)  # node: leaf
+    trunks: List[Tuple] = field(default_factory=list)   # directed links
+    pairs: List[Pair] = field(default_factory=list)     # src, dst
+
+    def routed(self, topo):
+        """The declared tree with each miscabled node where it is."""
+        for node, leaf in sorted(self.miscabled.items()):
+            if topo is not None and node in topo.leaf_of and \
+                    leaf in topo.parent:
+                topo = topo.rehomed(node, leaf)
+        return topo
+
+    def clear(self, topo, src: str, dst: str) -> bool:
+        """Whether ``src -> dst`` alone crosses nothing the fabric's
+        verdict named (``topo``: :meth:`routed`, None: flat)."""
+        if (src, dst) in self.pairs:
+            return False
+        if topo is None or not self.trunks:
+            return True
+        try:
+            path = topo.path(src, dst)
+        except (KeyError, ValueError):
+            return False
+        return not set(path) & set(self.trunks)
+
+
+def fabric_faults(analysis) -> FabricFaults:
+    """The :class:`FabricFaults` of a fabric verdict: a switch-tree
+    :class:`clustergate.topology.Analysis` or a flat
+    :class:`clustergate.linkmatrix.Analysis`."""
+    out = FabricFaults()
+    for v in analysis.verdicts:
+        fault = getattr(v, 'fault', None)
+        subject = tuple(getattr(v, 'subject', None) or v.nodes)
+        if v.kind == 'node':
+            out.nodes.append(subject[0])
+        elif v.kind == 'miscabled' and fault is not None:
+            out.miscabled[fault.subject] = fault.leaf
+        elif v.kind == 'uplink' and fault is not None:
+            out.trunks += [tuple(x) for x in fault.links]
+        elif v.kind == 'link':
+            pairs = list(getattr(v, 'pairs', None) or [subject])
+            out.pairs += [tuple(p) for p in pairs]
+            out.pairs += [(d, s) for s, d in pairs]
+    return out
+
+
+def refs_of(cands: Sequence[str], refs: Sequence[str], faults: FabricFaults,
+            topo=None) -> Dict[str, List[str]]:
+    """Per candidate, the references (in ``refs``' order) whose pairs with
+    it, both ways, cross nothing the fabric's verdict named."""
+    routed = faults.routed(topo)
+    return {c: [r for r in refs if faults.clear(routed, c, r) and
+                faults.clear(routed, r, c)] for c in cands}
+
+
+@dataclass
 class Plan:
-    """The pairs of one retest round (each measured alone)."""
+    """The pairs of one retest round (each measured alone): per candidate
+    its partners and the control pairs among them."""
 
     partners: Dict[str, List[str]]
-    controls: List[Pair]
+    controls: Dict[str, List[Pair]]
     pairs: List[Pair]
 
 
-def plan(cands: Sequence[str], refs: Sequence[str],
-         max_partners: int = MAX_PARTNERS) -> Optional[Plan]:
-    """Each candidate with up to ``max_partners`` references, both ways;
-    controls: a cycle through the partners. None: fewer than 2 references
-    (no control level)."""
-    use = list(refs[:max_partners])
-    if len(use) < 2 or not cands:
-        return None
-    controls = [(use[i], use[(i + 1) % len(use)]) for i in range(len(use))]
+def _cycle(use):
     if len(use) == 2:
-        controls = [(use[0], use[1]), (use[1], use[0])]
-    partners = {c: list(use) for c in cands}
-    pairs = []
-    # controls first and last: the level around the candidates' pairs
-    half = len(controls) // 2
-    pairs += controls[:half]
+        return [(use[0], use[1]), (use[1], use[0])]
+    return [(use[i], use[(i + 1) % len(use)]) for i in range(len(use))]
+
+
+def plan(cands: Sequence[str], refs, max_partners: int = MAX_PARTNERS
+         ) -> Optional[Plan]:
+    """Each candidate with up to ``max_partners`` references (``refs``: one
+    list for all, or ``{candidate: list}``), both ways; controls: a cycle
+    through its partners. A candidate with fewer than 2 references (no
+    control level) is left out; None: no candidate left."""
+    partners, controls = {}, {}
     for c in cands:
+        use = list((refs.get(c, []) if isinstance(refs, Mapping) else
+                    refs)[:max_partners])
+        if len(use) >= 2:
+            partners[c], controls[c] = use, _cycle(use)
+    if not partners:
+        return None
+    every = list(dict.fromkeys(p for c in partners for p in controls[c]))
+    # controls first and last: the level around the candidates' pairs
+    half = len(every) // 2
+    pairs = every[:half]
+    for c, use in partners.items():
         for p in use:
             pairs += [(c, p), (p, c)]
-    pairs += controls[half:]
-    return Plan(partners, controls, pairs)
+    return Plan(partners, controls, pairs + every[half:])
 
 
 # -- statistics ------------------------------------------------------------
@@ -319,9 +419,10 @@ def decide(rounds: Sequence[Mapping[Pair, float]], cand: Candidate,
     """The candidate's decision from the retest rounds so far; ``final``:
     the budget is spent (open becomes inconclusive)."""
     node = cand.node
-    parts = the_plan.partners[node]
+    parts = the_plan.partners.get(node, [])
+    controls = the_plan.controls.get(node, [])
     d = Decision(node, cand.why, 'open', cand.first)
-    per = {dr: series(rounds, node, parts, the_plan.controls, dr, ratio)
+    per = {dr: series(rounds, node, parts, controls, dr, ratio)
            for dr in DIRECTIONS}
     d.retests = max(s.n for s in per.values())
     d.directions = {dr: {'values': [round(v, 4) for v in s.values],
@@ -336,7 +437,7 @@ def decide(rounds: Sequence[Mapping[Pair, float]], cand: Candidate,
         s = per[dr]
         d.direction = dr
         conf = f'({_p(s.p_slow())}, {s.n} retests)'
-        halves = [series(rounds, node, h, the_plan.controls, dr, ratio)
+        halves = [series(rounds, node, h, controls, dr, ratio)
                   for h in _halves(parts)]
         if len(halves) < 2 or all(h.mean <= ratio for h in halves):
             d.status = 'slow'
@@ -348,11 +449,9 @@ def decide(rounds: Sequence[Mapping[Pair, float]], cand: Candidate,
         # its own link is not slow: is it slow with some of its partners?
         for dr in (slow or DIRECTIONS):
             blamed = [p for h in _halves(parts) for p in _blame(
-                rounds, node, h, the_plan.controls, dr, ratio, alpha,
-                min_retests)]
+                rounds, node, h, controls, dr, ratio, alpha, min_retests)]
             if blamed:
-                s = series(rounds, node, blamed, the_plan.controls, dr,
-                           ratio)
+                s = series(rounds, node, blamed, controls, dr, ratio)
                 d.status, d.direction, d.blamed = 'partner', dr, blamed
                 with_ = 'with ' + ', '.join(blamed)
                 d.text = (f'retest: {_describe(node, dr, s, with_)} '
@@ -371,22 +470,35 @@ def decide(rounds: Sequence[Mapping[Pair, float]], cand: Candidate,
         return d
 
     if final:
-        d.status = 'inconclusive' if d.retests else 'untested'
+        d.status = 'inconclusive'
         worst = min(DIRECTIONS, key=lambda x: per[x].mean
                     if per[x].n else math.inf)
         s = per[worst]
         d.text = ('retest inconclusive after the time budget: ' +
                   (f'{_describe(node, worst, s)} (below: {_p(s.p_slow())}, '
                    f'above: {_p(s.p_healthy())})' if s.n else
-                   'no retest round fitted'))
+                   'no retest round fitted in it'))
     return d
 
 
 # -- the driver (in the job) -----------------------------------------------
 
-def first_round(text: str, inputs: Mapping):
-    """``(matrix, figures, verdict, fabric lines, named)`` of the job's
-    matrix, judged as the check judges it (no retest)."""
+@dataclass
+class FirstRound:
+    """The job's matrix judged as the check judges it (no retest)."""
+
+    matrix: object
+    figures: Dict
+    verdict: linkbaseline.LinkVerdict      # each node link
+    lines: List[str]                       # the fabric's verdict
+    named: List[str]                       # nodes those lines name
+    faults: FabricFaults
+    topo: object = None                    # the declared tree, or None
+
+
+def first_round(text: str, inputs: Mapping) -> FirstRound:
+    """The first round of the job's output ``text`` with the check's
+    ``inputs`` (fabric, bounds, baseline, declared tree)."""
     from clustergate import topology
 
     run = cgoutput.parse(text)
@@ -394,18 +506,20 @@ def first_round(text: str, inputs: Mapping):
     fabric = inputs.get('fabric', '?')
     topo = topology_from_json(inputs.get('topology'))
     if topo is None:
-        lines = linkmatrix.analyse(matrix, inputs.get(
-            'fraction', linkmatrix.DEFAULT_FRACTION), fabric).messages()
+        analysis = linkmatrix.analyse(matrix, inputs.get(
+            'fraction', linkmatrix.DEFAULT_FRACTION), fabric)
     else:
-        lines = topology.diagnose(
+        analysis = topology.diagnose(
             topo, topology.rounds_from_measurements(run.measurements),
-            fabric).messages()
+            fabric)
+    lines = analysis.messages()
     stats = {m: linkbaseline.LinkStat(*v)
              for m, v in (inputs.get('stats') or {}).items()} or None
     b = Bounds(**inputs.get('bounds', {}))
     figures, verdict, named = node_links(matrix, run, topo, lines, stats,
                                          fabric, b)
-    return matrix, figures, verdict, lines, named
+    return FirstRound(matrix, figures, verdict, lines, named,
+                      fabric_faults(analysis), topo)
 
 
 def topology_to_json(topo) -> Optional[Dict]:
@@ -469,8 +583,8 @@ def _measure(launch: str, ranks: Mapping[str, int], pairs: Sequence[Pair],
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
-        raise RuntimeError(f'retest launch killed after {timeout:.0f} s '
-                           f'(the budget)') from None
+        raise RuntimeError(f'retest launch killed after {timeout:.1f} s '
+                           f'(the end of the budget)') from None
     log.write(f'# {cmd}\n{stdout}')
     if proc.returncode != 0:
         raise RuntimeError(f'retest launch exited {proc.returncode}: '
@@ -485,51 +599,88 @@ def _measure(launch: str, ranks: Mapping[str, int], pairs: Sequence[Pair],
     return out
 
 
+def _untested(c: Candidate, why: str) -> Decision:
+    return Decision(c.node, c.why, 'untested', c.first,
+                    text=f'not retested: {why}')
+
+
+def _setup(first: FirstRound, inputs: Mapping, result: Dict):
+    """``(candidates, {candidate: partners}, decided)`` of a first round:
+    candidates that no pair can measure cleanly are decided untested."""
+    cands = retest_candidates(first.lines, first.verdict,
+                              Bounds(**inputs.get('bounds', {})))
+    if not cands:
+        result['notes'].append('no suspect or borderline node link')
+        return [], {}, {}
+    gross = set(first.named) | set(first.faults.nodes) | \
+        set(first.faults.miscabled)
+    names = [c.node for c in cands]
+    healthy = partners_of(first.matrix.nodes, first.figures,
+                          gross | set(names))
+    refs = refs_of(names, healthy, first.faults, first.topo)
+    # behind a cut trunk a node may have fewer than 2 clean partners that
+    # are not retested themselves: then its fellow candidates too (the
+    # halving tells a slow partner from its own link)
+    others = refs_of(names, partners_of(names, first.figures, gross),
+                     first.faults, first.topo)
+    for c in names:
+        if len(refs[c]) < 2:
+            refs[c] += [o for o in others[c] if o != c]
+    decided = {}
+    for c in cands:
+        if len(refs[c.node]) < 2:
+            decided[c.node] = _untested(
+                c, f'fewer than 2 healthy partners whose pairs with it '
+                   f'cross nothing the fabric verdict named '
+                   f'({", ".join(refs[c.node]) or "none"})')
+    return [c for c in cands if c.node not in decided], refs, decided
+
+
+def _next_fits(left, last, the_plan, last_pairs):
+    """Whether the next round, as long as the last one per pair, fits."""
+    if left <= 0:
+        return False
+    return not last_pairs or last * len(the_plan.pairs) / last_pairs <= left
+
+
 # long: the adaptive loop: candidates, rounds until clear or the budget
 def retest(text: str, inputs: Mapping, launch: str, budget: float,
            trials: int = TRIALS, log=None, clock=time.monotonic) -> Dict:
     """Retest the job's candidates; the result as written to the JSON file
-    the check reads (``decisions``: one per candidate)."""
-    start = clock()
+    the check reads (``decisions``: one per candidate). Every node link
+    the first round names is retested, gross or not, with partners whose
+    pairs cross nothing else the fabric's verdict named; the launches stop
+    at ``budget`` seconds (a launch still running then is killed)."""
     result = {'budget_s': budget, 'rounds': 0, 'elapsed_s': 0.0,
               'decisions': [], 'notes': []}
-    matrix, figures, verdict, lines, named = first_round(text, inputs)
-    if lines:
-        result['notes'].append('the fabric verdict named a gross fault: no '
-                               'retest of single node links')
-        return result
-    b = Bounds(**inputs.get('bounds', {}))
-    cands = candidates(verdict, b, named)
-    if not cands:
-        result['notes'].append('no suspect or borderline node link')
-        return result
+    t_first = clock()
+    first = first_round(text, inputs)
+    cands, refs, decided = _setup(first, inputs, result)
+    # the budget is the retests' (the first round's analysis is apart)
+    start = clock()
+    result['analysis_s'] = round(start - t_first, 1)
     ratio = float(inputs.get('ratio', RATIO))
     alpha = float(inputs.get('alpha', ALPHA))
-    refs = partners_of(matrix.nodes, figures, [c.node for c in cands])
     ranks = {n: r for r, n in linkmatrix.labels(
         cgoutput.parse(text).measurements).items()}
     rounds: List[Dict[Pair, float]] = []
     whole = plan([c.node for c in cands], refs)
     open_ = {c.node: c for c in cands}
-    decided: Dict[str, Decision] = {}
-    last = 0.0
+    last, last_pairs = 0.0, 0
     log = log or open(os.devnull, 'w')
-    if whole is None:
-        result['notes'].append(f'fewer than 2 healthy partners '
-                               f'({", ".join(refs) or "none"}): no retest')
-    while open_ and whole is not None:
-        left = budget - (clock() - start)
-        if left <= 0 or left < last:
-            break       # the next round would not fit
+    while open_:
         the_plan = plan(sorted(open_), refs)
+        left = budget - (clock() - start)
+        if not _next_fits(left, last, the_plan, last_pairs):
+            break
         t0 = clock()
         try:
             rounds.append(_measure(launch, ranks, the_plan.pairs, trials,
-                                   log, timeout=max(left, 10)))
+                                   log, timeout=left))
         except (RuntimeError, subprocess.SubprocessError, OSError) as err:
             result['notes'].append(str(err))
             break
-        last = clock() - t0
+        last, last_pairs = clock() - t0, len(the_plan.pairs)
         for node in sorted(open_):
             d = decide(rounds_of(rounds, node), open_[node], whole, ratio,
                        alpha)
@@ -537,9 +688,8 @@ def retest(text: str, inputs: Mapping, launch: str, budget: float,
                 decided[node] = d
                 del open_[node]
     for node, c in open_.items():
-        decided[node] = decide(rounds_of(rounds, node), c, whole or
-                               Plan({node: []}, [], []), ratio, alpha,
-                               final=True)
+        decided[node] = decide(rounds_of(rounds, node), c, whole, ratio,
+                               alpha, final=True)
     result['rounds'] = len(rounds)
     result['elapsed_s'] = round(clock() - start, 1)
     result['decisions'] = [asdict(decided[n]) for n in sorted(decided)]
@@ -552,42 +702,89 @@ def rounds_of(rounds, node):
     return [r for r in rounds if any(node in p for p in r)]
 
 
-def apply(lines: List[str], verdict: linkbaseline.LinkVerdict,
-          result: Mapping, fabric: str) -> Tuple[List[str], List[str]]:
-    """The node-link fault lines after the retest, and the notes to log.
-    A named node link the retest cleared is dropped; a confirmed one
-    (named or borderline) is a fault with its confidence; an inconclusive
-    named one keeps its first-round line, saying so."""
-    by_node = {d['node']: d for d in result.get('decisions', [])}
-    out, notes = [], list(result.get('notes', []))
-    head = 'slow node link {} on fabric ' + fabric + ': '
-    for ln in lines:
-        node = next((n for n in by_node if ln.startswith(head.format(n))),
-                    None)
-        if node is None:
-            out.append(ln)
-            continue
-        d = by_node[node]
-        if d['status'] == 'healthy':
+#: what a first-round line stands on, when it does not say it
+FABRIC_BASIS = {True: 'fabric model', False: 'matrix median'}
+_FABRIC_LINE = re.compile(r'^(?:suspect node|suspect link|uplink|'
+                          r'miscabled node) \S+ on fabric ')
+
+
+def with_basis(line: str, tree: bool) -> str:
+    """``line`` saying which basis judged it: the per-link verdict's lines
+    say it already (its baseline, or its peers only); the fabric's are
+    judged against the fitted fabric model on a tree, the matrix median
+    when flat."""
+    if '[basis: ' in line or not _FABRIC_LINE.match(line):
+        return line         # a subclass's own verdict: its own words
+    return f'{line} [basis: {FABRIC_BASIS[bool(tree)]}]'
+
+
+# long: one branch per retest outcome of a named line, then of a
+# borderline candidate, each saying what became of it
+def apply(lines: List[str], result: Optional[Mapping], fabric: str,
+          cands: Optional[Sequence[Candidate]], tree: bool = False
+          ) -> Tuple[List[str], List[str]]:
+    """The verdict lines after the retest, and the notes to log.
+
+    ``lines``: the first round's lines (the fabric's and the per-link
+    verdict's); ``result``: the driver's result (None: none was written);
+    ``cands``: what the retest had to decide (:func:`retest_candidates`;
+    None: no retest, its budget is 0). A named node link the retest
+    cleared is dropped (logged); a confirmed one keeps its line with the
+    retest's confidence; one the retest could not decide (inconclusive
+    within the budget, or not retested) keeps its line saying why: the
+    gate does not pass what it could not check. A borderline one becomes a
+    line when confirmed or undecided."""
+    out = [with_basis(ln, tree) for ln in lines]
+    if cands is None:
+        return out, ['no retest (its budget is 0): named node links stand '
+                     'on the first round']
+    by_node = {d['node']: d for d in (result or {}).get('decisions', [])}
+    notes = list((result or {}).get('notes', []))
+    why = '; '.join(notes) or ('no retest result' if result is None else
+                               'no decision')
+    lined = {node_link_of(ln) for ln in lines} - {None}
+    final = []
+    for ln in out:
+        node = node_link_of(ln)
+        d = by_node.get(node)
+        if node is None or node not in {c.node for c in cands}:
+            final.append(ln)
+        elif d is None:
+            final.append(f'{ln}; not retested: {why}')
+        elif d['status'] == 'healthy':
             notes.append(f'{ln} -- {d["text"]}')
-        elif d['status'] in ('slow', 'inconclusive', 'untested'):
-            out.append(f'{ln}; {d["text"]}')
-        else:       # partner
-            out.append(_partner_line(d, fabric))
-    named = {n for n in by_node if any(
-        ln.startswith(head.format(n)) for ln in lines)}
-    for node, d in sorted(by_node.items()):
-        if node in named:
-            continue
-        if d['status'] == 'slow':
-            out.append(head.format(node) + f'{d["text"]} (first round: '
-                       f'{d["first"]}, not named on its own)')
         elif d['status'] == 'partner':
-            out.append(_partner_line(d, fabric))
+            final.append(_partner_line(d, fabric))
+        else:               # slow, inconclusive, untested
+            final.append(f'{ln}; {d["text"]}')
+    head = 'slow node link {} on fabric ' + fabric + ': '
+    for c in cands:
+        if c.node in lined:
+            continue
+        d = by_node.get(c.node) or {'status': 'missing', 'text':
+                                     f'not retested: {why}'}
+        if d['status'] == 'partner':
+            final.append(_partner_line(d, fabric))
+        elif d['status'] == 'healthy':
+            notes.append(f'borderline node link {c.node} on fabric {fabric} '
+                         f'({c.first}): {d["text"]}')
         else:
-            notes.append(f'borderline node link {node} on fabric {fabric} '
-                         f'({d["first"]}): {d["text"]}')
-    return out, notes
+            what = head if d['status'] == 'slow' else \
+                'undecided node link {} on fabric ' + fabric + ': '
+            final.append(what.format(c.node) + f'{d["text"]} (first round: '
+                         f'{c.first}, not named on its own)')
+    return final, notes
+
+
+def decided_all(result: Optional[Mapping],
+                cands: Optional[Sequence[Candidate]]) -> bool:
+    """Whether the retest ran and decided every candidate (slow, a
+    partner's, healthy, inconclusive within its budget, or untested for
+    want of clean partners): then a later run has nothing to add."""
+    if result is None or cands is None:
+        return False
+    done = {d['node'] for d in result.get('decisions', [])}
+    return {c.node for c in cands} <= done
 
 
 def _partner_line(d, fabric):

@@ -16,6 +16,7 @@ the file) is replaced by the new one; any other comment is kept.
 """
 
 import io
+import math
 from typing import Dict, Sequence, Tuple
 
 from ruamel.yaml import YAML
@@ -44,7 +45,30 @@ def _yaml():
         type(None),
         lambda rep, _: rep.represent_scalar('tag:yaml.org,2002:null', 'null')
     )
+    y.representer.add_representer(
+        float,
+        lambda rep, x: rep.represent_scalar('tag:yaml.org,2002:float',
+                                            float_text(x)))
     return y
+
+
+def float_text(x: float) -> str:
+    """``x`` as a YAML scalar that YAML 1.1 (PyYAML, which validates the
+    files) and YAML 1.2 (ruamel, which rewrites them) both read back as
+    the same float: the shortest text that round-trips (``repr``), with a
+    ``.0`` before an exponent that has no point (YAML 1.1 reads ``6e-06``
+    as a string) and the special values in YAML's spelling."""
+    if math.isnan(x):
+        return '.nan'
+    if math.isinf(x):
+        return '.inf' if x > 0 else '-.inf'
+    text = repr(float(x))
+    mant, e, exp = text.partition('e')
+    if e and '.' not in mant:
+        mant += '.0'
+    if e and exp[0] not in '+-':
+        exp = '+' + exp
+    return mant + e + exp
 
 
 def _plain(x):
@@ -57,8 +81,9 @@ def _plain(x):
     return x
 
 
-def _metric_map(spec: Dict) -> CommentedMap:
-    keys = [k for k in FIELD_ORDER if k in spec] + \
+def _metric_map(spec: Dict, ordered=False) -> CommentedMap:
+    keys = list(spec) if ordered else \
+        [k for k in FIELD_ORDER if k in spec] + \
         sorted(k for k in spec if k not in FIELD_ORDER)
     out = CommentedMap((k, _plain(spec[k])) for k in keys)
     out.fa.set_flow_style()
@@ -177,12 +202,13 @@ def update(old_text: str, system: str, measured: Table,
 def dump(doc: Dict, header: Sequence[str] = (), flow_depth: int = 4) -> str:
     """YAML text of a nested ``doc`` (dicts, lists, scalars) in the style
     of the reference files: keys quoted, mappings at ``flow_depth`` (one
-    metric each) on one line, a ``# header`` comment on top (other
-    structured files under config/references/, e.g. link baselines)."""
+    metric each, their fields in the order given) on one line, a
+    ``# header`` comment on top (other structured files under
+    config/references/, e.g. link baselines)."""
     def conv(x, depth):
         if isinstance(x, dict):
             if depth >= flow_depth:
-                return _metric_map(x)
+                return _metric_map(x, ordered=True)
             return CommentedMap((DoubleQuotedScalarString(str(k))
                                  if depth else str(k), conv(v, depth + 1))
                                 for k, v in x.items())

@@ -62,7 +62,8 @@ import sys
 import reframe.utility.sanity as sn
 from reframe.core.builtins import (parameter, performance_function, run_after,
                                    run_before, variable)
-from reframe.core.exceptions import ConfigError, SanityError
+from reframe.core.exceptions import (ConfigError, PerformanceError,
+                                     SanityError)
 
 from clustergate import (cgoutput, extras, linkbaseline, linkmatrix,
                          linkretest, linkstats, references, sweep, topology)
@@ -72,6 +73,16 @@ from clustergate.rfm.cgprogram import CgProgramTest
 
 #: judge()'s result per test instance (id) and output text
 _JUDGED = {}
+#: the failing verdicts the retest decided, per test case of the session
+_DECIDED = {}
+
+
+def _run_of_session():
+    """Which run of the ReFrame session this is (0: the first; retries
+    and reruns count on). ReFrame 4.10 tells a test nothing else about
+    retries; its runtime context's ``current_run`` is the one place."""
+    from reframe.core.runtime import runtime
+    return runtime().current_run
 
 
 class LinkMatrixTest(CgProgramTest):
@@ -113,6 +124,11 @@ class LinkMatrixTest(CgProgramTest):
     retest_alpha = variable(float, value=linkretest.ALPHA, loggable=True)
     #: A retested node link is slow below this fraction of its partners
     retest_ratio = variable(float, value=linkretest.RATIO, loggable=True)
+
+    #: Measure again in a later run of the session (a retry, a rerun) when
+    #: an earlier run's verdict was decided by the retest (default: that
+    #: verdict stands, the later run fails at once with it)
+    retry_decided = variable(bool, value=False, loggable=True)
 
     #: Per-node performance variables (5 per node) up to this many nodes;
     #: above it only the summary ones (a perflog line stays readable)
@@ -210,15 +226,38 @@ class LinkMatrixTest(CgProgramTest):
 
     def retest_result(self):
         """The retest driver's result (linkretest_<fabric>.json), or
-        an empty one."""
+        None: it wrote none (it did not run, or its file is unreadable)."""
         if self.stagedir is None:
-            return {}
+            return None
         try:
             with open(os.path.join(self.stagedir,
                                    self.retest_name('json'))) as fp:
                 return json.load(fp)
         except (OSError, ValueError):
-            return {}
+            return None
+
+    def case_key(self):
+        """This test case in the session: check, partition, environment."""
+        part, env = self.current_partition, self.current_environ
+        return (self.unique_name, part.fullname if part else None,
+                env.name if env else None)
+
+    @run_after('setup')
+    def keep_decided_verdict(self):
+        """A later run of this case in the same session (a retry by
+        ``--max-retries``, or a ``--reruns`` repetition) does not measure
+        the fabric again when an earlier run's verdict was decided by the
+        retest in its job: it fails at once with that verdict, instead of
+        doubling the time to it. ``retry_decided`` measures again."""
+        if self.retry_decided or _run_of_session() == 0:
+            return
+        lines = _DECIDED.get(self.case_key())
+        if lines:
+            raise PerformanceError(
+                f'faults={len(lines)} verdicts: {"; ".join(lines)} '
+                f'(decided by the link retest in an earlier run of this '
+                f'session; not measured again: -S retry_decided=true to '
+                f'measure again)')
 
     # -- output -----------------------------------------------------------
 
@@ -301,20 +340,29 @@ class LinkMatrixTest(CgProgramTest):
         # each node link against its own baseline and its peers; a node
         # the fabric's verdict named already is not named twice
         found = self.link_baseline()
+        bounds = linkretest.Bounds(self.link_ratio, self.link_z,
+                                   self.peer_ratio, self.peer_z)
         figures, links, _ = linkretest.node_links(
             matrix, run, self.declared(), lines, found[1] if found else None,
-            self.interconnect, linkretest.Bounds(
-                self.link_ratio, self.link_z, self.peer_ratio, self.peer_z),
+            self.interconnect, bounds,
             basis=found[0] if found else self.link_baseline_where())
-        # the retests of the same job decide the named and borderline ones
-        link_lines, notes = linkretest.apply(
-            links.lines, links, self.retest_result(), self.interconnect)
+        # the retests of the same job decide every named node link, gross
+        # or not, and the borderline ones
+        first = lines + links.lines
+        cands = linkretest.retest_candidates(lines, links, bounds) \
+            if self.budget() > 0 else None
+        retested = self.retest_result()
+        final, notes = linkretest.apply(
+            first, retested, self.interconnect, cands,
+            tree=self.declared() is not None)
         for note in notes:
             self.logger.info(f'link retest: {note}')
 
         self.logger.info(f'node links on fabric {self.interconnect}: '
                          f'{links.basis}')
-        result = (lines + link_lines, figures, links)
+        if final and linkretest.decided_all(retested, cands):
+            _DECIDED[self.case_key()] = final
+        result = (final, figures, links)
         # kept outside the test: ReFrame writes the test's attributes as
         # JSON when it finishes (the figures' keys are tuples)
         _JUDGED[id(self)] = (text, result)
