@@ -197,7 +197,7 @@ def deviations(groups) -> List[Deviation]:
         dev = s.value / s.ref - 1 if s.ref else None
         delta = dev if dev is not None else s.value - s.ref
         good = {'lower': delta < 0, 'higher': delta > 0}.get(
-            baseline.direction(key.metric, s.unit), False)
+            baseline.direction(key.check, key.metric), False)
         out.append(Deviation(key, s.value, s.ref, s.unit, dev,
                              'better than reference' if good
                              else 'regression'))
