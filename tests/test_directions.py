@@ -5,7 +5,6 @@ links, cache levels) from real outputs."""
 import glob
 import os
 
-import pytest
 
 from conftest import ROOT, fixture_text
 from rfm_loader import load_checks, pick
