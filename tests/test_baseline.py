@@ -11,7 +11,7 @@ from clustergate import references, refwriter
 def test_median_and_mad_tolerance_higher_is_better():
     # median 100, |dev| = 0,2,2,4,4 -> MAD 2; sigma 2.9652 -> 3 sigma 8.90%
     st = bl.compute([100, 98, 102, 96, 104], 'bandwidth', 'MB/s', k=3,
-                    floor=0.05, better_factor=3)
+                    floor=0.05, better_factor=3, check='OsuBw')
     assert st.median == 100
     assert st.mad == 2
     assert st.spread == pytest.approx(0.029652)
@@ -22,7 +22,8 @@ def test_median_and_mad_tolerance_higher_is_better():
 
 
 def test_floor_applies_when_spread_is_small():
-    st = bl.compute([50.0, 50.1, 49.9], 'latency', 'us', k=3, floor=0.05)
+    st = bl.compute([50.0, 50.1, 49.9], 'latency', 'us', k=3, floor=0.05,
+                    check='OsuBarrier')
     assert st.median == 50.0
     assert st.mad == pytest.approx(0.1)
     assert st.tolerance == 0.05            # 3 x 0.3% < floor
@@ -33,36 +34,44 @@ def test_floor_applies_when_spread_is_small():
 
 def test_floor_is_configurable_and_better_side_can_be_open():
     st = bl.compute([10, 10, 10], 'bw_min', 'MB/s', floor=0.1,
-                    better_factor=0)
+                    better_factor=0, check='LinkMatrix')
     assert (st.tolerance, st.lower, st.upper) == (0.1, -0.1, None)
-    st = bl.compute([10, 10, 10], 't', 's', floor=0.1, better_factor=0)
+    st = bl.compute([10, 10, 10], 'time', 's', floor=0.1, better_factor=0,
+                    check='NpbCG')
     assert (st.lower, st.upper) == (None, 0.1)
 
 
 def test_lower_threshold_never_below_minus_one():
-    st = bl.compute([1, 10, 100], 'bandwidth', 'MB/s', k=3)
+    st = bl.compute([1, 10, 100], 'bandwidth', 'MB/s', k=3, check='OsuBw')
     assert st.lower == -1.0
 
 
-@pytest.mark.parametrize('metric,unit,expected', [
-    ('latency', 'us', 'lower'),
-    ('latency_r3', 'us', 'lower'),
-    ('time', 's', 'lower'),
-    ('concurrent_ratio', 'x', 'lower'),
-    ('bandwidth', 'MB/s', 'higher'),
-    ('bw_median', 'MB/s', 'higher'),
-    ('mops', 'Mop/s', 'higher'),
-    ('triad', 'GB/s', 'higher'),
-    ('count', '', 'both'),
+@pytest.mark.parametrize('check,metric,expected', [
+    ('OsuLatency', 'latency_8B', 'lower'),
+    ('PingPongDistance', 'latency_r3', 'lower'),
+    ('NpbCG', 'time', 'lower'),
+    ('ConcurrentSends', 'concurrent_ratio', 'lower'),
+    ('OsuBw', 'bandwidth', 'higher'),
+    ('LinkMatrix', 'bw_median', 'higher'),
+    ('NpbCG', 'mops_total', 'higher'),
+    ('Stream', 'triad', 'higher'),
     # the link matrix's per-node figures and its verdict count
-    ('peer_n4_sent', 'x', 'higher'),
-    ('peer_min', 'x', 'higher'),
-    ('bw_n4_recv', 'MB/s', 'higher'),
-    ('faults', 'verdicts', 'lower'),
-    ('faults', 'verdicts: suspect node n4 on fabric fab0: ...', 'lower'),
+    ('LinkMatrix', 'peer_n4_sent', 'higher'),
+    ('LinkMatrix', 'peer_min', 'higher'),
+    ('LinkMatrix', 'bw_n4_recv', 'higher'),
+    ('LinkMatrix', 'faults', 'lower'),
+    # declared, not read from the name: a slowdown is lower-is-better,
+    # a memory bandwidth 'bw' higher, a step between cache levels higher
+    ('OsNoise', 'slowdown_k', 'lower'),
+    ('MemoryRandom', 'bw', 'higher'),
+    ('MemoryLatency', 'step_DRAM', 'higher'),
+    ('PingPongVsImb', 'latency_ratio', 'both'),
+    # nobody declared it: judged both ways, never guessed
+    ('SiteCheck', 'bandwidth', 'both'),
+    ('OsuBw', 'count', 'both'),
 ])
-def test_direction(metric, unit, expected):
-    assert bl.direction(metric, unit) == expected
+def test_direction(check, metric, expected):
+    assert bl.direction(check, metric) == expected
 
 
 def test_both_direction_is_symmetric():
@@ -70,7 +79,7 @@ def test_both_direction_is_symmetric():
     assert (st.lower, st.upper) == (-0.07, 0.07)
 
 
-def _samples(values, metric='bandwidth', unit='MB/s', check='PingPong',
+def _samples(values, metric='bandwidth', unit='MB/s', check='PingPongDistance',
              point='interconnect=fab0,num_nodes=2,ppn=1', result='pass'):
     key = bl.Key('emu', 'p', check, point, metric)
     return [bl.Sample(key, v, unit, 1000.0 + i, f'job{i}', result)
@@ -82,7 +91,7 @@ def test_refuses_below_minimum_runs_and_names_the_metric():
         bl.make(_samples([1.0, 2.0]), min_runs=3)
 
     assert 'fewer than 3 healthy runs' in str(err.value)
-    assert 'PingPong emu:p [interconnect=fab0,num_nodes=2,ppn=1] bandwidth' \
+    assert 'PingPongDistance emu:p [interconnect=fab0,num_nodes=2,ppn=1] bandwidth' \
         in str(err.value)
 
 
@@ -109,7 +118,7 @@ def test_rendered_file_loads_and_round_trips():
     base = bl.make(s, min_runs=3)
     text = bl.render('emu', bl.entries(base), ['test'])
     refs = references.parse(yaml.safe_load(text), 'x.yaml', 'emu')
-    key, metrics = refs.lookup('PingPong', 'p', {'interconnect': 'fab0',
+    key, metrics = refs.lookup('PingPongDistance', 'p', {'interconnect': 'fab0',
                                                  'num_nodes': 2, 'ppn': 1})
     assert metrics['bandwidth'] == (100.0, -0.089, 0.267, 'MB/s')
     assert metrics['latency'][0] == 9.1

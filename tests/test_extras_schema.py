@@ -47,7 +47,7 @@ BAD_INPUTS = [
      (EXPECTED, EXPECTED + " 'core_per_node': 2,"),
      "partition localhost:local: extras.core_per_node: unknown key "
      "(known: benchmarks, concurrency, cores_per_node, expected_families, "
-     "hpcc, "
+     "hpcc, improvements, "
      "interconnects, link_retest_budget_s, memory_per_node_gib, "
      "numa_domains_per_node, "
      "rotation, stream_numa_counts, sweep, topology)"),
@@ -68,6 +68,10 @@ BAD_INPUTS = [
      (EXPECTED, "'expected_families': ['npb', 'hpl'],"),
      "partition localhost:local: extras.expected_families: 'hpl' is not a "
      f"check family (known: {', '.join(extras.check_families())})"),
+    ('improvement policy misspelt',
+     (EXPECTED, EXPECTED + " 'improvements': 'warn',"),
+     "partition localhost:local: extras.improvements: 'warn' is not one "
+     "of report, fail"),
     ('unknown interconnect key',
      ("'scope': 'node',", "'scope': 'node', 'rate': 1,"),
      "partition localhost:local: extras.interconnects.shm.rate: unknown "

@@ -47,12 +47,19 @@ def test_healthy_noise_gives_no_change_point():
 
 def test_direction_decides_regression_or_improvement():
     up = [10.0] * 6 + [12.0] * 6
-    key, samples = _series(up, metric='latency', unit='us')
+    pp = 'PingPongDistance'
+    key, samples = _series(up, metric='latency', unit='us', check=pp)
     assert [f.band for f in history.shifts(key, samples)] == ['warn']
-    key, samples = _series(up, metric='bandwidth', unit='MB/s')
+    key, samples = _series(up, metric='bandwidth', unit='MB/s', check=pp)
     assert [f.band for f in history.shifts(key, samples)] == \
         ['improvement']
-    key, samples = _series(up[::-1], metric='latency', unit='us')
+    key, samples = _series(up[::-1], metric='latency', unit='us', check=pp)
+    assert [f.band for f in history.shifts(key, samples)] == \
+        ['improvement']
+    # declared, not read from the name or unit ('x'): less OS noise is
+    # better
+    key, samples = _series(up[::-1], metric='slowdown_k', unit='x',
+                           check='OsNoise')
     assert [f.band for f in history.shifts(key, samples)] == \
         ['improvement']
 

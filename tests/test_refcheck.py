@@ -17,6 +17,9 @@ from conftest import ROOT, reframe_cmd
 
 EMU = os.path.join(ROOT, 'config', 'references', 'emucluster.yaml')
 
+NOISE = ('  "OsNoise":\n    "emu":\n      "{key}":\n        "{metric}": '
+         '{{value: 0.1, lower: null, upper: 0.5, unit: "x"}}\n')
+
 # (change to config/references/emucluster.yaml, file name, key, problem)
 BAD_FILES = [
     ('"Hotspot":', '"HotSpot":', 'emucluster.yaml', 'references.HotSpot',
@@ -30,7 +33,32 @@ BAD_FILES = [
     (None, None, 'mycluster.yaml', None,
      "no system 'mycluster' is configured (systems: emucluster, "
      "localhost)"),
+    # a typo in a point key's value: the point would run unchecked
+    ('references:\n', 'references:\n' + NOISE.format(key='scale=smal',
+                                                       metric='p99_us'),
+     'emucluster.yaml', 'references.OsNoise.emu.scale=smal',
+     "axis 'scale' has no value 'smal' (values: full, nightly, small)"),
+    ('environ=intelmpi,interconnect=fab0,msg_bytes=1000000,num_nodes=4',
+     'environ=intelmpi,interconnect=fab0,msg_bytes=100000,num_nodes=4',
+     'emucluster.yaml', 'references.Allreduce.emu.environ=intelmpi,'
+     'interconnect=fab0,msg_bytes=100000,num_nodes=4,ppn=1',
+     "axis 'msg_bytes' has no value '100000' (values: 0, 10000, 1000000, "
+     "4000000, 8)"),
+    # an axis no check has
+    ('references:\n', 'references:\n' + NOISE.format(key='scal=small',
+                                                       metric='p99_us'),
+     'emucluster.yaml', 'references.OsNoise.emu.scal=small',
+     "no check has an axis 'scal' (axes: environ, interconnect, kernel, "
+     "layout, msg_bytes, npb_class, num_nodes, numa_domains, ppn, scale)"),
+    # a metric the check does not report: refused before any job ran
+    ('references:\n', 'references:\n' + NOISE.format(key='scale=small',
+                                                       metric='p99us'),
+     'emucluster.yaml', 'references.OsNoise.emu.scale=small.p99us',
+     "OsNoise reports no metric 'p99us' (metrics: slowdown_1, slowdown_k, "
+     "bsp_slowdown, ratio, p99_us, p99_9_us, worst_us, quantum_min_us)"),
 ]
+BAD_IDS = ['check', 'partition', 'system', 'unconfigured system',
+           'axis value', 'size value', 'axis name', 'metric']
 
 
 def _refs_dir(tmp_path, old, new, fname):
@@ -53,8 +81,7 @@ def _message(path, key, problem):
 
 
 @pytest.mark.parametrize('old,new,fname,key,problem', BAD_FILES,
-                         ids=['check', 'partition', 'system',
-                              'unconfigured system'])
+                         ids=BAD_IDS)
 def test_bad_reference_file_stops_the_load(tmp_path, old, new, fname, key,
                                            problem):
     refs, path = _refs_dir(tmp_path, old, new, fname)
@@ -70,8 +97,9 @@ def test_bad_reference_file_stops_the_load(tmp_path, old, new, fname, key,
                       _message(path, key, problem)], out
 
 
-@pytest.mark.parametrize('old,new,fname,key,problem', BAD_FILES[:3],
-                         ids=['check', 'partition', 'system'])
+@pytest.mark.parametrize('old,new,fname,key,problem',
+                         BAD_FILES[:3] + BAD_FILES[4:],
+                         ids=BAD_IDS[:3] + BAD_IDS[4:])
 def test_baseline_validate_names_the_same(tmp_path, old, new, fname, key,
                                           problem):
     _, path = _refs_dir(tmp_path, old, new, fname)
@@ -100,12 +128,12 @@ system: "localhost"
 references:
   "RightShift":
     "local":
-      "nodes=1":
+      "kernel=read":
         "latency": {value: 1, lower: null, upper: null, unit: "us"}
   "Barrier":
     "local":
-      "*":
-        "latncy": {value: 1, lower: null, upper: null, unit: "us"}
+      "num_nodes=64":
+        "latency": {value: 1, lower: null, upper: null, unit: "us"}
 '''
 
 
@@ -133,10 +161,12 @@ def test_unknown_axis_and_metric_fail_the_session_naming_the_key(tmp_path):
     reasons = {tc['name'].split()[0]: tc['fail_reason'] for tc in cases
                if not tc['fixture']}
     path = str(refs / 'localhost.yaml')
+    # an axis of other checks, a value this system's sweep has not: the
+    # point would never match; refused in setup, before the job
     assert reasons['RightShift'].endswith(_message(
-        path, 'references.RightShift.local.nodes=1', "RightShift has no "
-        "axis 'nodes' (axes: environ, interconnect, msg_bytes, num_nodes, "
-        "ppn)")), reasons
+        path, 'references.RightShift.local.kernel=read', "RightShift has "
+        "no axis 'kernel' (axes: environ, interconnect, msg_bytes, "
+        "num_nodes, ppn)")), reasons
     assert reasons['Barrier'].endswith(_message(
-        path, 'references.Barrier.local.*.latncy', "Barrier reports no "
-        "metric 'latncy' (metrics: latency)")), reasons
+        path, 'references.Barrier.local.num_nodes=64', "Barrier has no "
+        "point with num_nodes=64 on local (num_nodes: 1)")), reasons

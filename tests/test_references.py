@@ -170,3 +170,51 @@ def test_apply_malformed_is_a_config_error(tmp_path, monkeypatch):
         R.apply(_fake_test(interconnect='fab0'))
 
     assert path in str(err.value) and 'references.PingPong' in str(err.value)
+
+
+class _Judged:
+    """A test of a partition whose extras say ``improvements``."""
+
+    def __init__(self, policy=None):
+        part = type('Part', (), {'extras': {} if policy is None else
+                                 {'improvements': policy}})
+        self.current_partition = part()
+
+
+MEMRANDOM = {'bw': (1000.0, -0.5, 1.5, 'MB/s'),
+             'ratio': (2.0, -0.5, 0.5, 'x')}
+NOISE = {'slowdown_k': (0.5, -0.5, 0.5, 'x')}
+
+
+def test_improvements_are_reported_by_default_not_failed():
+    t = _Judged()
+    # bandwidth: higher is better, its upper bound opened; the ratio of
+    # times: lower is better, its lower bound opened
+    assert R.judged_bounds(t, 'MemoryRandom', MEMRANDOM) == {
+        'bw': (1000.0, -0.5, None, 'MB/s'), 'ratio': (2.0, None, 0.5, 'x')}
+    assert t._cg_better_bounds == {'bw': (-0.5, 1.5), 'ratio': (-0.5, 0.5)}
+    # a slowdown is lower-is-better: a quieter machine passes
+    assert R.judged_bounds(t, 'OsNoise', NOISE) == {
+        'slowdown_k': (0.5, None, 0.5, 'x')}
+
+
+def test_improvements_fail_where_the_site_says_so():
+    t = _Judged('fail')
+    assert R.judged_bounds(t, 'MemoryRandom', MEMRANDOM) == MEMRANDOM
+    assert t._cg_better_bounds == {}
+
+
+def test_undeclared_metric_keeps_both_bounds():
+    t = _Judged()
+    both = {'latency_ratio': (1.0, -0.2, 0.2, 'x')}
+    assert R.judged_bounds(t, 'PingPongVsImb', both) == both
+
+
+def test_improvement_is_named_with_its_bound():
+    from clustergate.rfm import refmetrics
+    # MemoryRandom bandwidth +318 %: the line the test's log gets
+    assert refmetrics._beyond([4180.0, 1000.0, -0.5, 1.5, 'MB/s', None]) == \
+        '= 4180 MB/s, +318.0 % of reference 1000 (bound +150 %)'
+    assert refmetrics._beyond([0.002, 0.5, -0.5, 0.5, 'x', None]) == \
+        '= 0.002 x, -99.6 % of reference 0.5 (bound -50 %)'
+    assert refmetrics._beyond([1100.0, 1000.0, -0.5, 1.5, 'MB/s', None]) == ''

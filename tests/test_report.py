@@ -189,7 +189,9 @@ def test_empty_sections_say_why(tmp_path):
                   'latency', 5.0, 'us', 1000.0 * i) for i in range(1, 4)]
     page = open(report.render(samples, str(tmp_path / 'r'), [])).read()
     # nothing was checked: not green
-    assert 'UNCHECKED: no test results read, 0 metric(s)' in \
+    assert ('UNCHECKED: no metric was judged: none of the 1 metric(s) '
+            'measured has a reference; no test results read (perflogs '
+            'only) (write references: clustergate baseline)') in \
         ' '.join(page.split())
     assert 'no test results read: perflogs hold only measurements' in page
     assert 'none: no metric has a reference' in page
@@ -273,3 +275,87 @@ def test_a_bound_of_zero_is_out_of_reference_without_dividing_by_it():
            None, 0.0)
     devs = report.deviations({s.key: [s]})
     assert [(d.kind, d.deviation) for d in devs] == [('regression', None)]
+
+
+# -- the headline: GREEN only for what was judged ---------------------------
+
+def _noref(metric='latency', value=5.0, t=1000.0):
+    return _s('PingPongDistance', 'environ=openmpi,msg_bytes=8', metric,
+              value, 'us', t)
+
+
+def _judged(value=10.0, t=1000.0):
+    return _s('PingPongDistance', 'environ=openmpi,msg_bytes=1000000',
+              'bandwidth', value, 'MB/s', t, ref=10.0, lower=-0.5,
+              upper=1.5)
+
+
+def test_all_passed_and_no_reference_is_unchecked_not_green():
+    # the results database read, every test passed, no metric has a
+    # reference: nothing was judged
+    ver = report.verdict([_noref(), _noref('latency_r1')], outcomes=[])
+    assert ver.word == 'UNCHECKED'
+    assert ver.headline() == (
+        'UNCHECKED: no metric was judged: none of the 2 metric(s) measured '
+        'has a reference; 0 failed test case(s) (write references: '
+        'clustergate baseline)')
+
+
+def test_green_names_what_was_judged_and_what_was_not():
+    ver = report.verdict([_noref(), _judged()], outcomes=[])
+    assert ver.headline() == (
+        'GREEN: 0 failed test case(s), 0 metric(s) out of reference the '
+        'worse way, 0 change point(s) across runs; 1 of 2 metric(s) judged '
+        'against a reference, 1 with no reference (run and logged, not '
+        'checked)')
+
+
+def test_red_headline_counts_too():
+    ver = report.verdict([_noref(), _judged(4.0)], outcomes=[])
+    assert ver.headline() == (
+        'RED: 0 failed test case(s), 1 metric(s) out of reference the '
+        'worse way, 0 change point(s) across runs; 1 of 2 metric(s) judged '
+        'against a reference, 1 with no reference (run and logged, not '
+        'checked)')
+
+
+def test_declared_directions_decide_better_or_regression():
+    noise = _s('OsNoise', 'environ=openmpi,ppn=2', 'slowdown_k', 0.002, 'x',
+               1000.0, ref=0.5, lower=-0.5, upper=0.5)
+    mem = _s('MemoryRandom', 'kernel=rand_read', 'bw', 4180.0, 'MB/s',
+             1000.0, ref=1000.0, lower=-0.5, upper=1.5)
+    ver = report.verdict([noise, mem], outcomes=[])
+    # a quieter machine (-99.6 %) and a faster memory (+318 %) are better
+    # than their reference, not regressions
+    assert sorted((d.key.metric, d.kind, round(100 * d.deviation, 1))
+                  for d in ver.deviations) == [
+        ('bw', 'better than reference', 318.0),
+        ('slowdown_k', 'better than reference', -99.6)]
+    assert ver.word == 'GREEN'
+
+
+def test_junit_carries_the_headline_and_counts():
+    from xml.etree import ElementTree as ET
+    ver = report.verdict([_noref(), _noref('latency_r1')], outcomes=[])
+    suite = ET.fromstring(report.junit(ver)).find('testsuite')
+    props = {p.get('name'): p.get('value')
+             for p in suite.find('properties')}
+    assert props == {'verdict': 'UNCHECKED', 'metrics': '2', 'judged': '0',
+                     'no_reference': '2', 'failed_tests': '0'}
+    cases = {c.get('name'): c for c in suite.findall('testcase')}
+    assert cases['verdict'].find('skipped').get('message') == \
+        ver.headline()
+    assert cases['metrics with no reference'].find('skipped').get(
+        'message') == ('2 of 2 metric(s) have no reference: run and logged, '
+                       'not checked')
+    ver = report.verdict([_noref(), _judged(4.0)], outcomes=[
+        report.Outcome('Barrier %ppn=2', 'emu:p+openmpi', 'fail', 'sanity',
+                       'no output', 1.0, 's1')])
+    suite = ET.fromstring(report.junit(ver)).find('testsuite')
+    assert (suite.get('tests'), suite.get('failures'),
+            suite.get('skipped')) == ('4', '3', '1')
+    failed = [c.get('name') for c in suite.findall('testcase')
+              if c.find('failure') is not None]
+    assert failed == ['verdict', 'Barrier %ppn=2 emu:p+openmpi',
+                      'PingPongDistance emu:p '
+                      '[environ=openmpi,msg_bytes=1000000] bandwidth']

@@ -9,11 +9,14 @@ the sweep (the test's parameters) and performance variable; per group:
 * tolerance = max(floor, k * 1.4826 * MAD / median): the MAD scaled to a
   standard deviation of normal noise, ``k`` of them (default 3), never
   below the floor (default 5%);
-* direction: lower is better for times and latencies (us, s, ratio of
-  times), higher for bandwidths and rates (MB/s, Mop/s, ...). The worse
-  side gets the tolerance; the better side gets ``better_factor`` times
-  it (a result far *better* than usual is suspicious as well: a network
-  test that went through shared memory), or no bound with factor 0.
+* direction: declared per check and metric (:mod:`clustergate.directions`:
+  lower is better for times and latencies, higher for bandwidths and
+  rates, ``both`` for what nobody declared). The worse side gets the
+  tolerance; the better side gets ``better_factor`` times it (a result
+  far *better* than usual is suspicious as well: a network test that went
+  through shared memory), or no bound with factor 0. Whether crossing the
+  better bound fails a run is the site's choice (partition extra
+  ``improvements``, :mod:`clustergate.references`).
 
 A group with fewer runs than ``min_runs`` is refused (or skipped on
 request): a reference from two runs is a guess.
@@ -29,7 +32,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from clustergate import references, refwriter, resultsdb, times
+from clustergate import directions, references, refwriter, resultsdb, times
 
 #: MAD -> standard deviation for normally distributed noise
 MAD_TO_SIGMA = 1.4826
@@ -294,32 +297,10 @@ def group(samples: Iterable[Sample]) -> Dict[Key, List[Sample]]:
 
 # -- maths -----------------------------------------------------------------
 
-_LOWER_UNITS = {'s', 'ms', 'us', 'ns', 'sec', 'seconds', 'usec', 'msec'}
-
-
-def direction(metric: str, unit: Optional[str]) -> str:
-    """'lower' (time, latency), 'higher' (bandwidth, rate) or 'both'."""
-    u = (unit or '').strip()
-    name = metric.lower()
-    if u in _LOWER_UNITS or 'latency' in name or 'time' in name:
-        return 'lower'
-
-    if '/s' in u or u.lower().endswith('flops') or 'bandwidth' in name \
-            or name.startswith('bw'):
-        return 'higher'
-
-    # the link matrix's node links against their peers (higher: faster
-    # than the peers), and its count of verdicts (lower: none is healthy)
-    if name.startswith('peer_'):
-        return 'higher'
-
-    if name == 'faults' or u.startswith('verdicts'):
-        return 'lower'
-
-    if 'ratio' in name:        # ratios of times (concurrent_ratio)
-        return 'lower'
-
-    return 'both'
+def direction(check: str, metric: str) -> str:
+    """'lower', 'higher' or 'both': declared per check and metric
+    (:mod:`clustergate.directions`), never guessed from the name."""
+    return directions.of(check, metric)
 
 
 def mad(values: Sequence[float]) -> float:
@@ -354,7 +335,8 @@ def _sig(x, digits=4):
 
 
 def compute(values: Sequence[float], metric='', unit=None, k=3.0,
-            floor=0.05, better_factor=3.0, direction_=None) -> Stats:
+            floor=0.05, better_factor=3.0, direction_=None,
+            check='') -> Stats:
     """Reference statistics of one group of runs (see module doc)."""
     if not values:
         raise ValueError('no values')
@@ -363,7 +345,7 @@ def compute(values: Sequence[float], metric='', unit=None, k=3.0,
     m = mad(values)
     spread = MAD_TO_SIGMA * m / abs(med) if med else 0.0
     tol = _ceil(max(floor, k * spread))
-    d = direction_ or direction(metric, unit)
+    d = direction_ or direction(check, metric)
     better = None if not better_factor else _ceil(tol * better_factor)
     if d == 'lower':
         lower = None if better is None else -min(1.0, better)
@@ -415,7 +397,7 @@ def make(samples: Sequence[Sample], min_runs=3, k=3.0, floor=0.05,
         unit = ss[-1].unit
         d = (directions or {}).get(key.metric)
         made.stats[key] = compute([s.value for s in ss], key.metric, unit, k,
-                                floor, better_factor, d)
+                                  floor, better_factor, d, key.check)
         made.units[key] = unit
 
     if made.short and not skip_short:

@@ -52,6 +52,12 @@ CONCURRENCY = 'concurrency'
 #: seconds the link matrix may spend retesting suspect and borderline node
 #: links in its job (clustergate.linkretest; 0: no retest)
 LINK_RETEST_BUDGET = 'link_retest_budget_s'
+#: a value beyond its reference on the better side (faster than the
+#: reference allows): 'report' it (default; the run passes, the perflog
+#: and ``clustergate report`` show it as better than reference) or 'fail'
+#: the run (clustergate.references)
+IMPROVEMENTS = 'improvements'
+IMPROVEMENT_POLICIES = ('report', 'fail')
 
 PARTITION_KEYS = {
     SWEEP: 'node counts, ppn and the ci/nightly subsets',
@@ -67,6 +73,7 @@ PARTITION_KEYS = {
     ROTATION: 'nightly budget in minutes: the acceptance space rotates',
     CONCURRENCY: 'jobs at once: exec policy and a license per fabric',
     LINK_RETEST_BUDGET: 'seconds of link-matrix retests per job (0: none)',
+    IMPROVEMENTS: "better than the reference: 'report' (default) or 'fail'",
 }
 
 #: keys of ``extras['rotation']``
@@ -277,6 +284,11 @@ def check_partition(part: Mapping, system: str = '?'):
             budget, (int, float)) or budget < 0):
         raise ExtrasError(f'{where}.{LINK_RETEST_BUDGET}: must be a number '
                           f'of seconds >= 0, got {budget!r}')
+
+    policy = extras.get(IMPROVEMENTS, IMPROVEMENT_POLICIES[0])
+    if policy not in IMPROVEMENT_POLICIES:
+        raise ExtrasError(f'{where}.{IMPROVEMENTS}: {policy!r} is not one '
+                          f'of {", ".join(IMPROVEMENT_POLICIES)}')
 
     fams = extras.get(EXPECTED_FAMILIES)
     if fams is not None:

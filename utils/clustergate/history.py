@@ -18,8 +18,8 @@ database, perflogs or JSON reports) and finds:
 * **drifts**: a monotonic slide over the last ``window`` runs (Kendall's tau
   significant and the Theil-Sen slope at least ``min_drift`` per run).
 
-Each finding knows which way is worse (:func:`clustergate.baseline.direction`:
-lower is better for times, higher for bandwidths) and gets a band:
+Each finding knows which way is worse (the direction each check declares
+for each metric, :mod:`clustergate.directions`) and gets a band:
 
 * ``improvement``: it moved the good way (reported, never a failure);
 * ``warn``: a regression outside the noise but the latest value is still
@@ -165,7 +165,7 @@ def shifts(key: baseline.Key, samples: Sequence[baseline.Sample], alpha=ALPHA,
         return []
 
     noise = robust_noise(values)
-    direction = baseline.direction(key.metric, samples[-1].unit)
+    direction = baseline.direction(key.check, key.metric)
     bounds = [0] + _candidates(values, noise) + [len(values)]
     out = []
     for i in range(1, len(bounds) - 1):
@@ -211,7 +211,7 @@ def drift(key: baseline.Key, samples: Sequence[baseline.Sample], window=DRIFT_WI
     if not tau.pvalue < alpha or abs(slope) < min_drift:
         return None
 
-    direction = baseline.direction(key.metric, tail[-1].unit)
+    direction = baseline.direction(key.check, key.metric)
     return Finding(key, 'drift', len(samples) - len(tail), tail[0].run,
                    tail[0].time, values[0], values[-1], slope,
                    robust_noise(values), float(tau.pvalue),

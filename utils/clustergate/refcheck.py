@@ -9,9 +9,13 @@ in three places, each where the facts are known:
 - when the configuration loads (``config/settings.py``) and in
   ``clustergate baseline --validate``: the file's system, its partitions,
   its check names (:func:`check_names` reads the ``@simple_test`` classes
-  of ``checks/`` without importing them);
-- when a test looks its reference up (:func:`check_axes`, setup): the axes
-  of every key of its check and partition;
+  of ``checks/`` without importing them), the metric names each check
+  declares (:mod:`clustergate.directions`), and in each point key the
+  axis names and the values of the axes whose values the code lists
+  (:func:`parameter_values`: ``scale=smal`` is refused here);
+- when a test looks its reference up (:func:`check_axes`, setup, before
+  its job): the axes of every key of its check and partition, and their
+  values against the check's sweep on this system;
 - before its performance stage (:func:`check_metrics`): the metrics of
   its entry against what it reports.
 
@@ -27,6 +31,12 @@ from clustergate import PROJECT_ROOT
 from clustergate.references import ReferenceFileError, ReferenceSet
 
 _DECORATORS = ('simple_test',)
+
+#: axes whose values come from the configuration (the partitions' sweep,
+#: interconnects, NUMA counts, environments), not from the code: their
+#: values are checked when a test looks its reference up
+CONFIGURED_AXES = ('num_nodes', 'ppn', 'interconnect', 'numa_domains',
+                   'environ')
 
 
 def _decorated(node):
@@ -57,9 +67,106 @@ def check_names(checks_dir=None) -> set:
     return names
 
 
+def _literal(node, consts):
+    """The values of ``parameter(<node>)``: a literal list or a module
+    constant; None when the code computes them."""
+    if isinstance(node, ast.Name):
+        return consts.get(node.id)
+
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        return None
+
+
+def _module_parameters(tree):
+    consts, params = {}, []
+    # module constants and class attributes (not a function's locals)
+    body = list(tree.body) + [n for c in tree.body
+                              if isinstance(c, ast.ClassDef) for n in c.body]
+    for node in body:
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1 or \
+                not isinstance(node.targets[0], ast.Name):
+            continue
+
+        call, name = node.value, node.targets[0].id
+        if isinstance(call, ast.Call) and getattr(
+                call.func, 'id', '') == 'parameter' and call.args:
+            params.append((name, call.args[0]))
+        elif isinstance(node, ast.Assign) and node in tree.body:
+            try:
+                consts[name] = ast.literal_eval(call)
+            except ValueError:
+                pass
+
+    return [(name, _literal(arg, consts)) for name, arg in params]
+
+
+def parameter_values(dirs=None) -> dict:
+    """``{axis: {str(value), ...} or None}`` of every ``parameter(...)``
+    of the checks and their base classes, read without importing them
+    (None: values computed by the code or the configuration)."""
+    dirs = dirs or [os.path.join(PROJECT_ROOT, 'checks'),
+                    os.path.join(PROJECT_ROOT, 'utils', 'clustergate',
+                                 'rfm')]
+    out = dict.fromkeys(CONFIGURED_AXES)
+    for d in dirs:
+        for root, _, files in os.walk(d):
+            for fname in (f for f in files if f.endswith('.py')):
+                with open(os.path.join(root, fname)) as fp:
+                    tree = ast.parse(fp.read(), fname)
+
+                for name, values in _module_parameters(tree):
+                    if name in out and (out[name] is None or
+                                        name in CONFIGURED_AXES):
+                        continue
+
+                    if not isinstance(values, (list, tuple)):
+                        out[name] = None
+                        continue
+
+                    out.setdefault(name, set()).update(map(str, values))
+
+    return out
+
+
+def check_keys(refs: ReferenceSet, axes=None):
+    """Every point key names known axes and values, every metric is one
+    its check declares (:mod:`clustergate.directions`)."""
+    from clustergate import directions
+
+    axes = parameter_values() if axes is None else axes
+    for check, parts in refs.entries.items():
+        for part, points in parts.items():
+            for key_axes, key, metrics in points:
+                where = f'references.{check}.{part}.{key}'
+                _check_key_axes(refs.path, where, key_axes, axes)
+                for metric in metrics:
+                    if directions.declared(check, metric) is None:
+                        raise ReferenceFileError(
+                            refs.path, f'{where}.{metric}', f'{check} '
+                            f'reports no metric {metric!r} (metrics: '
+                            f'{directions.names(check)})')
+
+
+def _check_key_axes(path, where, key_axes, axes):
+    for name, value in key_axes.items():
+        if name not in axes:
+            raise ReferenceFileError(path, where, f'no check has an axis '
+                                     f'{name!r} (axes: '
+                                     f'{", ".join(sorted(axes))})')
+
+        known = axes[name]
+        if known is not None and value not in known:
+            raise ReferenceFileError(path, where, f'axis {name!r} has no '
+                                     f'value {value!r} (values: '
+                                     f'{", ".join(sorted(known))})')
+
+
 def check_file(refs: ReferenceSet, partitions: Iterable[str],
                checks: Iterable[str]):
-    """Every check and partition the file names exists."""
+    """Every check and partition the file names exists, and every key
+    and metric (:func:`check_keys`)."""
     partitions, checks = set(partitions), set(checks)
     for check, parts in refs.entries.items():
         if check not in checks:
@@ -74,19 +181,31 @@ def check_file(refs: ReferenceSet, partitions: Iterable[str],
                     f'system {refs.system!r} has no partition {part!r} '
                     f'(partitions: {", ".join(sorted(partitions))})')
 
+    check_keys(refs)
+
 
 def check_axes(refs: ReferenceSet, check: str, partition: str,
-               axes: Iterable[str]):
+               axes: Iterable[str], values: Mapping = None):
     """Every axis named by the keys of ``check`` on ``partition`` is one of
-    the check's ``axes`` (its parameters and ``environ``)."""
-    axes = set(axes)
+    the check's ``axes`` (its parameters and ``environ``), and each value
+    one of ``values[axis]`` (the check's sweep on this system) where
+    given: a key that matches no point leaves it unchecked."""
+    axes, values = set(axes), values or {}
     for key_axes, key, _ in refs.entries.get(check, {}).get(partition, []):
+        where = f'references.{check}.{partition}.{key}'
         unknown = sorted(set(key_axes) - axes)
         if unknown:
             raise ReferenceFileError(
-                refs.path, f'references.{check}.{partition}.{key}',
-                f'{check} has no axis {unknown[0]!r} (axes: '
-                f'{", ".join(sorted(axes))})')
+                refs.path, where, f'{check} has no axis {unknown[0]!r} '
+                f'(axes: {", ".join(sorted(axes))})')
+
+        for name, value in key_axes.items():
+            known = values.get(name)
+            if known is not None and value not in known:
+                raise ReferenceFileError(
+                    refs.path, where, f'{check} has no point with {name}='
+                    f'{value} on {partition} ({name}: '
+                    f'{", ".join(sorted(known))})')
 
 
 def check_metrics(path: str, where: str, check: str, named: Mapping,

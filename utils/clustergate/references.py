@@ -19,7 +19,10 @@ that agrees on those (``*`` covers all points); the entry naming the most
 axes wins. ``lower``/``upper`` are ReFrame's relative thresholds
 (``lower`` <= 0 <= ``upper``, ``null`` = unbounded). Optional fields written
 by ``clustergate baseline`` for review: ``direction``, ``runs``, ``median``,
-``mad``, ``min``, ``max``.
+``mad``, ``min``, ``max``. Which side of a metric is better is declared
+by its check (:mod:`clustergate.directions`), not by the file; a value
+beyond the better-side bound passes and is reported unless the partition
+says ``improvements: fail`` (:func:`judged_bounds`).
 
 We load the file ourselves rather than with ReFrame's ``$ref``/``$index``
 because the axes differ between checks (an ``$index`` is per class), a key
@@ -344,6 +347,22 @@ def test_axes(test) -> Dict[str, object]:
     return axes
 
 
+def sweep_values(test) -> Dict[str, set]:
+    """``{axis: {str(value), ...}}`` of the test's class on this system
+    (every point of its parameter space) and of its environments."""
+    space = getattr(type(test), 'param_space', None)
+    out = {}
+    for name in getattr(space, 'params', {}):
+        if not name.startswith('_'):
+            out[name] = {str(v) for v in space.params[name].values}
+
+    envs = [e.name for e in getattr(test.current_partition, 'environs', [])]
+    if envs:
+        out['environ'] = set(envs)
+
+    return out
+
+
 _told_missing = set()
 
 
@@ -364,7 +383,8 @@ def apply(test) -> str:
         refs = load_cached(path, system)
         if refs is not None:
             # a key naming an axis the check has not is never matched
-            refcheck.check_axes(refs, check, part, axes)
+            refcheck.check_axes(refs, check, part, axes,
+                                sweep_values(test))
     except ReferenceFileError as err:
         raise ConfigError(str(err)) from None
 
@@ -386,7 +406,8 @@ def apply(test) -> str:
             )
     else:
         key, metrics = found
-        test.reference = {f'{system}:{part}': dict(metrics)}
+        test.reference = {f'{system}:{part}': judged_bounds(test, check,
+                                                           metrics)}
         status = f'{_rel(path)}#{check}.{part}.{key}'
         # the metrics are known once the test computed them: checked
         # before its performance stage (clustergate.rfm.refmetrics)
@@ -395,6 +416,35 @@ def apply(test) -> str:
 
     test.reference_status = status
     return status
+
+
+def judged_bounds(test, check, metrics) -> Dict[str, tuple]:
+    """The reference tuples ReFrame judges ``test`` with. With the
+    partition's ``improvements: report`` (the default) the better side of
+    a metric with a declared direction is open, so a run far better than
+    its reference passes; the file's bound is kept in
+    ``test._cg_better_bounds`` and put back in the perflog after the
+    performance stage (:mod:`clustergate.rfm.refmetrics`), where the
+    report shows the value as better than reference."""
+    from clustergate import directions
+    from clustergate import extras as keys
+
+    extras = getattr(test.current_partition, 'extras', None) or {}
+    policy = extras.get(keys.IMPROVEMENTS, keys.IMPROVEMENT_POLICIES[0])
+    judged, kept = {}, {}
+    for metric, (value, lower, upper, unit) in metrics.items():
+        side = directions.better_side(directions.of(check, metric))
+        if policy == 'report' and side == 'lower' and lower is not None:
+            kept[metric] = (lower, upper)
+            lower = None
+        elif policy == 'report' and side == 'upper' and upper is not None:
+            kept[metric] = (lower, upper)
+            upper = None
+
+        judged[metric] = (value, lower, upper, unit)
+
+    test._cg_better_bounds = kept
+    return judged
 
 
 def _rel(path):

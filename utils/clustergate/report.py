@@ -197,7 +197,7 @@ def deviations(groups) -> List[Deviation]:
         dev = s.value / s.ref - 1 if s.ref else None
         delta = dev if dev is not None else s.value - s.ref
         good = {'lower': delta < 0, 'higher': delta > 0}.get(
-            baseline.direction(key.metric, s.unit), False)
+            baseline.direction(key.check, key.metric), False)
         out.append(Deviation(key, s.value, s.ref, s.unit, dev,
                              'better than reference' if good
                              else 'regression'))
@@ -225,17 +225,47 @@ class Verdict:
             c.band == 'fail' for c in self.changes)
 
     @property
+    def unchecked(self) -> int:
+        """Metrics measured with no reference: run and logged, not
+        judged."""
+        return self.metrics - self.referenced
+
+    @property
     def word(self) -> str:
-        """RED, GREEN, or UNCHECKED when there was nothing to be red about:
-        no test results read and no metric with a reference (green would
-        claim a check that did not happen)."""
+        """RED; UNCHECKED when there was nothing to be red about and no
+        metric was judged against a reference (green would claim a check
+        that did not happen); else GREEN."""
         if self.red:
             return 'RED'
 
-        if self.failures is None and not self.referenced:
+        if not self.referenced and (self.metrics or self.failures is None):
             return 'UNCHECKED'
 
         return 'GREEN'
+
+    def counts(self) -> str:
+        """'12 of 511 metric(s) judged against a reference, 499 with no
+        reference (run and logged, not checked)'."""
+        return (f'{self.referenced} of {self.metrics} metric(s) judged '
+                f'against a reference, {self.unchecked} with no reference '
+                f'(run and logged, not checked)')
+
+    def headline(self) -> str:
+        """The verdict in one line: the word, what failed, what was judged
+        and what was not (the terminal, the page and JUnit say it
+        alike)."""
+        tests = (f'{len(self.failures)} failed test case(s)'
+                 if self.failures is not None
+                 else 'no test results read (perflogs only)')
+        worse = sum(1 for d in self.deviations if d.kind == 'regression')
+        if self.word == 'UNCHECKED':
+            return (f'UNCHECKED: no metric was judged: none of the '
+                    f'{self.metrics} metric(s) measured has a reference; '
+                    f'{tests} (write references: clustergate baseline)')
+
+        return (f'{self.word}: {tests}, {worse} metric(s) out of reference '
+                f'the worse way, {len(self.changes)} change point(s) across '
+                f'runs; {self.counts()}')
 
     def empty_reasons(self) -> Dict[str, str]:
         """Why each empty section is empty."""
@@ -266,6 +296,56 @@ def verdict(samples, outcomes=None) -> Verdict:
                if c.band != 'improvement']
     return Verdict(outcomes, deviations(groups), changes, len(groups),
                    referenced)
+
+
+def _case(suite, classname, name, kind=None, message=''):
+    from xml.etree import ElementTree as ET
+
+    case = ET.SubElement(suite, 'testcase', classname=classname, name=name)
+    if kind:
+        ET.SubElement(case, kind, message=message).text = message
+    return case
+
+
+def junit(ver: Verdict) -> str:
+    """The verdict as a JUnit file: a ``verdict`` case (failed when RED,
+    skipped when UNCHECKED) whose message is the headline, a failed case
+    per failed test and per regression, a skipped case counting the
+    metrics with no reference; the counts as properties."""
+    from xml.etree import ElementTree as ET
+
+    root = ET.Element('testsuites')
+    suite = ET.SubElement(root, 'testsuite', name='clustergate verdict')
+    props = ET.SubElement(suite, 'properties')
+    for name, value in (('verdict', ver.word), ('metrics', ver.metrics),
+                        ('judged', ver.referenced),
+                        ('no_reference', ver.unchecked),
+                        ('failed_tests', '' if ver.failures is None
+                         else len(ver.failures))):
+        ET.SubElement(props, 'property', name=name, value=str(value))
+
+    kind = {'RED': 'failure', 'UNCHECKED': 'skipped'}.get(ver.word)
+    _case(suite, 'clustergate', 'verdict', kind, ver.headline())
+    for f in ver.failures or ():
+        _case(suite, 'clustergate.failed', f'{f.name} {f.where}', 'failure',
+              f'{f.result} in {f.phase or "?"}: {f.reason}')
+    for d in ver.deviations:
+        if d.kind == 'regression':
+            dev = '' if d.deviation is None else f' ({100 * d.deviation:+.1f} %)'
+            _case(suite, 'clustergate.regression', d.key.label(), 'failure',
+                  f'{d.value:g} {d.unit or ""} against {d.ref:g}{dev}')
+    if ver.unchecked:
+        _case(suite, 'clustergate', 'metrics with no reference', 'skipped',
+              f'{ver.unchecked} of {ver.metrics} metric(s) have no '
+              f'reference: run and logged, not checked')
+
+    cases = suite.findall('testcase')
+    suite.set('tests', str(len(cases)))
+    suite.set('failures', str(sum(1 for c in cases if c.find('failure')
+                                  is not None)))
+    suite.set('skipped', str(sum(1 for c in cases if c.find('skipped')
+                                 is not None)))
+    return ET.tostring(root, encoding='unicode')
 
 
 # -- figures ---------------------------------------------------------------
@@ -640,17 +720,18 @@ _EMPTY_FIGURES = {
 
 def render(samples, outdir, matrix_dirs=(), max_trends=40,
            title='clustergate report', outcomes=None,
-           verdicts=None) -> str:
+           verdicts=None, ver=None) -> str:
     """Write the figures and ``index.html`` to ``outdir``; return the
     page's path. ``outcomes``: failed test cases (:func:`load_outcomes`),
     None when the sources hold no test results; ``verdicts``: the
     LinkMatrix check's verdict per matrix directory
-    (:func:`matrix_verdicts`)."""
+    (:func:`matrix_verdicts`); ``ver``: the :class:`Verdict` if the caller
+    has it."""
     import jinja2
 
     os.makedirs(outdir, exist_ok=True)
     groups = _by_run_and_key(samples)
-    ver = verdict(samples, outcomes)
+    ver = ver or verdict(samples, outcomes)
     sections = [
         ('Latency and bandwidth vs message size', size_figures(groups,
                                                                outdir)),

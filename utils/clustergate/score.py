@@ -123,7 +123,7 @@ def compute(report: Dict, baseline: Optional[Dict] = None
                             key.point, key.metric))
             source = 'baseline'
 
-        direction = metric_direction(key.metric, s.unit)
+        direction = metric_direction(key.check, key.metric)
         r = oriented(s.value, ref, direction) if ref else None
         if r is None:
             ps.unscored.append(key.label())

@@ -23,6 +23,10 @@ empty section says why it is empty. Then the figures (matplotlib, the
 * a trend per metric that has a reference or a change point, over time,
   with its band and its change points marked.
 
+It prints the headline (GREEN, RED or UNCHECKED, with how many metrics
+were judged against a reference and how many had none) and, with
+``--junit FILE``, writes the same verdict as JUnit XML for CI.
+
 The page also lists the latest value of every metric with its status:
 within reference, out of reference, or "no reference" (never counted as
 checked). See docs/reports.md.
@@ -66,9 +70,15 @@ def run(args):
               f'clustergate[report]): {err}', file=sys.stderr)
         return 2
 
+    ver = report.verdict(samples, outcomes)
     page = report.render(samples, args.out, dirs, args.max_trends,
-                         outcomes=outcomes, verdicts=verdicts)
+                         outcomes=outcomes, verdicts=verdicts, ver=ver)
+    print(ver.headline())
     print(f'wrote {page}')
+    if args.junit:
+        with open(args.junit, 'w') as fp:
+            fp.write(report.junit(ver))
+        print(f'wrote {args.junit}')
     return 0
 
 
@@ -86,6 +96,8 @@ def add_parser(subparsers):
     p.add_argument('--since', metavar='ISO',
                    help='only runs from then on (UTC unless the time names '
                         'its zone)')
+    p.add_argument('--junit', metavar='FILE',
+                   help='also write the verdict as JUnit XML (for CI)')
     p.add_argument('--max-trends', type=int, default=40,
                    help='at most this many trend figures (default: 40)')
     p.add_argument('-o', '--out', default=os.path.join(PROJECT_ROOT,

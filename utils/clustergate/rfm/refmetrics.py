@@ -1,5 +1,6 @@
 """Mixin: the metrics a test's reference entry names are metrics it
-reports.
+reports; a value better than its reference is reported, not failed
+(unless the partition says ``improvements: fail``).
 
 ReFrame ignores a reference for a performance variable the test does not
 have, so a misspelt metric in config/references/<system>.yaml would leave
@@ -9,7 +10,7 @@ the performance stage), hence this hook, run after them.
 """
 
 import reframe as rfm
-from reframe.core.builtins import run_before
+from reframe.core.builtins import run_after, run_before
 from reframe.core.exceptions import ConfigError
 
 from clustergate import refcheck
@@ -33,3 +34,40 @@ class ReferenceMetrics(rfm.RegressionTestPlugin):
                                    self.perf_variables)
         except ReferenceFileError as err:
             raise ConfigError(str(err)) from None
+
+    @run_after('performance')
+    def report_improvements(self):
+        """Puts the reference file's better-side bounds (opened for the
+        judgement, :func:`clustergate.references.judged_bounds`) back
+        into the performance record, so that the perflog and the run
+        report carry the reference's band, and names each value beyond
+        it in the log: passed, reported as better than reference."""
+        kept = getattr(self, '_cg_better_bounds', None) or {}
+        for key, record in self._perfvalues.items():
+            tag = key.split(':')[-1]
+            if tag not in kept:
+                continue
+
+            record[2], record[3] = kept[tag]
+            beyond = _beyond(record)
+            if beyond:
+                self.logger.warning(f'{self.display_name}: {tag} {beyond}: '
+                                    f'better than reference (reported, not '
+                                    f'failed: improvements: report)')
+
+
+def _beyond(record):
+    """'= 4180 MB/s, +318 % of reference 1000 (bound +150 %)' of a
+    ``[value, ref, lower, upper, unit, result]`` record beyond its band,
+    else ''."""
+    value, ref, lower, upper, unit = record[:5]
+    if not ref or value is None:
+        return ''
+
+    dev = value / ref - 1
+    for bound in (lower, upper):
+        if bound is not None and (dev < bound if bound < 0 else dev > bound):
+            return (f'= {value:g} {unit or ""}, {100 * dev:+.1f} % of '
+                    f'reference {ref:g} (bound {100 * bound:+.0f} %)')
+
+    return ''
