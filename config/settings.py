@@ -79,6 +79,11 @@ def _load_system_modules():
             spec.loader.exec_module(mod)
             _check_systems(mod.site_configuration['systems'],
                            mod.site_configuration.get('environments', []))
+            # an error found once the checks load (the rotation's
+            # sentinels) names the file too
+            from clustergate import extras
+            for sys_ in mod.site_configuration['systems']:
+                extras.note_source(sys_['name'], path)
         except Exception as err:
             # one line naming the file and the key, no traceback: ReFrame
             # prints a ConfigError as "failed to load configuration: ..."

@@ -50,7 +50,7 @@ BAD_INPUTS = [
      "hpcc, improvements, "
      "interconnects, link_retest_budget_s, memory_per_node_gib, "
      "numa_domains_per_node, "
-     "rotation, stream_numa_counts, sweep, topology)"),
+     "rotation, sentinels, stream_numa_counts, sweep, topology)"),
     ('nightly budget of no minutes',
      (EXPECTED, EXPECTED + " 'rotation': {'budget_min': 0},"),
      "partition localhost:local: extras.rotation.budget_min: must be a "
@@ -64,6 +64,14 @@ BAD_INPUTS = [
      (EXPECTED, EXPECTED + " 'rotation': {'budget_min': 30, 'pin': True},"),
      "partition localhost:local: extras.rotation.pin: unknown key "
      "(known: budget_min, pin_subset)"),
+    ('sentinel checks not a list',
+     (EXPECTED, EXPECTED + " 'sentinels': {'checks': 'LinkMatrix'},"),
+     "partition localhost:local: extras.sentinels.checks: must be a list "
+     "of check names, got 'LinkMatrix'"),
+    ('misspelt sentinels key',
+     (EXPECTED, EXPECTED + " 'sentinels': {'canary': False},"),
+     "partition localhost:local: extras.sentinels.canary: unknown key "
+     "(known: canaries, checks)"),
     ('unknown family expected',
      (EXPECTED, "'expected_families': ['npb', 'hpl'],"),
      "partition localhost:local: extras.expected_families: 'hpl' is not a "
@@ -148,6 +156,7 @@ def test_site_guide_lists_every_key():
 
     keys = (list(extras.PARTITION_KEYS) + list(extras.ENVIRONMENT_KEYS) +
             list(extras.SWEEP_KEYS) + list(extras.INTERCONNECT_KEYS) +
-            list(extras.ROTATION_KEYS) + list(concurrency.KEYS))
+            list(extras.ROTATION_KEYS) + list(extras.SENTINEL_KEYS) +
+            list(concurrency.KEYS))
     missing = [k for k in keys if f'`{k}`' not in guide]
     assert not missing, missing

@@ -71,10 +71,10 @@ def test_a_changed_budget_changes_the_cycle():
     assert cycles[0] > cycles[1] > cycles[2] >= 1
 
 
-def test_pinned_points_run_every_night_within_the_budget():
+def test_sentinels_run_every_night_within_the_budget():
     pts = _points(100)
     for p in pts[:5]:
-        p.pinned = True
+        p.sentinel = 'check X'
     budget = {'sys:a': 20 * 60}
     plan = rotation.plan(pts, budget)
     pinned_cost = sum(p.cost['sys:a'] for p in pts[:5])
@@ -83,9 +83,19 @@ def test_pinned_points_run_every_night_within_the_budget():
         assert {p.name for p in pts[:5]} <= set(t.names)
         assert t.load['sys:a'] <= budget['sys:a']
         assert t.load['sys:a'] >= pinned_cost
-    # pinned points that alone overrun the budget: one line naming it
-    with pytest.raises(rotation.RotationError, match='partition sys:a'):
+    # sentinels that alone overrun the budget: one line naming it
+    with pytest.raises(rotation.SentinelsOverBudget, match='partition sys:a'):
         rotation.plan(pts, {'sys:a': pinned_cost / 2})
+    # the header says which points are sentinels and what they cost
+    t = rotation.tonight(pts, budget, DAY)
+    head = rotation.header(t, pts, 0)
+    line = next(ln for ln in head if ln.startswith('  sentinels:'))
+    assert line.startswith(f'  sentinels: 5 cases (5 points), est. '
+                           f'{pinned_cost / 60:.0f} min of 20, run every')
+    assert sum(ln.startswith('    sentinel Check%') for ln in head) == 5
+    every = [ln.split('\t')[-1] for ln in rotation.details(t, pts)
+             if ln.startswith('every\t')]
+    assert sorted(every) == sorted(p.name for p in pts[:5])
 
 
 def test_every_budgeted_partition_fits():
@@ -168,14 +178,15 @@ def test_nightly_lists_tonights_share_and_the_cycle_covers_acceptance(
     plan = {}
     for ln in (tmp_path / 'rotation.tsv').read_text().splitlines()[1:]:
         n, _, _, _, name = ln.split('\t')
-        plan.setdefault(int(n), set()).add(name)
-    assert plan[night] == tonight
-    assert sorted(plan) == list(range(1, cycle + 1))
+        plan.setdefault(n, set()).add(name)
+    every = plan.pop('every')         # the sentinels
+    assert plan[str(night)] | every == tonight
+    assert sorted(map(int, plan)) == list(range(1, cycle + 1))
     # the cycle's nights together are the acceptance listing (impossible
     # points are in neither)
     _, acceptance = _listing(settings, 'acceptance', tmp_path)
     assert len(acceptance) == total
-    assert set().union(*plan.values()) == acceptance
+    assert set().union(every, *plan.values()) == acceptance
 
 
 def test_a_case_costs_its_time_its_run_fixtures_share_and_a_skip_nothing():

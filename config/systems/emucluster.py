@@ -69,12 +69,15 @@ def _state():
 
 def _topology():
     """The partition's declared switch tree: when the cluster is up as a
-    leaf/spine tree (``clustergate cluster up --topology leafspine``),
-    Slurm's view of it (``scontrol show topology``, from the topology.conf
-    as the switches were meant to be cabled), as a site would configure
-    it; the flat fabric has none."""
+    leaf/spine tree (``clustergate cluster up --topology leafspine``), the
+    topology.conf that Slurm reads beside its slurm.conf (the switches as
+    they were meant to be cabled), as a site would configure it; the flat
+    fabric has none. The file, not ``scontrol show topology`` (the same
+    tree): the ci mode chooses the link matrix's nodes from it when the
+    checks load, and a listing needs no running slurmctld."""
     if active() and _state().get('tree'):
-        return {'topology': {'source': 'scontrol'}}
+        return {'topology': {'file': os.path.join(_STATE_DIR,
+                                                  'topology.conf')}}
 
     return {}
 

@@ -58,6 +58,10 @@ LINK_RETEST_BUDGET = 'link_retest_budget_s'
 #: the run (clustergate.references)
 IMPROVEMENTS = 'improvements'
 IMPROVEMENT_POLICIES = ('report', 'fail')
+#: what the nightly rotation runs every night, whatever the night:
+#: {'checks': [check names], 'canaries': bool}; absent: the link matrix
+#: and one canary per family (clustergate.rfm.rotation)
+SENTINELS = 'sentinels'
 
 PARTITION_KEYS = {
     SWEEP: 'node counts, ppn and the ci/nightly subsets',
@@ -74,12 +78,27 @@ PARTITION_KEYS = {
     CONCURRENCY: 'jobs at once: exec policy and a license per fabric',
     LINK_RETEST_BUDGET: 'seconds of link-matrix retests per job (0: none)',
     IMPROVEMENTS: "better than the reference: 'report' (default) or 'fail'",
+    SENTINELS: 'what the nightly rotation runs every night',
 }
 
 #: keys of ``extras['rotation']``
 ROTATION_BUDGET = 'budget_min'
 ROTATION_PIN = 'pin_subset'
 ROTATION_KEYS = (ROTATION_BUDGET, ROTATION_PIN)
+
+#: keys of ``extras['sentinels']``: every point of these checks (class
+#: names) on the partition, and one small point per check family
+SENTINEL_CHECKS = 'checks'
+SENTINEL_CANARIES = 'canaries'
+SENTINEL_KEYS = (SENTINEL_CHECKS, SENTINEL_CANARIES)
+#: the sentinels of a partition that does not declare them: the link
+#: matrix (every fabric, the whole partition) and a canary per family
+DEFAULT_SENTINELS = {SENTINEL_CHECKS: ('LinkMatrix',),
+                     SENTINEL_CANARIES: True}
+
+#: which file declared each system (config/settings.py notes it), so that
+#: an error found after the configuration loaded still names the file
+_SOURCES = {}
 
 #: keys of ``extras['sweep']``
 SWEEP_NODES = 'nodes'
@@ -121,6 +140,23 @@ MPI_FAMILIES = ('openmpi', 'mpich', 'intelmpi')
 class ExtrasError(ValueError):
     """A configuration's extras are wrong; the message is one line naming
     the partition (or environment) and the key."""
+
+
+def note_source(system: str, path: str):
+    """Remember that ``path`` declares ``system``."""
+    _SOURCES[system] = path
+
+
+def source_of(system: str) -> str:
+    """The file that declared ``system`` (or a phrase saying it is
+    unknown)."""
+    return _SOURCES.get(system, f'the configuration of system {system}')
+
+
+def sentinels(extras: Mapping) -> Mapping:
+    """A partition's sentinels (:data:`DEFAULT_SENTINELS` where it
+    declares none; a key it leaves out takes the default's value)."""
+    return {**DEFAULT_SENTINELS, **extras.get(SENTINELS, {})}
 
 
 def check_families():
@@ -207,6 +243,25 @@ def _check_rotation(rot, where):
                           f'got {pin!r}')
 
 
+def _check_sentinels(sent, where):
+    where = f'{where}.{SENTINELS}'
+    if not isinstance(sent, Mapping):
+        raise ExtrasError(f'{where}: must be a mapping with '
+                          f'{", ".join(SENTINEL_KEYS)}')
+
+    _unknown(sent, SENTINEL_KEYS, where)
+    checks = sent.get(SENTINEL_CHECKS, [])
+    if not isinstance(checks, (list, tuple)) or not all(
+            isinstance(c, str) and c for c in checks):
+        raise ExtrasError(f'{where}.{SENTINEL_CHECKS}: must be a list of '
+                          f'check names, got {checks!r}')
+
+    canaries = sent.get(SENTINEL_CANARIES, True)
+    if not isinstance(canaries, bool):
+        raise ExtrasError(f'{where}.{SENTINEL_CANARIES}: must be true or '
+                          f'false, got {canaries!r}')
+
+
 def _check_concurrency(conc, ics, where):
     from clustergate import concurrency as cc
 
@@ -275,6 +330,9 @@ def check_partition(part: Mapping, system: str = '?'):
 
     if ROTATION in extras:
         _check_rotation(extras[ROTATION], where)
+
+    if SENTINELS in extras:
+        _check_sentinels(extras[SENTINELS], where)
 
     if CONCURRENCY in extras:
         _check_concurrency(extras[CONCURRENCY], ics, where)

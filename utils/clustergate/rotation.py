@@ -9,8 +9,11 @@ sweep point, with all its environments) runs at least once.
 The plan, a pure function of the points, their estimated costs and the
 budgets:
 
-* points that run every night (``pin_subset``: the partition's fixed
-  nightly subset) take their cost out of every night's budget first;
+* the *sentinels*, points that run every night whatever the night (the
+  partition's ``sentinels``: by default the link matrix of every fabric
+  and one small canary point per check family, clustergate.rfm.rotation),
+  take their cost out of every night's budget first; sentinels that do
+  not fit the budget are an error;
 * the other points are taken in an order fixed by a hash of their name
   (families mixed within a night; a new point does not reshuffle the
   others' order) and put, first fit, in the first night where they fit
@@ -40,6 +43,17 @@ class RotationError(ValueError):
     """A rotation cannot be planned (one line naming the cause)."""
 
 
+class SentinelsOverBudget(RotationError):
+    """The points that run every night do not fit a partition's budget."""
+
+    def __init__(self, partition: str, used: float, budget: float):
+        self.partition, self.used, self.budget = partition, used, budget
+        super().__init__(f'partition {partition}: the sentinels (run every '
+                         f'night) take {used / 60:.1f} min of the '
+                         f'{budget / 60:g} min budget: nothing left to '
+                         f'rotate')
+
+
 @dataclass
 class Point:
     """One acceptance test of the rotation."""
@@ -47,14 +61,17 @@ class Point:
     name: str
     #: estimated seconds per budgeted partition that runs it
     cost: Dict[str, float]
-    #: runs every night (the partition's nightly subset, pin_subset)
-    pinned: bool = False
+    #: why it runs every night ('' : it rotates), e.g. 'check LinkMatrix'
+    #: or 'canary of osu' (see clustergate.rfm.rotation)
+    sentinel: str = ''
     #: unix time of its last completed job (None: never recorded)
     last_ran: Optional[float] = None
     #: where the estimate came from: 'measured', 'skipped' (its last run
     #: was skipped: 0 s until its cause is mended), 'like' (the median of
     #: measured cases of its check and node count) or 'default'
     source: str = 'default'
+    #: test cases of the point (partitions x environments)
+    cases: int = 1
 
 
 @dataclass
@@ -62,9 +79,10 @@ class Plan:
     """Nights of a cycle: names of the rotating points of each night."""
 
     nights: List[List[str]]
-    pinned: List[str]
+    #: names of the points that run every night
+    sentinels: List[str]
     budgets: Dict[str, float]
-    #: per night, estimated seconds per partition (pinned included)
+    #: per night, estimated seconds per partition (sentinels included)
     load: List[Dict[str, float]] = field(default_factory=list)
     #: points that alone exceed a budget (a night of their own)
     oversized: List[str] = field(default_factory=list)
@@ -74,31 +92,35 @@ class Plan:
         return max(1, len(self.nights))
 
 
-def _order(name: str) -> str:
+def sentinel_load(points: Sequence[Point],
+                  budgets: Mapping[str, float]) -> Dict[str, float]:
+    """Seconds the sentinels take of each budgeted partition's night."""
+    base = {p: 0.0 for p in budgets}
+    for pt in points:
+        if pt.sentinel:
+            for part, sec in pt.cost.items():
+                if part in base:
+                    base[part] += sec
+
+    return base
+
+
+def order_key(name: str) -> str:
     return hashlib.sha256(name.encode()).hexdigest()
 
 
 def plan(points: Sequence[Point], budgets: Mapping[str, float]) -> Plan:
     """The cycle's nights for ``points`` under ``budgets`` (seconds per
     partition); see the module."""
-    base = {p: 0.0 for p in budgets}
-    pinned = sorted(p.name for p in points if p.pinned)
-    for pt in points:
-        if pt.pinned:
-            for part, sec in pt.cost.items():
-                if part in base:
-                    base[part] += sec
-
+    base = sentinel_load(points, budgets)
+    sentinels = sorted(p.name for p in points if p.sentinel)
     for part, used in base.items():
         if used > budgets[part]:
-            raise RotationError(
-                f'partition {part}: the points run every night (pin_subset) '
-                f'take {used / 60:.1f} min of the {budgets[part] / 60:g} min '
-                f'budget: nothing left to rotate')
+            raise SentinelsOverBudget(part, used, budgets[part])
 
     nights, load, oversized = [], [], []
-    for pt in sorted((p for p in points if not p.pinned),
-                     key=lambda p: _order(p.name)):
+    for pt in sorted((p for p in points if not p.sentinel),
+                     key=lambda p: order_key(p.name)):
         cost = {k: v for k, v in pt.cost.items() if k in budgets}
         for night, used in zip(nights, load):
             if all(used[k] + v <= budgets[k] for k, v in cost.items()):
@@ -115,7 +137,7 @@ def plan(points: Sequence[Point], budgets: Mapping[str, float]) -> Plan:
     if not nights:
         nights, load = [[]], [dict(base)]
 
-    return Plan(nights, pinned, dict(budgets), load, oversized)
+    return Plan(nights, sentinels, dict(budgets), load, oversized)
 
 
 def night_date(today: Optional[datetime.date] = None) -> datetime.date:
@@ -150,7 +172,7 @@ class Tonight:
 
     @property
     def names(self) -> List[str]:
-        return self.plan.pinned + self.plan.nights[self.index]
+        return self.plan.sentinels + self.plan.nights[self.index]
 
     @property
     def load(self) -> Dict[str, float]:
@@ -205,9 +227,8 @@ def header(t: Tonight, points: Sequence[Point], now: float) -> List[str]:
         f'(results DB)'
         + (f', {skipped} skipped last time (0 s)' if skipped else '')
         + (f', {like} from measured cases of their kind' if like else '')
-        + ', the rest the cost model\'s defaults'
-        + (f'; {len(t.plan.pinned)} point(s) run every night'
-           if t.plan.pinned else ''),
+        + ', the rest the cost model\'s defaults',
+    ] + sentinel_lines(t.plan, points) + [
         '  tonight ' + last_ran_summary(tonight_pts, t.plan.cycle, now),
         '  all points ' + last_ran_summary(points, t.plan.cycle, now),
     ]
@@ -219,8 +240,27 @@ def header(t: Tonight, points: Sequence[Point], now: float) -> List[str]:
     return lines
 
 
+def sentinel_lines(p: Plan, points: Sequence[Point]) -> List[str]:
+    """``sentinels: N cases, est. M min`` and one line per sentinel
+    point saying why it runs every night."""
+    sent = sorted((pt for pt in points if pt.sentinel),
+                  key=lambda pt: (pt.sentinel.startswith('canary'),
+                                  pt.sentinel, pt.name))
+    if not sent:
+        return ['  sentinels: none (every point rotates)']
+
+    load = sentinel_load(points, p.budgets)
+    est = ', '.join(f'{v / 60:.0f} min of {p.budgets[k] / 60:g}'
+                    + (f' on {k}' if len(load) > 1 else '')
+                    for k, v in load.items())
+    return [f'  sentinels: {sum(pt.cases for pt in sent)} cases '
+            f'({len(sent)} points), est. {est}, run every night:'] + [
+        f'    sentinel {pt.name} ({pt.sentinel})' for pt in sent]
+
+
 def details(t: Tonight, points: Sequence[Point]) -> List[str]:
-    """One line per point: night(s), estimate, source, last ran."""
+    """One line per point: night(s) (``every``: a sentinel), estimate,
+    source, last ran."""
     night_of = {n: i + 1 for i, names in enumerate(t.plan.nights)
                 for n in names}
     lines = ['# night\test_s\tsource\tlast_ran_utc\tpoint']
@@ -229,7 +269,7 @@ def details(t: Tonight, points: Sequence[Point]) -> List[str]:
                 datetime.datetime.fromtimestamp(
                     p.last_ran, datetime.timezone.utc).strftime(
                         '%Y-%m-%dT%H:%MZ'))
-        night = 'every' if p.pinned else str(night_of.get(p.name, '?'))
+        night = 'every' if p.sentinel else str(night_of.get(p.name, '?'))
         lines.append(f'{night}\t{sum(p.cost.values()):.0f}\t{p.source}\t'
                      f'{when}\t{p.name}')
 

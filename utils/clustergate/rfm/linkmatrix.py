@@ -67,6 +67,8 @@ from reframe.core.exceptions import (ConfigError, PerformanceError,
 
 from clustergate import (cgoutput, extras, linkbaseline, linkmatrix,
                          linkretest, linkstats, references, sweep, topology)
+from clustergate import extras as extras_keys
+from clustergate.topology import span
 from clustergate.rfm import bounds, modes
 from clustergate.rfm.cgprogram import CgProgramTest
 
@@ -563,3 +565,125 @@ def declared_topology(spec, run=subprocess.run):
         raise topology.TopologyError(f'{" ".join(cmd)}: {why[0]}')
 
     return topology.parse_scontrol_topology(proc.stdout, **rates)
+
+
+#: (partition name, its topology extra) -> its span's nodes, or the TopologyError that
+#: stopped the tree being read; filled when a span class is created
+_SPANS = {}
+
+
+def partition_span(name, extras):
+    """The nodes of the ci span of the partition ``name`` whose extras are
+    ``extras`` (:func:`clustergate.topology.span.span_nodes` of its
+    declared tree), None when it declares none; a tree that cannot be read
+    gives its TopologyError (the test case then fails saying so). Read
+    once per process."""
+    spec = extras.get(extras_keys.TOPOLOGY)
+    if not spec or 'sweep' not in extras:
+        return None
+
+    key = (name, repr(spec))
+    if key not in _SPANS:
+        try:
+            _SPANS[key] = span.span_nodes(declared_topology(spec))
+        except topology.TopologyError as err:
+            _SPANS[key] = err
+
+    return _SPANS[key]
+
+
+def _span_size(extras, nodes):
+    """Node count of a span (a tree that could not be read: the whole
+    partition, so that the case exists and fails naming the cause)."""
+    if isinstance(nodes, list):
+        return len(nodes)
+
+    return max(sweep.describe(extras)['nodes'])
+
+
+class LinkMatrixSpanTest(LinkMatrixTest):
+    """The link matrix of the ci mode on a switch tree: on a node set
+    chosen from the declared tree that covers every leaf and every uplink
+    (:mod:`clustergate.topology.span`: 2 nodes of each leaf), judged
+    against that tree. Only where the partition declares a ``topology``:
+    elsewhere the whole-partition matrix is the fabric check."""
+
+    mode_selection = {'ci': {}}
+    sweep_requirements = sweep.Requirements(min_nodes=2, max_ppn=1)
+
+    @classmethod
+    def system_parameters(cls, partitions):
+        # the node count is the span's, read from each partition's tree
+        # (no tree: one whole-partition value, which point_reason turns
+        # away, instead of no value, which ReFrame warns about)
+        params = super().system_parameters(partitions)
+        sizes = {_span_size(extras, nodes) for name, extras in partitions
+                 if (nodes := partition_span(name, extras)) is not None}
+        return {**params,
+                'num_nodes': sorted(sizes) or params['num_nodes'][-1:]}
+
+    def mode_point(self):
+        # not narrowed by the ci subset's node counts: its nodes are the
+        # tree's (point_reason keeps the subset's interconnects)
+        return None
+
+    def span_of(self, partition):
+        return partition_span(partition.name, partition.extras)
+
+    def point_reason(self, partition, mpi_family):
+        nodes = self.span_of(partition)
+        if nodes is None:
+            return (f'partition {partition.fullname!r} declares no switch '
+                    f'tree: its fabric check is the whole-partition matrix')
+
+        size = _span_size(partition.extras, nodes)
+        if self.num_nodes != size:
+            return (f'the span of partition {partition.fullname!r} is '
+                    f'{size} nodes')
+
+        ci = partition.extras['sweep'].get('ci') or {}
+        if self.interconnect not in ci.get('interconnects',
+                                           [self.interconnect]):
+            return (f'interconnect {self.interconnect!r} is not in the ci '
+                    f'subset of partition {partition.fullname!r}')
+
+        spec = partition.extras[extras_keys.TOPOLOGY]
+        if self.interconnect not in spec.get('interconnects',
+                                             [self.interconnect]):
+            return f'the declared tree does not describe {self.interconnect}'
+
+        whole = max(sweep.describe(partition.extras)['nodes'])
+        return sweep.why_not(partition.extras, sweep.SweepPoint(
+            whole, self.ppn, self.interconnect), self.sweep_requirements,
+            mpi_family=mpi_family, partition=partition.fullname)
+
+    @run_after('init')
+    def describe_span(self):
+        spans = [n for n in _SPANS.values()
+                 if isinstance(n, list) and len(n) == self.num_nodes]
+        where = f' ({",".join(spans[0])})' if spans else ''
+        self.descr = (f'link matrix of {self.num_nodes} nodes{where}: every '
+                      f'leaf and uplink of the declared tree, over '
+                      f'{self.interconnect}, {self.msg_bytes} B')
+
+    def span(self):
+        """The span's nodes on this partition; SanityError (the test
+        fails saying why) if the tree cannot be read or changed size."""
+        nodes = self.span_of(self.current_partition)
+        if not isinstance(nodes, list):
+            raise SanityError(f'declared topology: {nodes}')
+
+        if len(nodes) != self.num_nodes:
+            raise SanityError(f'the declared tree now spans {len(nodes)} '
+                              f'nodes, this case {self.num_nodes}')
+
+        return nodes
+
+    @run_before('run')
+    def place_on_span(self):
+        self.job.options += [f'--nodelist={",".join(self.span())}']
+
+    def declared(self):
+        """The declared tree with only the span's nodes."""
+        topo = super().declared()
+        return None if topo is None else span.restricted(topo, self.span())

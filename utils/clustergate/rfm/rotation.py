@@ -11,6 +11,18 @@ every registered test, says the night in the session header and writes
 one line per point to a file (``$CG_ROTATION_DETAILS``, default
 ``rotation-<system>.tsv`` next to the results database).
 
+Sentinels: what a budgeted partition must run every night, whatever the
+rotation (``extras['sentinels']``, :func:`mark_sentinels`): every point of
+the checks it names (``checks``, default ``['LinkMatrix']``: the link
+matrix over every fabric at the whole partition, so that a broken switch
+is found the next morning, not up to a cycle later) and, with
+``canaries`` (default true), one small point of each other check family
+it runs (its cheapest point, then the fewest ranks): a family whose
+build, binaries or environment broke is red the next morning. The
+sentinels' cost comes out of every night's budget first; sentinels that
+do not fit it stop the session with one line naming the file and the
+key. The header lists them; their tests get the tag ``sentinel``.
+
 Estimates per test case (check, partition, environment): the last
 measured duration in the results database (build, run including queue
 wait, and ReFrame's own phases, plus its share of the run fixtures it
@@ -179,7 +191,7 @@ def points(tests, budgeted: Dict[str, float], db: Optional[str]
     alike = like_costs(records)
     out = []
     for test in tests:
-        cost, last, sources = {}, None, set()
+        cost, last, sources, cases = {}, None, set(), 0
         combos = valid_sysenv_comb(test.valid_systems,
                                    test.valid_prog_environs)
         for part, envs in combos.items():
@@ -201,16 +213,119 @@ def points(tests, budgeted: Dict[str, float], db: Optional[str]
                         family(test), getattr(test, 'num_nodes', 1) or 1
                     ), 'default'
                 sources.add(source)
+                cases += 1
                 cost[part.fullname] = cost.get(part.fullname, 0.0) + sec
 
         if cost:
             # a point is as well known as its least known case
             source = next(s for s in _SOURCES if s in sources)
-            out.append(rotation.Point(test.display_name, cost,
-                                      getattr(test, 'cg_pinned', False),
-                                      last, source))
+            pinned = getattr(test, 'cg_pinned', False)
+            out.append(rotation.Point(
+                test.display_name, cost,
+                'nightly subset (pin_subset)' if pinned else '',
+                last, source, cases))
 
     return out
+
+
+class SentinelError(rotation.RotationError):
+    """A partition's ``sentinels`` cannot be met (one line naming the
+    partition and the key; :func:`plan_tonight` adds the file)."""
+
+
+def _ranks(test) -> int:
+    return (getattr(test, 'num_nodes', 1) or 1) * (getattr(test, 'ppn', 1)
+                                                    or 1)
+
+
+def canaries(pts, tests, partition: str, covered=()) -> Dict[str, object]:
+    """family -> its canary on ``partition``: the point of the family
+    that costs the partition least (then the fewest ranks, then a fixed
+    order), for each family the partition runs that is not in
+    ``covered`` (families with a sentinel already)."""
+    best: Dict[str, Tuple] = {}
+    for pt in pts:
+        if partition not in pt.cost:
+            continue
+
+        test = tests[pt.name]
+        fam = family(test)
+        key = (pt.cost[partition], _ranks(test), rotation.order_key(pt.name))
+        if fam not in covered and (fam not in best or key < best[fam][0]):
+            best[fam] = (key, pt)
+
+    return {fam: v[1] for fam, v in best.items()}
+
+
+def _mark_checks(pts, tests, part, names):
+    """Marks the points of the checks ``names`` on ``part``; the families
+    they cover. A check the partition declares and that has no point
+    there is an error (the default's link matrix on a 1-node partition
+    is not)."""
+    declared = keys.SENTINELS in part.extras
+    covered = set()
+    for check in names:
+        hits = [pt for pt in pts if part.fullname in pt.cost and
+                type(tests[pt.name]).__name__ == check]
+        if declared and not hits:
+            raise SentinelError(
+                f'partition {part.fullname}: extras.{keys.SENTINELS}.'
+                f'{keys.SENTINEL_CHECKS}: {check!r} has no point in the '
+                f"partition's acceptance space")
+
+        for pt in hits:
+            pt.sentinel = pt.sentinel or f'check {check}'
+            covered.add(family(tests[pt.name]))
+
+    return covered
+
+
+def mark_sentinels(pts, tests, partitions) -> None:
+    """Sets ``sentinel`` (why it runs every night) on the points that the
+    budgeted ``partitions`` (ReFrame partitions) want every night: the
+    points of their ``sentinels`` checks and, with ``canaries``, one
+    canary per other family (:func:`canaries`)."""
+    tests = {t.display_name: t for t in tests}
+    for part in partitions:
+        if keys.ROTATION not in part.extras:
+            continue
+
+        spec = keys.sentinels(part.extras)
+        covered = _mark_checks(pts, tests, part, spec[keys.SENTINEL_CHECKS])
+        # a family with a point in the pinned nightly subset has its canary
+        covered |= {family(tests[pt.name]) for pt in pts
+                    if pt.sentinel and part.fullname in pt.cost}
+        if spec[keys.SENTINEL_CANARIES]:
+            for fam, pt in canaries(pts, tests, part.fullname,
+                                    covered).items():
+                pt.sentinel = pt.sentinel or f'canary of {fam}'
+
+
+def _tag_sentinels(pts, tests) -> None:
+    """The sentinels' test objects get the tag ``sentinel`` and say so in
+    their description (``-L``, the run report)."""
+    tests = {t.display_name: t for t in tests}
+    for pt in pts:
+        if pt.sentinel:
+            test = tests[pt.name]
+            test.tags = set(test.tags) | {'sentinel'}
+            test.descr = f'{test.descr} [sentinel: {pt.sentinel}]'
+
+
+def _config_error(system: str, err: rotation.RotationError) -> str:
+    """The line of a rotation error; a sentinels error names the file
+    and the key."""
+    where = keys.source_of(system)
+    if isinstance(err, rotation.SentinelsOverBudget):
+        return (f'{where}: partition {err.partition}: extras.'
+                f'{keys.SENTINELS}: the sentinels take {err.used / 60:.1f} '
+                f'min of every night, above the {err.budget / 60:g} min '
+                f'budget (extras.{keys.ROTATION}.{keys.ROTATION_BUDGET})')
+
+    if isinstance(err, SentinelError):
+        return f'{where}: {err}'
+
+    return str(err)
 
 
 def _details_path(db: Optional[str], system: str) -> str:
@@ -239,15 +354,19 @@ def plan_tonight(system: str) -> set:
     rt = runtime()
     budgeted = budgets(rt.system.partitions)
     db = rt.get_option('storage/0/sqlite_db_file')
-    pts = points(_registered.get(system, {}).values(), budgeted, db)
+    tests = list(_registered.get(system, {}).values())
+    pts = points(tests, budgeted, db)
     try:
+        mark_sentinels(pts, tests, rt.system.partitions)
         night = rotation.tonight(pts, budgeted)
     except rotation.RotationError as err:
         # inside ReFrame's filter an exception would only make every test
         # "not selected" with a warning each: stop the session, one line
         from reframe.core.logging import getlogger
-        getlogger().error(f'nightly rotation: {err}')
+        getlogger().error(f'nightly rotation: {_config_error(system, err)}')
         sys.exit(1)
+
+    _tag_sentinels(pts, tests)
 
     path = _details_path(db, system)
     lines = rotation.header(night, pts, time.time())

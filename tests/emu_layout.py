@@ -1,0 +1,42 @@
+"""The declared layout of the emulated cluster, written as ``clustergate
+cluster up`` writes it before it starts a daemon (slurm.conf, the state
+file with the tree, topology.conf), so that the ``emucluster`` system can
+be loaded as on a running 4-node flat or 9-node leaf/spine cluster
+without one. Only the layout: no measurement, no daemon."""
+
+import os
+
+from clustergate.cluster import slurm
+from clustergate.cluster import state as cluster_state
+from clustergate.cluster.layout import Layout
+from clustergate.cluster.tree import leafspine
+
+RATE = 250e6
+
+
+def write_layout(root, nodes=9, leaves=3):
+    """Writes the layout under ``root`` (a state directory); ``leaves``
+    None: flat. Returns the environment that selects it (SLURM_CONF,
+    CG_EMU_STATE_DIR) and the tree (None when flat)."""
+    paths = cluster_state.Paths(str(root))
+    layout = Layout(nodes)
+    tree = leafspine(layout.node_names, leaves) if leaves else None
+    uplink = tree.uplink_rate(RATE, 2.0) if tree else None
+    cluster_state.save(cluster_state.new_state(nodes, RATE, tree, uplink),
+                       paths)
+    if tree is not None:
+        with open(paths.topology_conf, 'w') as fp:
+            fp.write(tree.topology_conf(RATE / 1e6, uplink / 1e6))
+
+    with open(paths.slurm_conf, 'w') as fp:
+        fp.write(slurm.render_conf(layout, paths, 2, 1024,
+                                   tree=tree is not None))
+
+    env = {'SLURM_CONF': paths.slurm_conf, 'CG_EMU_STATE_DIR': str(root)}
+    return env, tree
+
+
+def environment(root, **kwargs):
+    """``os.environ`` with the layout of :func:`write_layout`."""
+    env, _ = write_layout(root, **kwargs)
+    return dict(os.environ, **env)
