@@ -56,6 +56,12 @@ CLIP = 4.0
 ALPHA = 1e-4
 # above this many flows the scale stays fixed while candidates are compared
 FULL_REFIT_FLOWS = 20000
+# a node link or trunk whose flows are this much below the others is a
+# candidate (one direction alone when the other is above CANDIDATE_NEAR)
+CANDIDATE_FLOOR = 0.95
+CANDIDATE_NEAR = 0.97
+# flows crossing no trunk that can set the scale (see _Fit.scale_of)
+MIN_LOCAL = 8
 # residual spread above this many times sigma: sigma is taken from the data
 NOISIER = 1.25
 
@@ -163,6 +169,8 @@ class Prepared:
         self.by_node: Dict[str, Dict[str, List[Tuple[int, int]]]] = {}
         self.through: Dict[Link, List[Tuple[int, int]]] = {}
         self.loaded: List[set] = []     # per round: switches with traffic
+        # per round: the flows that cross no trunk (declared)
+        self.local: List[List[int]] = []
         for ri, m in enumerate(self.models):
             loaded = set()
             for fi, (s, d) in enumerate(m.flows):
@@ -175,6 +183,8 @@ class Prepared:
                         self.through.setdefault(link, []).append((ri, fi))
                         loaded.add(link[1])
             self.loaded.append(loaded)
+            self.local.append([fi for fi, path in enumerate(m.paths)
+                               if all(l[0] == 'node' for l in path)])
 
     def flows(self):
         return [m.flows for m in self.models]
@@ -192,6 +202,7 @@ class _Fit:
         self.models = pre.models
         self.by_node, self.through, self.loaded = \
             pre.by_node, pre.through, pre.loaded
+        self.local = pre.local
         log = math.log
         self.logm = [[log(v) if v > 0 else -20.0 for v in r.measured]
                      for r in self.rounds]
@@ -260,7 +271,15 @@ class _Fit:
                 for lms, ps in zip(self.logm, rates)]
 
     def scale_of(self, e):
-        return _median([x for row in e for x in row])
+        """The log scale of healthy flows: the median residual, or that of
+        the flows that cross no trunk when higher (faults only slow flows
+        down: where most flows cross cut trunks, they set the median)."""
+        c = _median([x for row in e for x in row])
+        local = [e[ri][fi] for ri, idx in enumerate(self.local)
+                 for fi in idx]
+        if len(local) >= MIN_LOCAL:
+            c = max(c, _median(local))
+        return c
 
     def loss(self, e, c):
         s, k2 = self.sigma, CLIP * CLIP
@@ -273,6 +292,8 @@ class _Fit:
         return total
 
 
+# long: the greedy search (best candidate, its factor, its twins), then
+# the joint refit of the factors and the verdicts of the final fit
 def _pick_verdicts(fit: _Fit, fabric, min_effect, max_faults, alpha):
     faults: List[Fault] = []
     rates = fit.base
@@ -285,6 +306,11 @@ def _pick_verdicts(fit: _Fit, fabric, min_effect, max_faults, alpha):
     twins = set()
 
     def score(fault):
+        if fit.full and faults:
+            # the earlier factors and the scale move with a new fault
+            sparse = fit.sparse_for(_joint(fit, faults + [fault], 1))
+            new_rates, ne = fit.dense(sparse, rates, e)
+            return cur - fit.loss(ne, fit.scale_of(ne)), sparse
         sparse = fit.sparse_for(faults + [fault])
         if fit.full:
             new_rates, ne = fit.dense(sparse, rates, e)
@@ -300,6 +326,11 @@ def _pick_verdicts(fit: _Fit, fabric, min_effect, max_faults, alpha):
             break
         threshold = 2 * (math.log(len(cands) + 1) + math.log(1 / alpha))
         scored = [(g, f, sp) for f in cands for g, sp in [score(f)]]
+        if fit.full and not faults:
+            # few flows: every factor refined before they are compared
+            # (the first guess reads the medians of a fit without it)
+            scored = [_refine(score, *x) if x[1].kind in ('node', 'uplink')
+                      else x for x in scored]
         scored.sort(key=lambda x: -x[0])
         best = scored[0]
         if best[0] < threshold:
@@ -307,7 +338,14 @@ def _pick_verdicts(fit: _Fit, fabric, min_effect, max_faults, alpha):
         gain, fault, sparse = best
         if fault.kind in ('node', 'uplink'):
             gain, fault, sparse = _refine(score, gain, fault, sparse)
-        new_rates, ne = fit.dense(sparse, rates, e)
+        trial = faults + [fault]
+        if fit.full and len(trial) > 1:
+            # the scale and the earlier factors were fitted without this
+            # fault (two cut trunks: the first one's flows set the scale)
+            trial = _joint(fit, trial)
+            fault = trial[-1]
+            sparse = fit.sparse_for(trial)
+        new_rates, ne = fit.dense(sparse, fit.base, fit.e0)
         nc = fit.scale_of(ne) if fit.full else c
         # ratios against the scale of the better fit
         v = _verdict(fit, fault, faults, rates, new_rates, e, nc, ne, nc,
@@ -318,19 +356,68 @@ def _pick_verdicts(fit: _Fit, fabric, min_effect, max_faults, alpha):
                 if s[1].kind == fault.kind and s[1].subject != fault.subject
                 and s[0] >= 0.9 * best[0] and _same_flows(fit, s[1], fault)]
         twins.update((f.kind, f.subject) for f in same)
-        if same:
-            v.alternatives = [_name(f) for f in same]
-            names = sorted([_name(fault)] + v.alternatives)
-            v.message = v.message.replace(_name(fault), ' or '.join(names), 1)
-            v.message += ('; the same flows cross each of them: these '
-                          'rounds cannot tell them apart')
+        v.alternatives = [_name(f) for f in same]
         verdicts.append(v)
-        faults.append(fault)
-        rates, e, c, cur = new_rates, ne, nc, cur - gain
+        faults = trial
+        rates, e, c = new_rates, ne, nc
         if not fit.full:
             c = fit.scale_of(e)
-            cur = fit.loss(e, c)
+        cur = fit.loss(e, c)
+    if fit.full and len(faults) > 1:
+        verdicts = _final_verdicts(fit, faults, verdicts, rates, e, c,
+                                   fabric)
+    for v in verdicts:
+        _name_twins(v)
     return faults, rates, e, c, verdicts
+
+
+def _joint(fit, faults, sweeps=2):
+    """The factors of ``faults`` (node links, trunks) refitted in turn,
+    each with the others held, the scale refitted with each."""
+    from dataclasses import replace
+    faults = list(faults)
+    for _ in range(sweeps):
+        for i, f in enumerate(faults):
+            if f.kind not in ('node', 'uplink'):
+                continue
+            others = faults[:i] + faults[i + 1:]
+
+            def score(g, others=others):
+                sparse = fit.sparse_for(others + [g])
+                new_rates, ne = fit.dense(sparse, fit.base, fit.e0)
+                return -fit.loss(ne, fit.scale_of(ne)), sparse
+
+            g0, sp0 = score(f)
+            _, faults[i], _ = _refine(score, g0, replace(f), sp0)
+    return faults
+
+
+def _final_verdicts(fit, faults, verdicts, rates, e, c, fabric):
+    """Each verdict again against the final fit: its flows' ratios to the
+    prediction with every other fault (its factor as jointly fitted)."""
+    out = []
+    loss = fit.loss(e, c)
+    for i, (f, v) in enumerate(zip(faults, verdicts)):
+        others = faults[:i] + faults[i + 1:]
+        r_o, e_o = fit.dense(fit.sparse_for(others), fit.base, fit.e0)
+        c_o = fit.scale_of(e_o)
+        gain = fit.loss(e_o, c_o) - loss
+        w = _verdict(fit, f, others, r_o, rates, e_o, c, e, c, fabric, gain)
+        if w is None:
+            w = v
+        w.alternatives = v.alternatives
+        out.append(w)
+    return out
+
+
+def _name_twins(v):
+    """Name every explanation that touches the same flows."""
+    if not v.alternatives or v.fault is None:
+        return
+    names = sorted([_name(v.fault)] + v.alternatives)
+    v.message = v.message.replace(_name(v.fault), ' or '.join(names), 1)
+    v.message += ('; the same flows cross each of them: these rounds '
+                  'cannot tell them apart')
 
 
 def _refine(score, gain, fault, sparse, steps=8):
@@ -432,7 +519,8 @@ def _candidates(fit: _Fit, faults, rates, e, c) -> List[Fault]:
         return _median(inside) - ref, ref
 
     cands: List[Fault] = []
-    floor, near = math.log(0.85), math.log(0.9)
+    # lenient: the likelihood test decides, this only keeps the list short
+    floor, near = math.log(CANDIDATE_FLOOR), math.log(CANDIDATE_NEAR)
 
     def directions(meds):
         """Both directions, or one when the other looks healthy."""
@@ -471,7 +559,8 @@ def _candidates(fit: _Fit, faults, rates, e, c) -> List[Fault]:
         return _median([e[ri][fi] for ri, fi in fit.through[link]]) - c
 
     seen = set()
-    for link in sorted(fit.through, key=trunk_key)[:4]:
+    for link in sorted(fit.through, key=trunk_key)[:None if fit.full
+                                                   else 4]:
         sw = link[1]
         if ('uplink', sw) in done or sw in seen:
             continue
