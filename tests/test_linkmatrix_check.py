@@ -363,6 +363,22 @@ def test_a_decided_verdict_is_not_measured_again_in_the_session(check,
     c.keep_decided_verdict()
 
 
+def test_a_gross_node_link_the_retest_clears_passes(check, tmp_path):
+    c = on_tree(check, 'emu-linkmatrix-tree9-n5-50pct.out')
+    c.monkeypatch.setenv('CG_REFERENCES_DIR', str(tmp_path))
+    retest_file(tmp_path, n5=('healthy', 'cleared by retest: sent 1.00x, '
+                              'received 1.00x its partners alone'))
+    values, units, failed = perf(c)
+    # the first round's figures stay in the history; no fault, no bound
+    assert values['peer_min'] < 0.6 and values['faults'] == 0
+    assert failed == []
+    # not cleared: peer_min is a bound again
+    check.monkeypatch.setattr(lmcheck, '_JUDGED', {})
+    retest_file(tmp_path, n5=('slow', 'retest: sent 0.50x'))
+    values, units, failed = perf(c)
+    assert failed == ['peer_min', 'faults']
+
+
 def test_an_undecided_verdict_may_be_measured_again(check, tmp_path):
     # no retest result (the driver did not write one): the named node
     # link says so and fails, and a retry measures again
