@@ -67,7 +67,8 @@ from reframe.core.exceptions import (ConfigError, PerformanceError,
                                      SanityError)
 
 from clustergate import (cgoutput, extras, linkbaseline, linkmatrix,
-                         linkretest, linkstats, references, sweep, topology)
+                         linkretest, linkstats, references, sweep,
+                         topology)
 from clustergate.rfm import bounds, modes
 from clustergate.rfm.cgprogram import CgProgramTest
 
@@ -120,9 +121,8 @@ class DecidedVerdict(rfm.RegressionTestPlugin):
         if lines:
             raise PerformanceError(
                 f'faults={len(lines)} verdicts: {"; ".join(lines)} '
-                f'(decided by the link retest in an earlier run of this '
-                f'session; not measured again: -S retry_decided=true to '
-                f'measure again)')
+                f'({linkretest.DECIDED}; not measured again: -S '
+                f'retry_decided=true to measure again)')
 
 
 class LinkMatrixTest(CgProgramTest, DecidedVerdict):
