@@ -10,7 +10,7 @@ import os
 
 import pytest
 import reframe.utility.sanity as sn
-from reframe.core.exceptions import ConfigError, SanityError
+from reframe.core.exceptions import ConfigError, PerformanceError, SanityError
 
 from clustergate import topology
 from clustergate import linkmatrix as lm
@@ -332,3 +332,68 @@ def test_the_retest_budget_comes_from_the_variable_or_the_partition(check):
     assert c.budget() == 45.0
     c.monkeypatch.setattr(c, 'retest_budget', 0.0, raising=False)
     assert c.budget() == 0.0
+
+
+def test_a_decided_verdict_is_not_measured_again_in_the_session(check,
+                                                                tmp_path):
+    # run 0: n5 at half its rate, named by the fabric verdict and
+    # confirmed by the retest of the same job
+    check.monkeypatch.setattr(lmcheck, '_DECIDED', {})
+    c = on_tree(check, 'emu-linkmatrix-tree9-n5-50pct.out')
+    c.monkeypatch.setenv('CG_REFERENCES_DIR', str(tmp_path))
+    retest_file(tmp_path, n5=('slow', 'retest: sent 0.50x its partners '
+                              'alone, 3 of 3 retests (p < 0.001)'))
+    values, units, failed = perf(c)
+    assert 'faults' in failed and values['faults'] == 1
+    verdict = units['faults'][len('verdicts: '):]
+    assert verdict.startswith('suspect node n5 on fabric fab0: ')
+    assert '[basis: fabric model]; retest: sent 0.50x' in verdict
+    # in run 0 the case is measured
+    c.monkeypatch.setattr(lmcheck, '_run_of_session', lambda: 0)
+    c.keep_decided_verdict()
+    # a retry (run 1) fails at once with the decided verdict, no job
+    c.monkeypatch.setattr(lmcheck, '_run_of_session', lambda: 1)
+    with pytest.raises(PerformanceError) as info:
+        c.keep_decided_verdict()
+    assert str(info.value).startswith(f'faults=1 verdicts: {verdict} '
+                                      f'(decided by the link retest in an '
+                                      f'earlier run of this session')
+    # unless asked to measure again
+    c.monkeypatch.setattr(c, 'retry_decided', True, raising=False)
+    c.keep_decided_verdict()
+
+
+def test_a_gross_node_link_the_retest_clears_passes(check, tmp_path):
+    c = on_tree(check, 'emu-linkmatrix-tree9-n5-50pct.out')
+    c.monkeypatch.setenv('CG_REFERENCES_DIR', str(tmp_path))
+    retest_file(tmp_path, n5=('healthy', 'cleared by retest: sent 1.00x, '
+                              'received 1.00x its partners alone'))
+    values, units, failed = perf(c)
+    # the first round's figures stay in the history; no fault, no bound
+    assert values['peer_min'] < 0.6 and values['faults'] == 0
+    assert failed == []
+    # not cleared: peer_min is a bound again
+    check.monkeypatch.setattr(lmcheck, '_JUDGED', {})
+    retest_file(tmp_path, n5=('slow', 'retest: sent 0.50x'))
+    values, units, failed = perf(c)
+    assert failed == ['peer_min', 'faults']
+
+
+def test_an_undecided_verdict_may_be_measured_again(check, tmp_path):
+    # no retest result (the driver did not write one): the named node
+    # link says so and fails, and a retry measures again
+    check.monkeypatch.setattr(lmcheck, '_DECIDED', {})
+    c = on_tree(check, 'emu-linkmatrix-tree9-n5-50pct.out')
+    c.monkeypatch.setenv('CG_REFERENCES_DIR', str(tmp_path))
+    values, units, failed = perf(c)
+    assert 'faults' in failed
+    assert units['faults'].endswith('; not retested: no retest result')
+    c.monkeypatch.setattr(lmcheck, '_run_of_session', lambda: 1)
+    c.keep_decided_verdict()
+    # the retest switched off (budget 0): the first round's verdict, and
+    # a retry is the only second look
+    check.monkeypatch.setattr(lmcheck, '_JUDGED', {})
+    c.monkeypatch.setattr(c, 'retest_budget', 0.0, raising=False)
+    values, units, failed = perf(c)
+    assert units['faults'].endswith('[basis: fabric model]')
+    c.keep_decided_verdict()

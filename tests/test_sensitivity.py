@@ -85,3 +85,29 @@ def test_interleaved_campaign_covers_every_level_early():
     first = order[:6]           # one round: 4 healthy, one of each level
     assert [r.kind for r in first].count('healthy') == 4
     assert {r.level for r in first if r.kind == 'degraded'} == {90, 50}
+
+
+def test_a_decided_retry_counts_as_its_verdict(tmp_path):
+    import json
+    verdict = ('faults=1 verdicts: suspect node n5 on fabric fab0: ... '
+               '[basis: fabric model]; retest: sent 0.50x its partners '
+               'alone (decided by the link retest in an earlier run of '
+               'this session; not measured again: -S retry_decided=true '
+               'to measure again)')
+
+    def report(phase, reason):
+        path = tmp_path / 'report.json'
+        path.write_text(json.dumps({'session_info': {'uuid': 'u'}, 'runs': [
+            {'testcases': [{'name': 'LinkMatrix %x', 'result': 'fail',
+                            'fail_phase': 'performance',
+                            'fail_reason': 'first run'}]},
+            {'testcases': [{'name': 'LinkMatrix %x', 'result': 'fail',
+                            'fail_phase': phase, 'fail_reason': reason}]}]}))
+        return sens.read_report(str(path))
+
+    assert report('setup', verdict) == ('fail', 'performance', verdict, 'u')
+    assert sens.named_subjects(verdict) == ['n5']
+    # another failure before the job is no verdict
+    assert report('setup', 'OSError: no space')[0] == 'error'
+    assert sens.named_subjects('undecided node link n7 on fabric fab0: '
+                               'retest inconclusive') == ['n7']

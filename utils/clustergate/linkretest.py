@@ -1,13 +1,16 @@
 """Adaptive retest of suspect and borderline node links, inside the job
-that measured the link matrix (issue 13, in the manner of NVIDIA
-ClusterKit: measure again, alone, in smaller groups, until it is clear).
+that measured the link matrix (in the manner of NVIDIA ClusterKit:
+measure again, alone, in smaller groups, until it is clear).
 
 One full matrix is one sample: a node link's figure in it rests on 2-3
-flows (on the 9-node tree) that ran beside other flows. A node link that
-the first round names, or that is *borderline* (beyond half of both
-naming bounds of :mod:`clustergate.linkbaseline`: with a baseline at most
-0.975x of it and 2.5 MADs below, without one at most 0.925x of its peers
-and 2.5 of the run's MADs below), is measured again:
+flows (on the 9-node tree) that ran beside other flows. Every node link
+that the first round names -- by the per-link verdict or, a gross fault,
+by the fabric's (``suspect node``) -- and every *borderline* one (beyond
+half of both naming bounds of :mod:`clustergate.linkbaseline`: with a
+baseline at most 0.975x of it and 2.5 MADs below, without one at most
+0.925x of its peers and 2.5 of the run's MADs below) is measured again,
+with partners whose pairs cross nothing else the fabric's verdict named
+(a cut trunk, a slow pair, a miscabled node's real leaf):
 
 * **alone**: the candidate node's flows to and from healthy *partners*
   (nodes the first round found typical), one pair at a time with nothing
@@ -32,10 +35,12 @@ at ``SD_FLOOR``: three identical rounds are not infinitely sure):
 * otherwise another round; at the budget: **inconclusive**.
 
 A first round's verdict therefore never stands on one round: a named node
-link the retests clear is not a fault (a noisy round), a borderline one
-they confirm is (a 10 % loss the peers-only bound would miss), and one
-the budget left open keeps its first-round verdict, saying so. The rounds'
-figures are never averaged with the first round's.
+link the retests clear is not a fault (a noisy round, or a figure a fault
+elsewhere distorted), a borderline one they confirm is (a 10 % loss the
+peers-only bound would miss), and one the budget left open, or that could
+not be retested, fails saying so: the gate does not pass what it could
+not check. The launches stop at the budget (one still running is
+killed). The rounds' figures are never averaged with the first round's.
 
 The driver (``python -m clustergate.linkretest``) runs in the job script
 after the matrix, with the launch line of the job (see
@@ -76,6 +81,11 @@ TRIALS = 4
 
 DIRECTIONS = ('sent', 'recv')
 Pair = Tuple[str, str]
+
+#: what a later run of a case whose failing verdict the retest decided
+#: says (it fails before its job: :class:`clustergate.rfm.linkmatrix.
+#: DecidedVerdict`)
+DECIDED = 'decided by the link retest in an earlier run of this session'
 
 #: the node a fabric verdict line names (flat or tree: its own link, its
 #: cabling)

@@ -40,7 +40,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import List, Optional
 
-from clustergate import PROJECT_ROOT
+from clustergate import PROJECT_ROOT, linkretest
 
 LEVELS = (95, 90, 85, 80, 70, 50, 25)
 STATE_DIR = os.environ.get('CG_EMU_STATE_DIR', '/run/clustergate-emu')
@@ -48,7 +48,8 @@ USER = 'cgrunner'
 #: one session of the check may take this long before it is killed
 SESSION_TIMEOUT = 900
 
-_NODE = re.compile(r'(?:(?:suspect|miscabled) node|slow node link) (n\d+)')
+_NODE = re.compile(r'(?:(?:suspect|miscabled) node|(?:slow|undecided) node '
+                   r'link) (n\d+)')
 # a link verdict of the matrix, or of its retest (a pair, not a node:
 # clustergate.linkretest)
 _LINK = re.compile(r'(?:suspect|slow) link (n\d+)(?:<->|->|<-)(n\d+)')
@@ -167,6 +168,11 @@ def read_report(path):
     if phase == 'performance' or (phase == 'sanity' and
                                   named_subjects(reason)):
         return 'fail', phase, reason, uuid
+
+    # a retry of a verdict the retest decided fails before its job with
+    # that verdict (clustergate.rfm.linkmatrix.DecidedVerdict)
+    if linkretest.DECIDED in reason:
+        return 'fail', 'performance', reason, uuid
 
     return 'error', phase, reason, uuid
 

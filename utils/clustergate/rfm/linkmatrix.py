@@ -59,6 +59,7 @@ import statistics
 import subprocess
 import sys
 
+import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import (parameter, performance_function, run_after,
                                    run_before, variable)
@@ -87,7 +88,45 @@ def _run_of_session():
     return runtime().current_run
 
 
-class LinkMatrixTest(CgProgramTest):
+class DecidedVerdict(rfm.RegressionTestPlugin):
+    """A test whose failing verdict, once decided inside its own job (the
+    link matrix's retest), is final for the ReFrame session: a later run of
+    the same case (a retry by ``--max-retries``, or a ``--reruns``
+    repetition) fails at once with that verdict instead of running the
+    job again, so a fault's time to verdict does not double. The test
+    calls :meth:`decided` with the verdict lines; ``-S
+    retry_decided=true`` measures again."""
+
+    #: Measure again in a later run of the session (a retry, a rerun) when
+    #: an earlier run's verdict was decided (default: that verdict stands,
+    #: the later run fails at once with it)
+    retry_decided = variable(bool, value=False, loggable=True)
+
+    def case_key(self):
+        """This test case in the session: check, partition, environment."""
+        part, env = self.current_partition, self.current_environ
+        return (self.unique_name, part.fullname if part else None,
+                env.name if env else None)
+
+    def decided(self, lines):
+        """Record this run's failing verdict as decided."""
+        _DECIDED[self.case_key()] = list(lines)
+
+    @run_after('setup')
+    def keep_decided_verdict(self):
+        """In a later run of the session, the decided verdict of an earlier
+        run fails the case before its job is submitted."""
+        if self.retry_decided or _run_of_session() == 0:
+            return
+        lines = _DECIDED.get(self.case_key())
+        if lines:
+            raise PerformanceError(
+                f'faults={len(lines)} verdicts: {"; ".join(lines)} '
+                f'({linkretest.DECIDED}; not measured again: -S '
+                f'retry_decided=true to measure again)')
+
+
+class LinkMatrixTest(CgProgramTest, DecidedVerdict):
     """N x N bandwidth matrix of all nodes, one rank per node, in N-1 shift
     rounds; names slow nodes and links.
 
@@ -126,11 +165,6 @@ class LinkMatrixTest(CgProgramTest):
     retest_alpha = variable(float, value=linkretest.ALPHA, loggable=True)
     #: A retested node link is slow below this fraction of its partners
     retest_ratio = variable(float, value=linkretest.RATIO, loggable=True)
-
-    #: Measure again in a later run of the session (a retry, a rerun) when
-    #: an earlier run's verdict was decided by the retest (default: that
-    #: verdict stands, the later run fails at once with it)
-    retry_decided = variable(bool, value=False, loggable=True)
 
     #: Per-node performance variables (5 per node) up to this many nodes;
     #: above it only the summary ones (a perflog line stays readable)
@@ -238,29 +272,6 @@ class LinkMatrixTest(CgProgramTest):
         except (OSError, ValueError):
             return None
 
-    def case_key(self):
-        """This test case in the session: check, partition, environment."""
-        part, env = self.current_partition, self.current_environ
-        return (self.unique_name, part.fullname if part else None,
-                env.name if env else None)
-
-    @run_after('setup')
-    def keep_decided_verdict(self):
-        """A later run of this case in the same session (a retry by
-        ``--max-retries``, or a ``--reruns`` repetition) does not measure
-        the fabric again when an earlier run's verdict was decided by the
-        retest in its job: it fails at once with that verdict, instead of
-        doubling the time to it. ``retry_decided`` measures again."""
-        if self.retry_decided or _run_of_session() == 0:
-            return
-        lines = _DECIDED.get(self.case_key())
-        if lines:
-            raise PerformanceError(
-                f'faults={len(lines)} verdicts: {"; ".join(lines)} '
-                f'(decided by the link retest in an earlier run of this '
-                f'session; not measured again: -S retry_decided=true to '
-                f'measure again)')
-
     # -- output -----------------------------------------------------------
 
     def matrix(self, run=None):
@@ -363,7 +374,7 @@ class LinkMatrixTest(CgProgramTest):
         self.logger.info(f'node links on fabric {self.interconnect}: '
                          f'{links.basis}')
         if final and linkretest.decided_all(retested, cands):
-            _DECIDED[self.case_key()] = final
+            self.decided(final)
         result = (final, figures, links)
         # kept outside the test: ReFrame writes the test's attributes as
         # JSON when it finishes (the figures' keys are tuples)
@@ -522,9 +533,30 @@ class LinkMatrixTest(CgProgramTest):
             pv['peer_min'] = self.peer_min()
             pv['link_mads'] = self.link_mads()
         pv['faults'] = self.faults(lines)
-        bounds.add_bounds(self, {'peer_min': (self.fraction, 0, None, 'x'),
-                                 'faults': (0, None, 0)})
+        limits = {'faults': (0, None, 0)}
+        own = (self.fraction, 0, None, 'x')
+        if not self.cleared_below_fraction(figures):
+            limits['peer_min'] = own
+        elif tuple(self.reference.get('*:peer_min', ())) == own:
+            del self.reference['*:peer_min']    # ours, from an earlier run
+        bounds.add_bounds(self, limits)
         self.perf_variables = pv
+
+    def cleared_below_fraction(self, figures):
+        """Whether every node link below ``fraction`` of its peers in the
+        first round was measured healthy alone by the retest: then
+        ``peer_min`` (kept for the history) does not fail the test: what
+        the retest clears is not a fault."""
+        low = {f.node for f in figures.values() if f.peer < self.fraction}
+        result = self.retest_result() if low and self.budget() > 0 else None
+        healthy = {d['node'] for d in (result or {}).get('decisions', [])
+                   if d.get('status') == 'healthy'}
+        if low and low <= healthy:
+            self.logger.info(f'peer_min not bounded: {", ".join(sorted(low))}'
+                             f' below {self.fraction:g}x of its peers in the '
+                             f'first round, cleared by the retest')
+            return True
+        return False
 
 
 def declared_topology(spec, run=subprocess.run):
