@@ -359,3 +359,23 @@ def test_junit_carries_the_headline_and_counts():
     assert failed == ['verdict', 'Barrier %ppn=2 emu:p+openmpi',
                       'PingPongDistance emu:p '
                       '[environ=openmpi,msg_bytes=1000000] bandwidth']
+
+
+def test_command_prints_the_headline_and_writes_junit(tmp_path, capsys):
+    # a real run report of localhost, which has no reference file: every
+    # test passed, nothing was judged
+    from clustergate import cli
+    out = tmp_path / 'r'
+    args = cli.build_parser().parse_args([
+        'report', '--json', os.path.join(
+            ROOT, 'tests', 'fixtures', 'reports',
+            'hpcc-ci-localhost.report.json'),
+        '--matrices', str(tmp_path), '-o', str(out),
+        '--junit', str(out / 'verdict.xml')])
+    assert args.func(args) == 0
+    head = ('UNCHECKED: no metric was judged: none of the 20 metric(s) '
+            'measured has a reference; 0 failed test case(s) (write '
+            'references: clustergate baseline)')
+    assert capsys.readouterr().out.splitlines()[0] == head
+    assert head in ' '.join((out / 'index.html').read_text().split())
+    assert f'<skipped message="{head}">' in (out / 'verdict.xml').read_text()
