@@ -8,7 +8,9 @@ modes, results storage) and one module per system under
 module's systems only), and may define ``active()``: a system whose
 ``active()`` is true is put first, so that, for instance, the
 emulated cluster wins over the catch-all ``localhost`` when ``SLURM_CONF``
-points at it. ``localhost`` is always last: it matches any host.
+points at it. ``localhost`` is always last; it matches any host only
+while no site system is configured, otherwise it runs only when named
+(``--system localhost``), see clustergate.syschoice.
 """
 
 import importlib.util
@@ -61,6 +63,11 @@ def _check_systems(systems, environments):
 
     for env in environments:
         extras.check_environment(env)
+
+    # last: a partition whose checks find no MPI environment or no
+    # interconnect for it runs nothing, silently (extras.check_mpi_wiring)
+    for sys_ in systems:
+        extras.check_mpi_wiring(sys_, environments)
 
 
 def _load_system_modules():
@@ -157,6 +164,22 @@ for _mod in _load_system_modules():
     _modes += _system_modes(_mod, common.site_configuration['modes'])
 
 _check_references(_systems)
+
+
+def _choose_system(systems):
+    """A site system is chosen by name or by its hostname pattern;
+    ``localhost`` matches any host only while no site system is
+    configured (clustergate.syschoice)."""
+    from clustergate import syschoice
+
+    try:
+        syschoice.apply(systems, os.path.abspath(__file__))
+    except Exception:
+        sys.path[:] = _saved_sys_path
+        raise
+
+
+_choose_system(_systems)
 
 sys.path[:] = _saved_sys_path
 
