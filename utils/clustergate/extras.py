@@ -266,6 +266,8 @@ def check_partition(part: Mapping, system: str = '?'):
                 _unknown(ic, INTERCONNECT_KEYS,
                          f'{where}.{INTERCONNECTS}.{name}')
 
+        _check_ic_env_keys(ics, where)
+
     if ROTATION in extras:
         _check_rotation(extras[ROTATION], where)
 
@@ -339,7 +341,7 @@ def _check_ic_env_keys(ics, where):
                 f'({", ".join(MPI_FAMILIES)}), each mapping to its variables')
 
 
-def _environment_of(name, system, environments):
+def environment_of(name, system, environments):
     """The definition ReFrame uses for environment ``name`` on ``system``:
     the last one whose ``target_systems`` names it (or all systems)."""
     found = None
@@ -398,10 +400,9 @@ def check_mpi_wiring(system: Mapping, environments) -> None:
 
         ics = extras.get(INTERCONNECTS)
         ics = ics if isinstance(ics, Mapping) else {}
-        _check_ic_env_keys(ics, f'partition {pname}: extras')
         families = {}
         for ename in part.get('environs', []):
-            env = _environment_of(ename, sname, environments)
+            env = environment_of(ename, sname, environments)
             fam = env and _check_mpi_environment(env)
             if fam:
                 families.setdefault(fam, ename)
