@@ -52,7 +52,7 @@ def reframe(settings, tmp_path, *args, env=None):
     return res.returncode, ANSI.sub('', res.stdout + res.stderr)
 
 
-def test_the_guides_system_lists_checks_and_sweep_agrees(tmp_path):
+def test_the_guides_system_lists_checks(tmp_path):
     settings, _ = site_config(tmp_path)
     code, out = reframe(settings, tmp_path, '--system', 'mysite', '--mode',
                         'nightly', '-l')
@@ -67,16 +67,46 @@ def test_the_guides_system_lists_checks_and_sweep_agrees(tmp_path):
     assert not [ln for ln in listed if '%num_nodes=1 ' in ln and
                 'RightShift' in ln]
 
+
+
+def sweep_rows(settings, system):
+    res = subprocess.run([sys.executable, '-m', 'clustergate.cli', 'sweep',
+                          '-C', str(settings), '--system', system],
+                         capture_output=True, text=True, cwd=ROOT,
+                         timeout=300, env=dict(os.environ, SLURM_CONF=''))
+    assert res.returncode == 0, res.stdout + res.stderr
+    return [ln.split() for ln in res.stdout.splitlines()
+            if re.match(r'\s+\d+\s+\d+\s+\w', ln)]
+
+
+def test_sweep_and_the_listing_agree_on_the_guides_system(tmp_path):
+    # RightShift needs 2 ranks, as clustergate sweep assumes by default:
+    # both must offer the same points of the new system
+    settings, _ = site_config(tmp_path)
+    rows = sweep_rows(settings, 'mysite')
+    assert ['2', '1', 'shm', 'skip:', 'interconnect', "'shm'", 'is',
+            'node-local', 'and', 'cannot', 'join', '2', 'nodes'] in rows
+    runs = {(int(r[0]), int(r[1]), r[2]) for r in rows if r[3] == 'run'}
+    code, out = reframe(settings, tmp_path, '--system', 'mysite', '-n',
+                        '^RightShift', '-l')
+    assert code == 0, out[-3000:]
+    listed = {(int(m[1]), int(m[2]), m[3]) for m in re.finditer(
+        r'^- RightShift %num_nodes=(\d+) %ppn=(\d+) %interconnect=(\w+)',
+        out, re.M)}
+    assert runs and listed == runs, sorted(listed ^ runs)
+
+
+def test_a_partition_without_the_mpi_feature_is_refused_by_sweep_too(
+        tmp_path):
+    settings, path = site_config(tmp_path, REQUIRED[0][1])
     res = subprocess.run([sys.executable, '-m', 'clustergate.cli', 'sweep',
                           '-C', str(settings), '--system', 'mysite'],
                          capture_output=True, text=True, cwd=ROOT,
                          timeout=300, env=dict(os.environ, SLURM_CONF=''))
-    assert res.returncode == 0, res.stderr
-    rows = [ln.split() for ln in res.stdout.splitlines()
-            if re.match(r'\s+\d+\s+\d+\s+\w', ln)]
-    assert ['4', '64', 'ib0', 'run'] in rows
-    assert ['2', '1', 'shm', 'skip:', 'interconnect', "'shm'", 'is',
-            'node-local', 'and', 'cannot', 'join', '2', 'nodes'] in rows
+    assert res.returncode == 1
+    assert res.stderr.strip() == (
+        f'clustergate sweep: failed to load configuration: {path}: '
+        f'{REQUIRED[0][2]}')
 
 
 REQUIRED = [

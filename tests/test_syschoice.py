@@ -88,3 +88,13 @@ def test_with_a_site_system_localhost_matches_no_host():
     systems = [dict(EMU), dict(LOCAL)]
     syschoice.restrict_localhost(systems)
     assert systems[1]['hostnames'] == ['.*']
+
+
+def test_an_active_system_says_why_its_pattern_matches():
+    emu = {'name': 'emucluster', 'hostnames': ['.*']}
+    systems = [emu, dict(LOCAL)]
+    line = syschoice.choose(systems, ['reframe'], {}, 'vm',
+                            {'emucluster': "SLURM_CONF is the emulated "
+                                           "cluster's slurm.conf"})
+    assert line == ("system emucluster: hostname 'vm' matches its pattern "
+                    "'.*' (SLURM_CONF is the emulated cluster's slurm.conf)")

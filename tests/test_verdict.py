@@ -75,9 +75,17 @@ def test_nothing_judged_is_said_and_a_red_reason_fails():
     assert 'not run: none' in lines
 
 
-def test_a_clean_session_passes():
+def test_a_clean_session_without_references_is_unchecked():
     lines = verdict.block(report(CASES[:2]), not_run=0)
-    assert lines[1] == 'PASSED: 1 case(s) ran, none failed'
+    assert lines[1] == ('PASSED, UNCHECKED: 1 case(s) ran, none failed, but '
+                        'none of their 2 metric(s) has a reference')
+
+
+def test_a_clean_judged_session_passes():
+    judged = case('Barrier %msg_bytes=0', perf={
+        't_us': [9.9, 10, -0.05, 0.1, 'us', 'pass']})
+    lines = verdict.block(report(CASES[:2] + [judged]), not_run=0)
+    assert lines[1] == 'PASSED: 2 case(s) ran, none failed'
 
 
 def test_many_failures_still_fit_one_screen():

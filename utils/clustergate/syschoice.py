@@ -84,11 +84,13 @@ def _matching(systems, hostname):
 
 
 def choose(systems: List[Mapping], argv: List[str], environ: Mapping,
-           hostname: str) -> str:
+           hostname: str, notes: Optional[Mapping] = None) -> str:
     """The one line saying which system the session runs on and why
     (without the ``clustergate:`` prefix). ``systems`` in ReFrame's order,
-    after :func:`restrict_localhost`. Raises :class:`NoSystem` when a
-    site system is configured, none is named and no pattern matches."""
+    after :func:`restrict_localhost`; ``notes``: why a system's pattern is
+    what it is (``{name: text}``, e.g. the emulated cluster's ``active()``).
+    Raises :class:`NoSystem` when a site system is configured, none is
+    named and no pattern matches."""
     named = explicit(argv, environ)
     if named:
         return f'system {named[0]}: chosen with {named[1]}'
@@ -110,7 +112,9 @@ def choose(systems: List[Mapping], argv: List[str], environ: Mapping,
                 f'{", ".join(s["name"] for s in systems)}), hostname '
                 f'{hostname!r}')
 
-    return f'system {name}: hostname {hostname!r} matches its pattern {patt!r}'
+    note = (notes or {}).get(name)
+    return (f'system {name}: hostname {hostname!r} matches its pattern '
+            f'{patt!r}' + (f' ({note})' if note else ''))
 
 
 def restrict_localhost(systems: List[Mapping]) -> None:
@@ -124,11 +128,13 @@ def restrict_localhost(systems: List[Mapping]) -> None:
             sys_['hostnames'] = [NEVER]
 
 
-def apply(systems: List[Mapping], settings_path: str) -> None:
+def apply(systems: List[Mapping], settings_path: str,
+          notes: Optional[Mapping] = None) -> None:
     """Restrict ``localhost`` (:func:`restrict_localhost`); in a ``reframe``
     command, refuse an unchosen system with ReFrame's ConfigError (one
     line) and, when the command runs or lists checks, print the choice
-    once. ``systems``: the configuration's list, in ReFrame's order."""
+    once. ``systems``: the configuration's list, in ReFrame's order;
+    ``notes``: as for :func:`choose`."""
     from clustergate import notrun, selection
     from reframe.core.exceptions import ConfigError
 
@@ -137,7 +143,8 @@ def apply(systems: List[Mapping], settings_path: str) -> None:
         return
 
     try:
-        line = choose(systems, sys.argv, os.environ, socket.gethostname())
+        line = choose(systems, sys.argv, os.environ, socket.gethostname(),
+                      notes)
     except NoSystem as err:
         raise ConfigError(f'{settings_path}: {err}') from None
 

@@ -188,7 +188,7 @@ def _metric_line(mets):
     return line
 
 
-def _headline(cases, red_reasons):
+def _headline(cases, red_reasons, mets):
     ran = [tc for tc in cases if tc.get('result') not in
            ('skip', 'fail_deps')]
     failed = [tc for tc in cases if tc.get('result') in ('fail', 'abort')]
@@ -196,6 +196,11 @@ def _headline(cases, red_reasons):
         why = [f'{len(failed)} of {len(ran)} case(s) failed'] if failed \
             else []
         return f'FAILED: {"; ".join(why + list(red_reasons))}'
+
+    if mets and not any(m['judged'] for m in mets):
+        # passed, but nothing was compared with a reference
+        return (f'PASSED, UNCHECKED: {len(ran)} case(s) ran, none failed, '
+                f'but none of their {len(mets)} metric(s) has a reference')
 
     return f'PASSED: {len(ran)} case(s) ran, none failed'
 
@@ -210,7 +215,8 @@ def block(report, not_run: int, red_reasons: Sequence[str] = (),
 
     cases = [tc for tc in final_cases(report) if not tc.get('fixture')]
     mets = metrics(report)
-    lines = [' VERDICT '.center(_WIDTH, '='), _headline(cases, red_reasons)]
+    lines = [' VERDICT '.center(_WIDTH, '='),
+             _headline(cases, red_reasons, mets)]
     fails = _failure_lines(final_cases(report))
     if fails:
         lines.append(f'failures ({len(fails)}):')
