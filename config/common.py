@@ -18,20 +18,31 @@ RESULTS_DB = os.environ.get('CG_RESULTS_DB',
 SESSION_LOG = os.environ.get('CG_DEBUG_LOG',
                              os.path.join(_project, 'output', 'reframe.log'))
 
+#: The full performance table of the last session (clustergate.verdict):
+#: the terminal ends with the verdict; ``--performance-report`` prints
+#: ReFrame's table there too
+PERF_TABLE = os.environ.get('CG_PERF_TABLE',
+                            os.path.join(os.path.dirname(SESSION_LOG),
+                                         'performance.txt'))
+
 # (each may be moved by its own variable: CG_RESULTS_DB elsewhere left
 # output/ uncreated and the session log's handler failed to open)
 for _d in (PERFLOG_DIR, os.path.dirname(RESULTS_DB),
            os.path.dirname(SESSION_LOG)):
     os.makedirs(_d, exist_ok=True)
 
-# At the end of a run session: what did not run, per family, and a red exit
-# when a family a partition expects ran not at all (clustergate.notrun)
-notrun.register(SESSION_LOG)
+# At the end of a run session: what did not run, per family, a red exit
+# when a family a partition expects ran not at all or nothing was selected
+# (clustergate.notrun, clustergate.selection), and the verdict block
+# (clustergate.verdict)
+notrun.register(SESSION_LOG, PERF_TABLE)
 
 # Benchmarks must not disturb each other: one job after the other, unless
 # a system's partitions declare a concurrency rule with policy 'async'
 # (config/settings.py gives that system async modes; clustergate.concurrency)
-_common_opts = ['--exec-policy=serial', '--performance-report']
+# (no --performance-report: its table of every metric buried the verdict;
+# it goes to PERF_TABLE, and --performance-report still prints it)
+_common_opts = ['--exec-policy=serial']
 
 site_configuration = {
     'general': [

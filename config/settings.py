@@ -6,9 +6,12 @@ modes, results storage) and one module per system under
 ``systems`` and ``environments`` lists, may define ``mode_options``
 (``{mode: [options]}``: options a mode of ``config/common.py`` adds on this
 module's systems only), and may define ``active()``: a system whose
-``active()`` is true is put first, so that, for instance, the
+``active()`` is true is put first (and ``ACTIVE_NOTE``, what the session's
+first line says about it then), so that, for instance, the
 emulated cluster wins over the catch-all ``localhost`` when ``SLURM_CONF``
-points at it. ``localhost`` is always last: it matches any host.
+points at it. ``localhost`` is always last; it matches any host only
+while no site system is configured, otherwise it runs only when named
+(``--system localhost``), see clustergate.syschoice.
 """
 
 import importlib.util
@@ -61,6 +64,11 @@ def _check_systems(systems, environments):
 
     for env in environments:
         extras.check_environment(env)
+
+    # last: a partition whose checks find no MPI environment or no
+    # interconnect for it runs nothing, silently (extras.check_mpi_wiring)
+    for sys_ in systems:
+        extras.check_mpi_wiring(sys_, environments)
 
 
 def _load_system_modules():
@@ -155,13 +163,34 @@ def _check_references(systems):
         raise ConfigError(str(err)) from None
 
 
-_systems, _environs, _modes = [], [], []
+_systems, _environs, _modes, _notes = [], [], [], {}
 for _mod in _load_system_modules():
     _systems += _mod.site_configuration['systems']
+    if getattr(_mod, 'active', lambda: False)():
+        # said with the system chosen: why its pattern matches this host
+        _why = getattr(_mod, 'ACTIVE_NOTE', 'its active() is true')
+        _notes.update({s['name']: _why
+                       for s in _mod.site_configuration['systems']})
     _environs += _mod.site_configuration.get('environments', [])
     _modes += _system_modes(_mod, common.site_configuration['modes'])
 
 _check_references(_systems)
+
+
+def _choose_system(systems, notes):
+    """A site system is chosen by name or by its hostname pattern;
+    ``localhost`` matches any host only while no site system is
+    configured (clustergate.syschoice)."""
+    from clustergate import syschoice
+
+    try:
+        syschoice.apply(systems, os.path.abspath(__file__), notes)
+    except Exception:
+        sys.path[:] = _saved_sys_path
+        raise
+
+
+_choose_system(_systems, _notes)
 
 sys.path[:] = _saved_sys_path
 

@@ -26,6 +26,10 @@ def _slurm_conf():
     return os.environ.get('SLURM_CONF', '')
 
 
+#: what the session's first line says when active() chose this system
+ACTIVE_NOTE = "SLURM_CONF is the emulated cluster's slurm.conf"
+
+
 def active():
     """True when SLURM_CONF is the emulated cluster's slurm.conf."""
     try:

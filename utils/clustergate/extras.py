@@ -328,6 +328,8 @@ def check_partition(part: Mapping, system: str = '?'):
                 _unknown(ic, INTERCONNECT_KEYS,
                          f'{where}.{INTERCONNECTS}.{name}')
 
+        _check_ic_env_keys(ics, where)
+
     if ROTATION in extras:
         _check_rotation(extras[ROTATION], where)
 
@@ -382,3 +384,112 @@ def check_environment(env: Mapping):
                                  not launcher):
         raise ExtrasError(f'{where}.{LAUNCHER}: must be a launcher name, '
                           f'got {launcher!r}')
+
+
+# -- what makes a partition run checks at all --------------------------------
+
+#: the feature every clustergate check asks of a partition and of a
+#: programming environment (``valid_systems = ['+mpi']``,
+#: ``valid_prog_environs = ['+mpi']``): without it a partition or an
+#: environment runs nothing, and ReFrame says only "Found 0 check(s)"
+MPI_FEATURE = 'mpi'
+
+
+def _check_ic_env_keys(ics, where):
+    """Each interconnect's ``env`` maps an MPI family to its variables: a
+    flat ``{'OMPI_MCA_pml': 'ucx'}`` would match no environment."""
+    for name, ic in (ics or {}).items():
+        env = ic.get(IC_ENV) if isinstance(ic, Mapping) else None
+        if not isinstance(env, Mapping):
+            continue
+
+        bad = [k for k in env if k not in MPI_FAMILIES]
+        if bad:
+            raise ExtrasError(
+                f'{where}.{INTERCONNECTS}.{name}.{IC_ENV}.{bad[0]}: not an '
+                f'MPI family: env is keyed by MPI family '
+                f'({", ".join(MPI_FAMILIES)}), each mapping to its variables')
+
+
+def environment_of(name, system, environments):
+    """The definition ReFrame uses for environment ``name`` on ``system``:
+    the last one whose ``target_systems`` names it (or all systems)."""
+    found = None
+    for env in environments:
+        targets = env.get('target_systems', ['*'])
+        if env.get('name') == name and any(
+                t in ('*', system) or t.startswith(f'{system}:')
+                for t in targets):
+            found = env
+
+    return found
+
+
+def _check_mpi_environment(env):
+    """An environment a sweep partition offers: the ``mpi`` feature and an
+    ``mpi_family``, both or neither (a non-MPI environment is allowed, it
+    just runs no check)."""
+    features = env.get('features', [])
+    family = env.get('extras', {}).get(MPI_FAMILY)
+    name = env.get('name', '?')
+    if MPI_FEATURE in features and family is None:
+        raise ExtrasError(
+            f'environment {name}: extras.{MPI_FAMILY}: missing: an '
+            f"environment with the '{MPI_FEATURE}' feature must say its MPI "
+            f'family ({", ".join(MPI_FAMILIES)})')
+
+    if family is not None and MPI_FEATURE not in features:
+        raise ExtrasError(
+            f"environment {name}: features: no '{MPI_FEATURE}': it has "
+            f"{MPI_FAMILY} {family!r}, but checks select environments by the "
+            f"'{MPI_FEATURE}' feature, so it would run nothing")
+
+    return family if MPI_FEATURE in features else None
+
+
+def check_mpi_wiring(system: Mapping, environments) -> None:
+    """A partition with a ``sweep`` (one meant to run checks) has the
+    ``mpi`` feature; its MPI environments have the ``mpi`` feature and an
+    ``mpi_family``; its interconnects' ``env`` is keyed by MPI family and
+    covers each of those families. Otherwise the partition, or one of its
+    environments, would get zero test cases and nobody would be told.
+    A partition that offers no environment at all (every MPI left out by
+    clustergate.mpiprobe) is let through: the session says so."""
+    sname = system.get('name', '?')
+    for part in system.get('partitions', []):
+        extras = part.get('extras', {})
+        if not isinstance(extras, Mapping) or SWEEP not in extras:
+            continue
+
+        pname = f'{sname}:{part.get("name", "?")}'
+        if MPI_FEATURE not in part.get('features', []):
+            raise ExtrasError(
+                f"partition {pname}: features: no '{MPI_FEATURE}': every "
+                f"clustergate check needs it (valid_systems '+{MPI_FEATURE}'"
+                f"); add 'features': ['{MPI_FEATURE}']")
+
+        ics = extras.get(INTERCONNECTS)
+        ics = ics if isinstance(ics, Mapping) else {}
+        families = {}
+        for ename in part.get('environs', []):
+            env = environment_of(ename, sname, environments)
+            fam = env and _check_mpi_environment(env)
+            if fam:
+                families.setdefault(fam, ename)
+
+        if part.get('environs') and not families:
+            raise ExtrasError(
+                f'partition {pname}: environs: none of '
+                f'{", ".join(part["environs"])} has the '
+                f"'{MPI_FEATURE}' feature and an {MPI_FAMILY}: no check "
+                f'would run here')
+
+        covered = {f for ic in ics.values() if isinstance(ic, Mapping)
+                   for f in (ic.get(IC_ENV) or {})}
+        for fam, ename in families.items():
+            if fam not in covered:
+                raise ExtrasError(
+                    f'partition {pname}: extras.{INTERCONNECTS}: no '
+                    f'interconnect has variables for MPI family {fam!r} '
+                    f'(environment {ename}): add {fam!r} to an '
+                    f"interconnect's env")

@@ -48,7 +48,7 @@ import time
 import xml.etree.ElementTree as ET
 from collections import OrderedDict, defaultdict
 
-from clustergate import score, timing
+from clustergate import score, timing, verdict
 
 _DEP_REASONS = ('skipped due to skipped dependencies', 'dependencies failed')
 _ANSI = re.compile(r'\x1b\[[0-9;]*m')
@@ -60,22 +60,26 @@ _SKIP_LINE = re.compile(
 _state = {}
 
 
-def _in_reframe_command():
+def in_reframe_command():
+    """True in the ``reframe`` command (not in pytest or a tool that
+    loads the settings)."""
     argv0 = sys.argv[0] if sys.argv else ''
     return (os.path.basename(argv0) == 'reframe' or
             argv0.endswith(os.path.join('reframe', '__main__.py')))
 
 
-def register(session_log):
-    """Arrange for the NOT RUN block at the end of this ``reframe``
-    session. ``session_log``: the log file that receives ReFrame's status
-    lines (``config/common.py``'s file handler). Does nothing outside the
-    ``reframe`` command and when called again (the settings file may be
-    loaded more than once)."""
-    if not _in_reframe_command() or _state:
+def register(session_log, perf_table=None):
+    """Arrange for the NOT RUN block and the verdict at the end of this
+    ``reframe`` session. ``session_log``: the log file that receives
+    ReFrame's status lines (``config/common.py``'s file handler);
+    ``perf_table``: where the full performance table goes
+    (clustergate.verdict). Does nothing outside the ``reframe`` command
+    and when called again (the settings file may be loaded more than
+    once)."""
+    if not in_reframe_command() or _state:
         return
 
-    _state.update(log=session_log, start=time.time())
+    _state.update(log=session_log, start=time.time(), table=perf_table)
     atexit.register(_at_exit)
 
 
@@ -285,18 +289,48 @@ def _expected_by_partition(system):
             for p in system.partitions}
 
 
-def session_end(start, log_path):
-    """Print the NOT RUN block of the session that started at ``start``;
-    return True when it must exit non-zero."""
+def _nothing_selected(rt, start, log_path):
+    """The one line of a session that selected no test case, or None
+    (clustergate.selection)."""
+    from clustergate import mpiprobe, selection
+
+    if not selection.is_selecting(sys.argv):
+        return None
+
+    try:
+        if os.path.getmtime(log_path) < start:
+            return None     # another session's log
+    except OSError:
+        return None
+
+    counts = selection.stages(log_path)
+    cause = ''
+    if counts[:1] == [('generated', 0)]:
+        cause = selection.system_cause(rt.system.partitions,
+                                       mpiprobe.left_out())
+
+    return selection.nothing_selected(counts, rt.system.name, sys.argv,
+                                      cause)
+
+
+def session_end(start, log_path, perf_table=None):
+    """Print the NOT RUN block, the time breakdown and the verdict of the
+    session that started at ``start`` (or the line saying it selected
+    nothing); return True when it must exit non-zero."""
     from reframe.core.runtime import runtime
     from reframe.utility import osext
 
     rt = runtime()
+    empty = _nothing_selected(rt, start, log_path)
+    if empty:
+        print(empty)
+        return True
+
     path = _report_path(osext.expandvars(
         rt.get_option('general/0/report_file')))
     if not path or not os.path.isfile(path) or \
             os.path.getmtime(path) < start:
-        return False    # no run session (listing, dry help, no cases)
+        return False    # no run session (listing, dry help)
 
     with open(path) as fp:
         report = json.load(fp)
@@ -329,6 +363,14 @@ def session_end(start, log_path):
         # the acceptance session ends with its score (clustergate.score)
         score.session_end(report, path)
 
+    # last, so that it is what the terminal shows (clustergate.verdict)
+    table = verdict.write_table(report, perf_table) if perf_table else None
+    red = [f'{fam} expected on {part} ran not at all'
+           for fam, part, _ in failures]
+    n_missed = sum(sum(r.values()) for r in missed.values())
+    for line in verdict.block(report, n_missed, red, table):
+        print(line)
+
     return bool(failures)
 
 
@@ -341,7 +383,8 @@ def _at_exit():
         return      # the configuration did not load: no session ran
 
     try:
-        red = session_end(_state['start'], _state['log'])
+        red = session_end(_state['start'], _state['log'],
+                          _state.get('table'))
     except Exception as err:    # never turn a session's end into a crash
         print(f'clustergate: no NOT RUN summary: {type(err).__name__}: '
               f'{err}', file=sys.stderr)

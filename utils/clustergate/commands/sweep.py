@@ -22,17 +22,69 @@ def add_parser(subparsers):
     p.set_defaults(func=run)
 
 
-def run(args):
+def _load(path):
+    """The site configuration of ``path``; SystemExit with ReFrame's one
+    line when the configuration refuses to load."""
+    from reframe.core.exceptions import ConfigError
+
     # the probe's reasons are printed here, on stdout, with the sweep
     quiet = os.environ.get('CG_MPI_PROBE_QUIET')
     os.environ['CG_MPI_PROBE_QUIET'] = '1'
     try:
-        conf = runpy.run_path(args.config)['site_configuration']
+        return runpy.run_path(path)['site_configuration']
+    except ConfigError as err:
+        raise SystemExit(f'clustergate sweep: failed to load configuration: '
+                         f'{err}') from None
     finally:
         if quiet is None:
             del os.environ['CG_MPI_PROBE_QUIET']
         else:
             os.environ['CG_MPI_PROBE_QUIET'] = quiet
+
+
+def mpi_families(system, part, environments):
+    """The MPI families the checks can use on ``part`` (of ``system``):
+    those of its environments with the ``mpi`` feature and an
+    ``mpi_family``, as ReFrame selects them (``+mpi``); empty when the
+    partition itself lacks the ``mpi`` feature."""
+    from clustergate import extras as keys
+
+    if keys.MPI_FEATURE not in part.get('features', []):
+        return []
+
+    fams = []
+    for ename in part.get('environs', []):
+        env = keys.environment_of(ename, system['name'], environments) or {}
+        fam = env.get('extras', {}).get(keys.MPI_FAMILY)
+        if keys.MPI_FEATURE in env.get('features', []) and fam and \
+                fam not in fams:
+            fams.append(fam)
+
+    return fams
+
+
+def verdicts(extras, name, req, fams, has_mpi=True):
+    """Each point of the partition with None (runs with at least one of
+    ``fams``) or the reason, as ``reframe -l`` decides it: a point runs
+    when some MPI environment of the partition can run it."""
+    from clustergate import extras as keys
+
+    if not has_mpi or not fams:
+        why = (f"partition has no '{keys.MPI_FEATURE}' feature: no check "
+               f"runs here" if not has_mpi else
+               f"no environment with the '{keys.MPI_FEATURE}' feature and "
+               f"an {keys.MPI_FAMILY}: no check runs here")
+        return [(pt, why) for pt, _ in sweep.points(extras, name, req)]
+
+    per_fam = [sweep.points(extras, name, req, fam) for fam in fams]
+    return [(rows[0][0], None if any(r is None for _, r in rows)
+             else rows[0][1]) for rows in zip(*per_fam)]
+
+
+def run(args):
+    from clustergate import extras as keys
+
+    conf = _load(args.config)
 
     for name, reason in sorted(mpiprobe.left_out().items()):
         print(f'{name} left out: {reason}')
@@ -54,9 +106,12 @@ def run(args):
                 continue
 
             found = True
+            fams = mpi_families(system, part, conf.get('environments', []))
             print(f'{name}')
             print(f'environments: {", ".join(part["environs"]) or "none"}')
-            print(sweep.format_points(sweep.points(extras, name, req)))
+            print(sweep.format_points(verdicts(
+                extras, name, req, fams,
+                keys.MPI_FEATURE in part.get('features', []))))
             print()
 
     if args.system and not found:

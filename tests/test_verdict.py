@@ -1,0 +1,117 @@
+"""The verdict block that ends a session: failures with their reason,
+regressions, metrics judged and not, cases not run, time, where the full
+table is; one screen whatever the size of the session. Reports in the
+shape ReFrame 4.10 writes them (``perfvalues``: value, reference, lower,
+upper, unit, result; no reference is ``0, None, None``)."""
+
+from clustergate import verdict
+
+
+def case(name, result='pass', perf=None, phase=None, reason=None,
+         fixture=False):
+    return {'name': name.split()[0], 'display_name': name,
+            'hashcode': f'{abs(hash(name)) % 16**8:08x}',
+            'system': 'localhost', 'partition': 'local',
+            'environ': 'openmpi', 'result': result, 'fail_phase': phase,
+            'fail_reason': reason, 'fixture': fixture,
+            'job_nodelist': 'vm', 'jobid': '42',
+            'perfvalues': {f'localhost:local:{k}': v
+                           for k, v in (perf or {}).items()}}
+
+
+def report(cases, elapsed=131.0):
+    return {'session_info': {'time_elapsed': elapsed, 'uuid': 'u',
+                             'time_start': 't', 'cmdline': 'reframe -r'},
+            'runs': [{'testcases': cases}]}
+
+
+CASES = [
+    case('CgProgramsBuild ~localhost:local+openmpi', fixture=True),
+    case('MemoryLatency %scale=small', perf={
+        'lat_L1': [4.181, 0, None, None, 'ns', 'pass'],
+        'lat_L2': [17.17, 0, None, None, 'ns', 'pass']}),
+    case('Barrier %msg_bytes=0', 'fail', phase='performance',
+         reason='failed to meet references: t_us=12.1, expected 10 '
+                '(l=9.5, u=11.0)', perf={
+             't_us': [12.1, 10, -0.05, 0.1, 'us', 'fail'],
+             'spread': [0.1, 0.2, None, 0.5, 'x', 'pass']}),
+    case('RightShift %ppn=2', 'fail', phase='sanity',
+         reason='payload error on rank 1\nsecond line'),
+    case('NpbCG %npb_class=A', 'skip'),
+]
+
+
+def test_the_block_names_failures_regressions_and_counts():
+    lines = verdict.block(report(CASES), not_run=1,
+                          table='/abs/perf/performance.txt')
+    assert lines == [
+        ' VERDICT '.center(80, '='),
+        'FAILED: 2 of 3 case(s) failed',
+        'failures (1):',
+        '  RightShift %ppn=2 @localhost:local+openmpi: sanity: payload '
+        'error on rank 1',
+        'regressions (1 metric(s) outside their reference):',
+        '  Barrier %msg_bytes=0 @localhost:local+openmpi: t_us = 12.1 us, '
+        'reference 10 (-5 % .. +10 %)',
+        'metrics: 4 measured: 2 judged against a reference (1 outside it), '
+        '2 with no reference (not judged)',
+        'not run: 1 case(s) (NOT RUN above)',
+        'time: 2m11s wall (TIME BREAKDOWN above)',
+        "performance table: /abs/perf/performance.txt (--performance-report "
+        "prints ReFrame's here)",
+        '=' * 80,
+    ]
+
+
+def test_nothing_judged_is_said_and_a_red_reason_fails():
+    lines = verdict.block(report(CASES[:2]), not_run=0,
+                          red_reasons=['npb expected on localhost:local ran '
+                                       'not at all'])
+    assert lines[1] == ('FAILED: npb expected on localhost:local ran not at '
+                        'all')
+    assert ('metrics: 2 measured: 0 judged against a reference (0 outside '
+            'it), 2 with no reference (not judged): nothing was checked '
+            'against a reference') in lines
+    assert 'not run: none' in lines
+
+
+def test_a_clean_session_without_references_is_unchecked():
+    lines = verdict.block(report(CASES[:2]), not_run=0)
+    assert lines[1] == ('PASSED, UNCHECKED: 1 case(s) ran, none failed, but '
+                        'none of their 2 metric(s) has a reference')
+
+
+def test_a_clean_judged_session_passes():
+    judged = case('Barrier %msg_bytes=0', perf={
+        't_us': [9.9, 10, -0.05, 0.1, 'us', 'pass']})
+    lines = verdict.block(report(CASES[:2] + [judged]), not_run=0)
+    assert lines[1] == 'PASSED: 2 case(s) ran, none failed'
+
+
+def test_many_failures_still_fit_one_screen():
+    many = [case(f'RightShift %ppn={i}', 'fail', phase='run',
+                 reason='x' * 500) for i in range(40)]
+    many += [case(f'Barrier %ppn={i}', 'fail', phase='performance',
+                  perf={'t_us': [2.0, 1.0, None, 0.1, 'us', 'fail']})
+             for i in range(40)]
+    lines = verdict.block(report(many), not_run=300, table='t.txt')
+    assert len(lines) <= 30
+    assert '  ... and 32 more (SUMMARY OF FAILURES above)' in lines
+    assert '  ... and 32 more (the performance table)' in lines
+    assert max(len(ln) for ln in lines) < 250
+
+
+def test_the_table_file_has_every_metric(tmp_path):
+    path = verdict.write_table(report(CASES), str(tmp_path / 'p' / 'perf.txt'))
+    rows = (tmp_path / 'p' / 'perf.txt').read_text().splitlines()
+    assert rows[0].startswith('# performance of session u')
+    body = [r for r in rows[3:] if r.strip()]
+    assert len(body) == 4 and path.endswith('perf.txt')
+    t_us = next(r for r in body if ' t_us ' in r)
+    assert '-5 %' in t_us and '+10 %' in t_us
+    assert t_us.rstrip().endswith('fail')
+    assert next(r for r in body if 'lat_L1' in r).rstrip().endswith(
+        'not judged')
+    # no metric: no file
+    assert verdict.write_table(report(CASES[3:]), str(tmp_path / 'x')) is None
+    assert not (tmp_path / 'x').exists()
