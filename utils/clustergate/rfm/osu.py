@@ -30,6 +30,20 @@ def osu_refusal(text):
     return found.group(1) if found else None
 
 
+#: The title each program prints (``# OSU MPI <title> Test v7.4``): the
+#: output is that program's
+TITLES = {
+    'osu_latency': 'Latency',
+    'osu_bw': 'Bandwidth',
+    'osu_bibw': 'Bi-Directional Bandwidth',
+    'osu_mbw_mr': 'Multiple Bandwidth / Message Rate',
+    'osu_barrier': 'Barrier Latency',
+    'osu_bcast': 'Broadcast Latency',
+    'osu_allreduce': 'Allreduce Latency',
+    'osu_alltoall': 'All-to-All Personalized Exchange Latency',
+}
+
+
 class OsuTest(ThirdPartyTest):
     """Runs one OSU program.
 
@@ -121,6 +135,11 @@ class OsuTest(ThirdPartyTest):
         return super().check_output(text)
 
     def check_result(self, result):
+        title = TITLES.get(self.program)
+        if title and result.benchmark != title:
+            raise SanityError(f'output is OSU {result.benchmark}, not '
+                              f'{self.program} (OSU {title})')
+
         if result.validated is False:
             raise SanityError(f'OSU {result.benchmark}: data validation '
                               f'failed: {"; ".join(result.messages)}')
