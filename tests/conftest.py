@@ -4,6 +4,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,56 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = os.path.join(ROOT, 'checks', 'src')
 FIXTURES = os.path.join(ROOT, 'tests', 'fixtures')
 BINDIR = os.path.dirname(sys.executable)
+
+# -- the suite writes nothing into the work tree ------------------------------
+
+#: Where the ReFrame sessions the tests start, and the configuration they
+#: load in process, keep perflogs, the results database and the session log
+#: (config/common.py reads these variables; its defaults are the work
+#: tree's perflogs/ and output/, which may be a site's archive). Set before
+#: any test module loads the configuration; removed at the end.
+SCRATCH = tempfile.mkdtemp(prefix='clustergate-tests-')
+os.environ['CG_PERFLOG_DIR'] = os.path.join(SCRATCH, 'perflogs')
+os.environ['CG_RESULTS_DB'] = os.path.join(SCRATCH, 'output', 'results.db')
+os.environ['CG_DEBUG_LOG'] = os.path.join(SCRATCH, 'output', 'reframe.log')
+
+#: Paths the tree may gain while the suite runs: the interpreter's and the
+#: tools' caches, and what setup (pip install -e) makes
+_NOT_THE_SUITE_S = ('.venv', '.pytest_cache', '.ruff_cache')
+_NOT_THE_SUITE_S_GLOBS = ('**/__pycache__', '**/__pycache__/**',
+                          '**/*.egg-info/**')
+
+
+def worktree_status():
+    """``git status --porcelain --ignored`` lines of the work tree, one per
+    file (ignored ones too: perflogs/, output/, stage/ are ignored), but
+    for caches; None when the tree is not a git checkout."""
+    excludes = ([f':(exclude){p}' for p in _NOT_THE_SUITE_S] +
+                [f':(exclude,glob){g}' for g in _NOT_THE_SUITE_S_GLOBS])
+    try:
+        proc = subprocess.run(
+            ['git', 'status', '--porcelain', '--ignored',
+             '--untracked-files=all', '--', '.', *excludes],
+            cwd=ROOT, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+    return set(proc.stdout.splitlines()) if proc.returncode == 0 else None
+
+
+#: The tree before the first test (the last test compares)
+WORKTREE_BEFORE = worktree_status()
+
+#: The test that must run after every other
+LAST = 'test_suite_wrote_nothing_into_the_work_tree'
+
+
+def pytest_collection_modifyitems(items):
+    items.sort(key=lambda item: item.originalname == LAST)
+
+
+def pytest_sessionfinish(session):
+    shutil.rmtree(SCRATCH, ignore_errors=True)
 
 
 def reframe_cmd():

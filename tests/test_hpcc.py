@@ -199,3 +199,55 @@ def test_checks_carry_the_run_s_point(checks):
         assert want <= set(c.tags) and ('ci' in c.tags) == (c.ppn >= 2)
     stream = pick(checks, 'HpccStream')
     assert 'ci' not in stream.tags and 'nightly' in stream.tags
+
+
+# -- the run is the run that was asked ---------------------------------------
+
+GRID_TOO_BIG = 'hpcc1.5.0-np2-grid2x2'
+
+
+def run_fed(checks, name, ranks=2, stderr=''):
+    """The HpccRun of the point with ``ranks`` ranks, reading the output
+    and input of fixture ``name`` and ``stderr``."""
+    run = next(c for c in checks if type(c).__name__ == 'HpccRun'
+               and c.num_nodes * c.ppn == ranks)
+    run.num_tasks = ranks
+    run.output_text = lambda: out(name)
+    run.input_text = lambda: inp(name)
+    run.stderr_text = lambda: stderr
+    return run
+
+
+def test_input_read_back():
+    assert hpccinf.read(inp(PASS)) == hpccinf.HpccInput(768, 128, 1, 2)
+    with pytest.raises(hpccinf.HpccInputError, match="no 'Qs' line"):
+        hpccinf.read(inp(PASS).replace('Qs', 'Q'))
+
+
+def test_run_as_asked_passes(checks):
+    assert sn.evaluate(run_fed(checks, PASS).validate()) is True
+
+
+def test_grid_that_does_not_fit_the_ranks_is_named(checks):
+    # hpccinf.txt asks 2 x 2 on 2 ranks: HPL refuses on stderr and HPCC
+    # runs its own N=3520, NB=80 on 1 x 2, exit 0 (a real run)
+    stderr = fixture_text('benchmark-outputs', 'hpcc',
+                          f'{GRID_TOO_BIG}.stderr.txt')
+    run = run_fed(checks, GRID_TOO_BIG, stderr=stderr)
+    with pytest.raises(SanityError) as err:
+        sn.evaluate(run.validate())
+
+    assert str(err.value) == (
+        "HPCC ran HPL with N=3520, NB=80, grid 1 x 2, not the N=768, "
+        "NB=128, grid 2 x 2 of hpccinf.txt: grid 2 x 2 needs 4 ranks, the "
+        "job has 2 (HPL: 'Need at least 4 processes for these tests'): its "
+        "figures are of another problem")
+
+
+def test_run_on_other_rank_count_is_named(checks):
+    run = run_fed(checks, PASS)
+    run.num_tasks = 4
+    with pytest.raises(SanityError) as err:
+        sn.evaluate(run.validate())
+
+    assert str(err.value) == 'HPCC ran on 2 ranks, expected 4'

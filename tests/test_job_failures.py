@@ -40,6 +40,9 @@ def failure(name):
      'got 1; rank 0 called MPI_Abort (error code 2)'),
     ('npb3.4.1-cg.S.3-strict.err', 'rank 0 called MPI_Abort (error code 16)'),
     ('stream.f-omp-stack-segv.err', 'stream_f.omp died of Segmentation fault'),
+    # bash puts "(core dumped)" between the status and the command: the
+    # program's name is the word after it
+    ('bash-segv-core-dumped.err', 'segv_prog died of Segmentation fault'),
 ])
 def test_diagnose_real_failures(name, expected):
     assert launchlog.diagnose(failure(name)) == expected
@@ -67,6 +70,7 @@ _FAMILY_FILES = {
     'contention': 'checks/contention/contention_checks.py',
     'imb': 'checks/imb/imb_checks.py',
     'npb': 'checks/npb/npb_checks.py',
+    'osu': 'checks/osu/osu_checks.py',
     'stream': 'checks/stream/stream_checks.py',
 }
 
@@ -139,6 +143,21 @@ _SANITY_CASES = {
         "Segmentation fault] (a segfault before any output: STREAM's arrays "
         "do not fit the stack, as in stream.f built with OpenMP; raise the "
         "limit: ulimit -s unlimited)"),
+    # OSU prints its refusal on stderr and exits 1 with an empty stdout
+    'osu_latency refuses 3 ranks in its own words': (
+        ('osu', 'OsuLatency', None, 'omb7.4-osu_latency-np3.err', 1, 3),
+        "osu_latency refused to run: 'This test requires exactly two "
+        "processes' (the job had 3 rank(s) on 1 node(s))"),
+    'osu_allreduce refuses 1 rank in its own words': (
+        ('osu', 'OsuAllreduce', None, 'omb7.4-osu_allreduce-np1.err', 1, 1),
+        "osu_allreduce refused to run: 'This test requires at least two "
+        "processes' (the job had 1 rank(s) on 1 node(s))"),
+    # a launcher that merges stderr into stdout: the refusal is still
+    # quoted, not "not an OSU output ... ends with '-----'"
+    'osu refusal in a merged stdout': (
+        ('osu', 'OsuLatency', 'omb7.4-osu_latency-np3.err', None, 1, 3),
+        "osu_latency refused to run: 'This test requires exactly two "
+        "processes' (the job had 3 rank(s) on 1 node(s))"),
 }
 
 #: the case picked among a check's variants, where the first will not do

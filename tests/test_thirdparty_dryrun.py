@@ -16,10 +16,20 @@ from conftest import ROOT, reframe_cmd
 SPACK_ENV = os.path.join(ROOT, 'spack-env')
 
 
+#: system -> the perflog directory of its dry run
+_PERFLOGS = {}
+
+
 def _dry_run(tmp, system, names):
     env = dict(os.environ)
     # a PATH without spack: the scripts must still be written
     env['PATH'] = '/usr/bin:/bin'
+    # perflogs, results and session log of this session in its own
+    # directory, not the work tree's (nor the suite's shared one)
+    _PERFLOGS[system] = tmp / 'perflogs'
+    env['CG_PERFLOG_DIR'] = str(_PERFLOGS[system])
+    env['CG_RESULTS_DB'] = str(tmp / 'output' / 'results.db')
+    env['CG_DEBUG_LOG'] = str(tmp / 'output' / 'reframe.log')
     report = tmp / 'report.json'
     cmd = reframe_cmd() + [
         '-C', os.path.join(ROOT, 'config', 'settings.py'),
@@ -78,6 +88,15 @@ def test_localhost_sweep_generated(localhost):
         assert f'Npb{kernel}' in names
     assert {'OsuLatency', 'OsuBw', 'OsuBibw', 'OsuMbwMr', 'OsuBarrier',
             'OsuBcast', 'OsuAllreduce', 'OsuAlltoall', 'Stream'} <= names
+
+
+def test_dry_run_writes_no_perflog_line(localhost):
+    # ReFrame logs a dry run's cases as passed with None values: those
+    # lines would read as runs in a site's perflog archive
+    _, report = localhost
+    assert _cases(report)
+    assert [str(p) for p in _PERFLOGS['localhost'].rglob('*')
+            if p.is_file()] == []
 
 
 def test_spack_build_script(localhost):

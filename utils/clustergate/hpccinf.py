@@ -114,6 +114,55 @@ class HpccInput:
                        for value, what in rows)
 
 
+#: the labels of the lines :func:`read` takes back, and their fields
+_READ_BACK = {'Ns': 'n', 'NBs': 'nb', 'Ps': 'p', 'Qs': 'q'}
+
+
+def read(text: str) -> HpccInput:
+    """The N, NB and grid of an ``hpccinf.txt`` (the first of each list):
+    what the run was asked. HpccInputError names a line that is missing."""
+    found = {}
+    for line in text.splitlines():
+        value, _, label = line.strip().partition(' ')
+        field = _READ_BACK.get(label.strip())
+        if field and field not in found and value.isdigit():
+            found[field] = int(value)
+
+    missing = [label for label, f in _READ_BACK.items() if f not in found]
+    if missing:
+        raise HpccInputError(f'hpccinf.txt has no {missing[0]!r} line')
+
+    return HpccInput(**found)
+
+
+def grid_text(p: int, q: int) -> str:
+    return f'grid {p} x {q}'
+
+
+def mismatch(asked: HpccInput, ran: Tuple[int, int, int, int], ranks: int,
+             refusal: Optional[str] = None) -> Optional[str]:
+    """Why the HPL that ran (``(N, NB, P, Q)`` of HPCC's summary) is not
+    the problem ``asked`` on ``ranks`` ranks, in one line, or None. HPL
+    refuses a grid that does not fit the ranks and HPCC then runs its own
+    problem: ``refusal`` is HPL's message, quoted."""
+    want = (asked.n, asked.nb, asked.p, asked.q)
+    if tuple(ran) == want:
+        return None
+
+    def say(n, nb, p, q):
+        return f'N={n}, NB={nb}, {grid_text(p, q)}'
+
+    why = ''
+    if asked.p * asked.q != ranks:
+        why = (f': {grid_text(asked.p, asked.q)} needs '
+               f'{asked.p * asked.q} ranks, the job has {ranks}')
+    if refusal:
+        why += f' (HPL: {refusal!r})'
+
+    return (f'HPCC ran HPL with {say(*ran)}, not the {say(*want)} of '
+            f'hpccinf.txt{why}: its figures are of another problem')
+
+
 def for_job(memory_per_node_gib: Optional[float], nodes: int, ranks: int,
             fraction: float = DEFAULT_MEMORY_FRACTION, nb: int = DEFAULT_NB,
             max_n: Optional[int] = None,

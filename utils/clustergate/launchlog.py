@@ -57,9 +57,12 @@ _RULES = [
     (re.compile(r'^\[([^:\]\s]+):\d+\] Signal: ([^(\n]+?) \((\d+)\)', re.M),
      'a rank on {0} died of {1} (signal {2})', 'signal'),
     # a program run by the job script itself (no launcher): bash reports
-    # "job.sh: line 3: 4242 Segmentation fault      /path/prog args"
+    # "job.sh: line 3: 4242 Segmentation fault      /path/prog args", and
+    # with a core file "... Segmentation fault      (core dumped) /path/prog
+    # args": the note sits between the padded status and the command
     (re.compile(r'^\S+: line \d+:\s+\d+ ([A-Z][A-Za-z ]+?)'
-                r'(?: \(core dumped\))?\s{2,}(\S.*)$', re.M),
+                r'(?: \(core dumped\))?\s{2,}(?:\(core dumped\)\s+)?'
+                r'(\S.*)$', re.M),
      lambda sig, cmd: f'{_program(cmd)} died of {sig}', 'signal'),
     # srun's per-task summary: "srun: error: n2: task 3: Segmentation fault"
     # ("Killed" and "Terminated" are what srun did to the other tasks)

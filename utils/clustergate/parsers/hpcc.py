@@ -28,7 +28,7 @@ from typing import Dict, List, Optional, Union
 
 from . import ParseError, ending_hint, to_number
 
-__all__ = ['HpccResult', 'parse_hpcc']
+__all__ = ['HpccResult', 'hpl_error', 'parse_hpcc']
 
 Number = Union[int, float]
 
@@ -75,6 +75,11 @@ class HpccResult:
 
         return v
 
+    def hpl_problem(self) -> tuple:
+        """``(N, NB, P, Q)`` HPL ran, from the summary."""
+        return tuple(self.value(k) for k in ('HPL_N', 'HPL_NB', 'HPL_nprow',
+                                             'HPL_npcol'))
+
     @property
     def processes(self) -> Optional[int]:
         return self.summary.get('CommWorldProcs')
@@ -100,6 +105,16 @@ class HpccResult:
             return 'HPL reports no test that completed its residual check'
 
         return None
+
+
+_HPL_ERROR_RE = re.compile(r'^>>> (.+?) <<<\s*$', re.M)
+
+
+def hpl_error(text: str) -> Optional[str]:
+    """HPL's own error (``>>> Need at least 4 processes for these tests
+    <<<``, on stderr), or None."""
+    found = _HPL_ERROR_RE.search(text or '')
+    return found.group(1) if found else None
 
 
 def parse_hpcc(text: str) -> HpccResult:

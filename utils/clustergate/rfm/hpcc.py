@@ -31,6 +31,7 @@ from reframe.core.exceptions import SanityError
 from clustergate import extras as keys
 from clustergate import hpccinf, sweep
 from clustergate.parsers import ParseError, parse_hpcc
+from clustergate.parsers.hpcc import hpl_error
 from clustergate.rfm import modes
 from clustergate.rfm.capable import CapablePartitions
 from clustergate.rfm.concurrency import JobConcurrency
@@ -118,8 +119,36 @@ class HpccRun(ThirdPartyTest):
             raise SanityError(self.explained(
                 f'HPCC wrote no {OUTPUT_FILE}')) from None
 
+    def input_text(self):
+        """The hpccinf.txt this run gave HPCC."""
+        path = os.path.join(self.stagedir, INPUT_FILE)
+        try:
+            with open(path, errors='replace') as fp:
+                return fp.read()
+        except OSError as err:
+            raise SanityError(f'cannot read {path}: {err.strerror}') \
+                from None
+
     def parse(self, text):
         return parse_hpcc(text)
+
+    def check_result(self, result):
+        """HPL ran the N, NB and grid of the input on the job's ranks:
+        HPCC falls back to its own problem when HPL refuses the input."""
+        if self.num_tasks and result.processes != self.num_tasks:
+            raise SanityError(f'HPCC ran on {result.processes} ranks, '
+                              f'expected {self.num_tasks}')
+
+        try:
+            asked = hpccinf.read(self.input_text())
+            ran = result.hpl_problem()
+        except (hpccinf.HpccInputError, KeyError) as err:
+            raise SanityError(err.args[0]) from None
+
+        why = hpccinf.mismatch(asked, ran, result.processes,
+                               hpl_error(self.stderr_text()))
+        if why:
+            raise SanityError(why)
 
     @sanity_function
     def validate(self):

@@ -27,6 +27,7 @@ import reframe as rfm
 from reframe.core.builtins import run_after
 
 from clustergate import extras as keys
+from clustergate import perflogguard
 from clustergate.rfm import rotation
 from clustergate.rfm.partitions import current_system
 
@@ -78,6 +79,12 @@ class ModeTags(rfm.RegressionTestPlugin):
     def tag_names(self):
         """The family's own tags (subclasses)."""
         return set()
+
+    @run_after('init')
+    def keep_dry_runs_out_of_perflogs(self):
+        """A dry run's test cases write no perflog line (perflogguard)."""
+        if self.is_dry_run():
+            perflogguard.install()
 
     def mode_point(self):
         """The sweep point the partitions' subsets judge, or None (a test

@@ -5,6 +5,8 @@ explicit size range (``-m 1:<max>``), so that the parser can tell a
 complete table from one cut short (OSU prints no end marker).
 """
 
+import re
+
 import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import (fixture, performance_function, run_after,
@@ -14,6 +16,32 @@ from reframe.core.exceptions import SanityError
 from clustergate import sweep
 from clustergate.parsers import parse_osu
 from clustergate.rfm.thirdparty import OsuBinaries, ThirdPartyTest
+
+
+#: What an OSU program prints (on rank 0's stderr) before it exits without
+#: measuring: "This test requires exactly two processes", "... at least
+#: two processes"
+_REFUSAL_RE = re.compile(r'^(This test requires .+?)\s*$', re.M)
+
+
+def osu_refusal(text):
+    """OSU's own reason for not running, as it printed it, or None."""
+    found = _REFUSAL_RE.search(text)
+    return found.group(1) if found else None
+
+
+#: The title each program prints (``# OSU MPI <title> Test v7.4``): the
+#: output is that program's
+TITLES = {
+    'osu_latency': 'Latency',
+    'osu_bw': 'Bandwidth',
+    'osu_bibw': 'Bi-Directional Bandwidth',
+    'osu_mbw_mr': 'Multiple Bandwidth / Message Rate',
+    'osu_barrier': 'Barrier Latency',
+    'osu_bcast': 'Broadcast Latency',
+    'osu_allreduce': 'Allreduce Latency',
+    'osu_alltoall': 'All-to-All Personalized Exchange Latency',
+}
 
 
 class OsuTest(ThirdPartyTest):
@@ -93,7 +121,25 @@ class OsuTest(ThirdPartyTest):
     def parse(self, text):
         return parse_osu(text, max_size=self.max_size or None)
 
+    def check_output(self, text):
+        """OSU's own refusal first (it prints it on stderr and exits, and
+        the table is empty or missing), quoted with the layout the job
+        had; then the output itself."""
+        refusal = osu_refusal(f'{text}\n{self.stderr_text()}')
+        if refusal:
+            raise SanityError(
+                f'{self.program} refused to run: {refusal!r} (the job '
+                f'had {self.num_tasks} rank(s) on {self.num_nodes} '
+                f'node(s))')
+
+        return super().check_output(text)
+
     def check_result(self, result):
+        title = TITLES.get(self.program)
+        if title and result.benchmark != title:
+            raise SanityError(f'output is OSU {result.benchmark}, not '
+                              f'{self.program} (OSU {title})')
+
         if result.validated is False:
             raise SanityError(f'OSU {result.benchmark}: data validation '
                               f'failed: {"; ".join(result.messages)}')

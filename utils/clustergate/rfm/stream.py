@@ -159,6 +159,13 @@ class StreamTest(JobConcurrency, ModeTags, SystemParameters, BinaryRun,
             raise SanityError(f'STREAM counted {res.threads} threads, '
                               f'expected {self.threads}')
 
+        if self.threads > 1 and res.threads is None:
+            # a stream_c.exe built without OpenMP (Spack's default)
+            # ignores OMP_NUM_THREADS and prints no thread count
+            raise SanityError(f'STREAM prints no thread count (built '
+                              f'without OpenMP): it ran 1 thread, expected '
+                              f'{self.threads}')
+
     @performance_function('MB/s')
     def rate(self, kernel='Triad'):
         return sn.defer(self.parsed().rate(kernel))
