@@ -353,16 +353,16 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
         # each node link against its own baseline and its peers; a node
         # the fabric's verdict named already is not named twice
         found = self.link_baseline()
-        bounds = linkretest.Bounds(self.link_ratio, self.link_z,
+        naming = linkretest.Bounds(self.link_ratio, self.link_z,
                                    self.peer_ratio, self.peer_z)
         figures, links, _ = linkretest.node_links(
             matrix, run, self.declared(), lines, found[1] if found else None,
-            self.interconnect, bounds,
+            self.interconnect, naming,
             basis=found[0] if found else self.link_baseline_where())
         # the retests of the same job decide every named node link, gross
         # or not, and the borderline ones
         first = lines + links.lines
-        cands = linkretest.retest_candidates(lines, links, bounds) \
+        cands = linkretest.retest_candidates(lines, links, naming) \
             if self.budget() > 0 else None
         retested = self.retest_result()
         final, notes = linkretest.apply(
