@@ -379,3 +379,17 @@ def test_command_prints_the_headline_and_writes_junit(tmp_path, capsys):
     assert capsys.readouterr().out.splitlines()[0] == head
     assert head in ' '.join((out / 'index.html').read_text().split())
     assert f'<skipped message="{head}">' in (out / 'verdict.xml').read_text()
+
+
+def test_ci_nightly_report_lists_failed_tests_and_publishes_the_verdict():
+    # the results database holds the test results (perflogs hold only
+    # measurements: a build or sanity failure would not be listed)
+    import yaml
+    with open(os.path.join(ROOT, 'ci', 'gitlab-ci.yml')) as fp:
+        nightly = yaml.safe_load(fp)['nightly']
+    (cmd,) = [line for line in nightly['script']
+              if 'clustergate report' in line]
+    assert '--db "$CG_RESULTS_DB"' in cmd and '--perflogs' not in cmd
+    assert '--junit report/verdict.xml' in cmd
+    assert nightly['artifacts']['reports']['junit'] == [
+        'junit.xml', 'report/verdict.xml']
