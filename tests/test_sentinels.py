@@ -127,12 +127,6 @@ def test_nightly_lists_the_link_matrix_on_both_fabrics_every_night(
     every = plan.pop('every')
     assert set(tonight) == every | plan[str(night)]
     assert int(sent.group(2)) == len(every)
-    # the header names each sentinel and why it runs every night
-    for fab in ('fab0', 'fab1'):
-        assert re.search(rf'    sentinel LinkMatrix %num_nodes={nodes} '
-                         rf'%ppn=1 %interconnect={fab} .*\(check '
-                         rf'LinkMatrix\)', proc.stdout), fab
-    assert len(re.findall(r'\(canary of \w+\)', proc.stdout)) >= 5
     # every night of the whole cycle, as CG_ROTATION_DATE picks it
     day = datetime.date(2026, 11, 22)
     for d in range(cycle):
@@ -142,6 +136,12 @@ def test_nightly_lists_the_link_matrix_on_both_fabrics_every_night(
         fabrics = {m.group(2) for m in map(LINK_MATRIX.match, names)
                    if m and int(m.group(1)) == nodes}
         assert fabrics == {'fab0', 'fab1'}, (date, index)
+    # the header names each sentinel and why it runs every night
+    for fab in ('fab0', 'fab1'):
+        assert re.search(rf'    sentinel LinkMatrix %num_nodes={nodes} '
+                         rf'%ppn=1 %interconnect={fab} .*\(check '
+                         rf'LinkMatrix\)', proc.stdout), fab
+    assert len(re.findall(r'\(canary of \w+\)', proc.stdout)) >= 5
 
 
 def test_ci_on_the_tree_lists_a_fabric_check_spanning_every_leaf(tmp_path):
@@ -227,3 +227,16 @@ def test_sentinels_declared_as_none_leave_everything_to_the_rotation(
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert '  sentinels: none (every point rotates)' in proc.stdout
     assert 'every' not in _plan(tmp_path / 'rotation.tsv')
+
+
+def test_the_report_marks_a_failed_sentinel():
+    from clustergate.report import _report_outcomes
+    case = {'display_name': 'LinkMatrix %num_nodes=9', 'name': 'LinkMatrix_1',
+            'system': 'emucluster',
+            'partition': 'emu', 'environ': 'openmpi', 'result': 'fail',
+            'fail_reason': 'faults=1', 'tags': ['nightly', 'sentinel']}
+    other = dict(case, display_name='OsuBw %num_nodes=2', name='OsuBw_2',
+                 tags=['nightly'])
+    got = _report_outcomes({'runs': [{'testcases': [case, other]}]})
+    assert [o.name for o in got] == ['LinkMatrix %num_nodes=9 [sentinel]',
+                                     'OsuBw %num_nodes=2']
