@@ -145,10 +145,12 @@ def test_nightly_lists_the_link_matrix_on_both_fabrics_every_night(
 
 
 def test_ci_on_the_tree_lists_a_fabric_check_spanning_every_leaf(tmp_path):
-    proc, names = _listing(_env(tmp_path, 'tree'), 'ci', '-L', '-c',
-                           os.path.join(ROOT, 'checks', 'linkmatrix'))
+    # the command: `--mode ci -n LinkMatrix` selected nothing
+    proc, names = _listing(_env(tmp_path, 'tree'), 'ci', '-L', '-n',
+                           'LinkMatrix')
     assert proc.returncode == 0, proc.stderr[-2000:]
-    spans = [n for n in names if n.startswith('LinkMatrixSpan ')]
+    assert not [n for n in names if LINK_MATRIX.match(n)]   # 9 nodes: not ci
+    spans = [n for n in names if n.startswith('LeafSpanLinkMatrix ')]
     assert {re.search(r'%interconnect=(\w+)', n).group(1)
             for n in spans} == {'fab0', 'fab1'}, names
     assert all('%num_nodes=6 ' in n for n in spans)
@@ -168,7 +170,7 @@ def test_ci_on_the_flat_layout_keeps_the_whole_matrix(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert sorted(m.group(2) for m in map(LINK_MATRIX.match, names) if m) \
         == ['fab0', 'fab1']
-    assert not [n for n in names if n.startswith('LinkMatrixSpan')]
+    assert not [n for n in names if n.startswith('LeafSpanLinkMatrix')]
 
 
 def _config(tmp_path, old, new):

@@ -52,9 +52,11 @@ the ``LinkSpeed`` of the file, and ``interconnects`` (the fabrics the tree
 describes; default: all).
 
 **In the ci mode on a switch tree** the whole-partition matrix gives way
-to :class:`LinkMatrixSpanTest`: the matrix on 2 nodes of every leaf of the
-declared tree (:mod:`clustergate.topology.span`), so that every leaf and
-every uplink carries pairs, judged against the tree with only those nodes.
+to :class:`LeafSpanLinkMatrixTest`: the matrix on 2 nodes of every leaf
+of the declared tree (:mod:`clustergate.topology.span`), so that every
+leaf and every uplink carries pairs, judged against the tree with only
+those nodes. Its name does not start with ``LinkMatrix``: a selection
+``-n '^LinkMatrix'`` (campaigns, drills) keeps the whole matrix only.
 """
 
 import json
@@ -638,7 +640,7 @@ def _span_size(part_extras, nodes):
     return max(sweep.describe(part_extras)['nodes'])
 
 
-class LinkMatrixSpanTest(LinkMatrixTest):
+class LeafSpanLinkMatrixTest(LinkMatrixTest):
     """The link matrix of the ci mode on a switch tree: on a node set
     chosen from the declared tree that covers every leaf and every uplink
     (:mod:`clustergate.topology.span`: 2 nodes of each leaf), judged
