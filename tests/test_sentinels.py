@@ -184,10 +184,10 @@ def _config(tmp_path, old, new):
 
 
 def test_sentinels_over_the_budget_stop_the_load_with_one_line(tmp_path):
-    # the link matrix alone (2 fabrics x 2 MPIs at the cost model's 2 min
-    # each) cannot fit a 3-minute night
+    # the link matrix alone (2 fabrics x 2 MPIs at the cost model's 28 s
+    # each on 9 nodes) cannot fit a 1-minute night
     settings, path = _config(tmp_path, "'rotation': {'budget_min': 25},",
-                             "'rotation': {'budget_min': 3},")
+                             "'rotation': {'budget_min': 1},")
     proc, names = _listing(_env(tmp_path, 'tree'), 'nightly', '-l', '-c',
                            os.path.join(ROOT, 'checks', 'linkmatrix'),
                            settings=settings)
@@ -198,7 +198,7 @@ def test_sentinels_over_the_budget_stop_the_load_with_one_line(tmp_path):
     assert re.fullmatch(
         rf'(ERROR: )?nightly rotation: {re.escape(str(path))}: partition '
         r'emucluster:emu: extras\.sentinels: the sentinels take [\d.]+ min '
-        r'of every night, above the 3 min budget '
+        r'of every night, above the 1 min budget '
         r'\(extras\.rotation\.budget_min\)', errors[0]), errors[0]
 
 
