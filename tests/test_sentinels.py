@@ -147,7 +147,8 @@ def test_nightly_lists_the_link_matrix_on_both_fabrics_every_night(
 def test_ci_on_the_tree_lists_a_fabric_check_spanning_every_leaf(tmp_path):
     # the issue's command: `--mode ci -n LinkMatrix` selected nothing
     proc, names = _listing(_env(tmp_path, 'tree'), 'ci', '-L', '-n',
-                           'LinkMatrix')
+                           'LinkMatrix', '-c',
+                           os.path.join(ROOT, 'checks', 'linkmatrix'))
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert not [n for n in names if LINK_MATRIX.match(n)]   # 9 nodes: not ci
     spans = [n for n in names if n.startswith('LeafSpanLinkMatrix ')]
@@ -162,6 +163,20 @@ def test_ci_on_the_tree_lists_a_fabric_check_spanning_every_leaf(tmp_path):
         assert {TREE.leaf_of(n) for n in nodes.split(',')} == \
             set(TREE.leaf_names)
         assert len(nodes.split(',')) == 6
+
+
+def test_a_tree_that_cannot_be_read_still_gives_the_ci_fabric_check(
+        tmp_path):
+    # not silence: the case exists (on the whole partition) and fails when
+    # it runs, naming the cause (LeafSpanLinkMatrixTest.span)
+    env = _env(tmp_path, 'tree')
+    os.unlink(tmp_path / 'state' / 'topology.conf')
+    proc, names = _listing(env, 'ci', '-l', '-n', 'LinkMatrix', '-c',
+                           os.path.join(ROOT, 'checks', 'linkmatrix'))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert [n.split(' %msg')[0] for n in names] == [
+        f'LeafSpanLinkMatrix %num_nodes=9 %ppn=1 %interconnect={f}'
+        for f in ('fab0', 'fab1')]
 
 
 def test_ci_on_the_flat_layout_keeps_the_whole_matrix(tmp_path):
