@@ -127,12 +127,6 @@ def test_nightly_lists_the_link_matrix_on_both_fabrics_every_night(
     every = plan.pop('every')
     assert set(tonight) == every | plan[str(night)]
     assert int(sent.group(2)) == len(every)
-    # the header names each sentinel and why it runs every night
-    for fab in ('fab0', 'fab1'):
-        assert re.search(rf'    sentinel LinkMatrix %num_nodes={nodes} '
-                         rf'%ppn=1 %interconnect={fab} .*\(check '
-                         rf'LinkMatrix\)', proc.stdout), fab
-    assert len(re.findall(r'\(canary of \w+\)', proc.stdout)) >= 5
     # every night of the whole cycle, as CG_ROTATION_DATE picks it
     day = datetime.date(2026, 11, 22)
     for d in range(cycle):
@@ -142,13 +136,22 @@ def test_nightly_lists_the_link_matrix_on_both_fabrics_every_night(
         fabrics = {m.group(2) for m in map(LINK_MATRIX.match, names)
                    if m and int(m.group(1)) == nodes}
         assert fabrics == {'fab0', 'fab1'}, (date, index)
+    # the header names each sentinel and why it runs every night
+    for fab in ('fab0', 'fab1'):
+        assert re.search(rf'    sentinel LinkMatrix %num_nodes={nodes} '
+                         rf'%ppn=1 %interconnect={fab} .*\(check '
+                         rf'LinkMatrix\)', proc.stdout), fab
+    assert len(re.findall(r'\(canary of \w+\)', proc.stdout)) >= 5
 
 
 def test_ci_on_the_tree_lists_a_fabric_check_spanning_every_leaf(tmp_path):
-    proc, names = _listing(_env(tmp_path, 'tree'), 'ci', '-L', '-c',
+    # the issue's command: `--mode ci -n LinkMatrix` selected nothing
+    proc, names = _listing(_env(tmp_path, 'tree'), 'ci', '-L', '-n',
+                           'LinkMatrix', '-c',
                            os.path.join(ROOT, 'checks', 'linkmatrix'))
     assert proc.returncode == 0, proc.stderr[-2000:]
-    spans = [n for n in names if n.startswith('LinkMatrixSpan ')]
+    assert not [n for n in names if LINK_MATRIX.match(n)]   # 9 nodes: not ci
+    spans = [n for n in names if n.startswith('LeafSpanLinkMatrix ')]
     assert {re.search(r'%interconnect=(\w+)', n).group(1)
             for n in spans} == {'fab0', 'fab1'}, names
     assert all('%num_nodes=6 ' in n for n in spans)
@@ -162,13 +165,27 @@ def test_ci_on_the_tree_lists_a_fabric_check_spanning_every_leaf(tmp_path):
         assert len(nodes.split(',')) == 6
 
 
+def test_a_tree_that_cannot_be_read_still_gives_the_ci_fabric_check(
+        tmp_path):
+    # not silence: the case exists (on the whole partition) and fails when
+    # it runs, naming the cause (LeafSpanLinkMatrixTest.span)
+    env = _env(tmp_path, 'tree')
+    os.unlink(tmp_path / 'state' / 'topology.conf')
+    proc, names = _listing(env, 'ci', '-l', '-n', 'LinkMatrix', '-c',
+                           os.path.join(ROOT, 'checks', 'linkmatrix'))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert [n.split(' %msg')[0] for n in names] == [
+        f'LeafSpanLinkMatrix %num_nodes=9 %ppn=1 %interconnect={f}'
+        for f in ('fab0', 'fab1')]
+
+
 def test_ci_on_the_flat_layout_keeps_the_whole_matrix(tmp_path):
     proc, names = _listing(_env(tmp_path, 'flat'), 'ci', '-l', '-c',
                            os.path.join(ROOT, 'checks', 'linkmatrix'))
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert sorted(m.group(2) for m in map(LINK_MATRIX.match, names) if m) \
         == ['fab0', 'fab1']
-    assert not [n for n in names if n.startswith('LinkMatrixSpan')]
+    assert not [n for n in names if n.startswith('LeafSpanLinkMatrix')]
 
 
 def _config(tmp_path, old, new):
@@ -182,10 +199,10 @@ def _config(tmp_path, old, new):
 
 
 def test_sentinels_over_the_budget_stop_the_load_with_one_line(tmp_path):
-    # the link matrix alone (2 fabrics x 2 MPIs at the cost model's 2 min
-    # each) cannot fit a 3-minute night
+    # the link matrix alone (2 fabrics x 2 MPIs at the cost model's 28 s
+    # each on 9 nodes) cannot fit a 1-minute night
     settings, path = _config(tmp_path, "'rotation': {'budget_min': 25},",
-                             "'rotation': {'budget_min': 3},")
+                             "'rotation': {'budget_min': 1},")
     proc, names = _listing(_env(tmp_path, 'tree'), 'nightly', '-l', '-c',
                            os.path.join(ROOT, 'checks', 'linkmatrix'),
                            settings=settings)
@@ -196,7 +213,7 @@ def test_sentinels_over_the_budget_stop_the_load_with_one_line(tmp_path):
     assert re.fullmatch(
         rf'(ERROR: )?nightly rotation: {re.escape(str(path))}: partition '
         r'emucluster:emu: extras\.sentinels: the sentinels take [\d.]+ min '
-        r'of every night, above the 3 min budget '
+        r'of every night, above the 1 min budget '
         r'\(extras\.rotation\.budget_min\)', errors[0]), errors[0]
 
 
@@ -227,3 +244,16 @@ def test_sentinels_declared_as_none_leave_everything_to_the_rotation(
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert '  sentinels: none (every point rotates)' in proc.stdout
     assert 'every' not in _plan(tmp_path / 'rotation.tsv')
+
+
+def test_the_report_marks_a_failed_sentinel():
+    from clustergate.report import _report_outcomes
+    case = {'display_name': 'LinkMatrix %num_nodes=9', 'name': 'LinkMatrix_1',
+            'system': 'emucluster',
+            'partition': 'emu', 'environ': 'openmpi', 'result': 'fail',
+            'fail_reason': 'faults=1', 'tags': ['nightly', 'sentinel']}
+    other = dict(case, display_name='OsuBw %num_nodes=2', name='OsuBw_2',
+                 tags=['nightly'])
+    got = _report_outcomes({'runs': [{'testcases': [case, other]}]})
+    assert [o.name for o in got] == ['LinkMatrix %num_nodes=9 [sentinel]',
+                                     'OsuBw %num_nodes=2']

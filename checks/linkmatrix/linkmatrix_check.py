@@ -4,7 +4,8 @@ of a partition, per interconnect; names a slow node/NIC or link (see
 
 import reframe as rfm
 
-from clustergate.rfm.linkmatrix import LinkMatrixSpanTest, LinkMatrixTest
+from clustergate.rfm.linkmatrix import (LeafSpanLinkMatrixTest,
+                                       LinkMatrixTest)
 
 
 @rfm.simple_test
@@ -14,6 +15,6 @@ class LinkMatrix(LinkMatrixTest):
 
 
 @rfm.simple_test
-class LinkMatrixSpan(LinkMatrixSpanTest):
+class LeafSpanLinkMatrix(LeafSpanLinkMatrixTest):
     """The ci mode's link matrix on a switch tree: 2 nodes of every leaf,
     so that every leaf switch and every uplink carries pairs."""

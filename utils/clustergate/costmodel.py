@@ -89,7 +89,9 @@ DEFAULT_FAMILIES = {
         Family('imb', 1, 20.0, n0=2, alpha=0.5),
         Family('osu', 1, 8.0, n0=2, alpha=0.5),
         Family('npb', 1, 15.0, n0=2, alpha=0.0),
-        Family('linkmatrix', 1, 60.0, n0=4, alpha=1.0),
+        # one job of the 9-node emulated tree (250 Mbit/s links, 4 MB x 8
+        # per pair, retest not triggered): 24-26 s (2026-11-23); N-1 rounds
+        Family('linkmatrix', 1, 25.0, n0=9, alpha=1.0),
         Family('nic', 1, 10.0, n0=2, alpha=0.0),
         Family('fidelity', 1, 10.0, n0=2, alpha=0.0),
         Family('stream', 1, 5.0, n0=1, alpha=0.0),

@@ -350,18 +350,21 @@ def check_partition(part: Mapping, system: str = '?'):
         raise ExtrasError(f'{where}.{IMPROVEMENTS}: {policy!r} is not one '
                           f'of {", ".join(IMPROVEMENT_POLICIES)}')
 
-    fams = extras.get(EXPECTED_FAMILIES)
-    if fams is not None:
-        known = check_families()
-        if not isinstance(fams, (list, tuple)):
-            raise ExtrasError(f'{where}.{EXPECTED_FAMILIES}: must be a list '
-                              f'of check families ({", ".join(known)})')
+    if extras.get(EXPECTED_FAMILIES) is not None:
+        _check_expected_families(extras[EXPECTED_FAMILIES], where)
 
-        bad = [f for f in fams if f not in known]
-        if bad:
-            raise ExtrasError(f'{where}.{EXPECTED_FAMILIES}: {bad[0]!r} is '
-                              f'not a check family (known: '
-                              f'{", ".join(known)})')
+
+def _check_expected_families(fams, where):
+    known = check_families()
+    if not isinstance(fams, (list, tuple)):
+        raise ExtrasError(f'{where}.{EXPECTED_FAMILIES}: must be a list '
+                          f'of check families ({", ".join(known)})')
+
+    bad = [f for f in fams if f not in known]
+    if bad:
+        raise ExtrasError(f'{where}.{EXPECTED_FAMILIES}: {bad[0]!r} is '
+                          f'not a check family (known: '
+                          f'{", ".join(known)})')
 
 
 def check_environment(env: Mapping):

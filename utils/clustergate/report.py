@@ -74,8 +74,10 @@ def _report_outcomes(report) -> List[Outcome]:
         # every line: the first is often only 'performance error:', the
         # figures (latency=12420 us, expected 7821) are on the next ones
         reason = [' '.join((tc.get('fail_reason') or '').split())]
+        # a sentinel (run every night by the rotation) says so
+        mark = ' [sentinel]' if 'sentinel' in (tc.get('tags') or ()) else ''
         out.append(Outcome(
-            tc.get('display_name') or tc.get('name', '?'),
+            (tc.get('display_name') or tc.get('name', '?')) + mark,
             f'{tc.get("system")}:{tc.get("partition")}+{tc.get("environ")}',
             tc['result'], tc.get('fail_phase') or '',
             reason[0] if reason else '',

@@ -50,6 +50,13 @@ code)::
 with optional ``node_rate``/``uplink_rate`` (e.g. ``'100gbit'``) overriding
 the ``LinkSpeed`` of the file, and ``interconnects`` (the fabrics the tree
 describes; default: all).
+
+**In the ci mode on a switch tree** the whole-partition matrix gives way
+to :class:`LeafSpanLinkMatrixTest`: the matrix on 2 nodes of every leaf
+of the declared tree (:mod:`clustergate.topology.span`), so that every
+leaf and every uplink carries pairs, judged against the tree with only
+those nodes. Its name does not start with ``LinkMatrix``: a selection
+``-n '^LinkMatrix'`` (campaigns, drills) keeps the whole matrix only.
 """
 
 import json
@@ -68,7 +75,6 @@ from reframe.core.exceptions import (ConfigError, PerformanceError,
 
 from clustergate import (cgoutput, extras, linkbaseline, linkmatrix,
                          linkretest, linkstats, references, sweep, topology)
-from clustergate import extras as extras_keys
 from clustergate.topology import span
 from clustergate.rfm import bounds, modes
 from clustergate.rfm.cgprogram import CgProgramTest
@@ -599,19 +605,20 @@ def declared_topology(spec, run=subprocess.run):
     return topology.parse_scontrol_topology(proc.stdout, **rates)
 
 
-#: (partition name, its topology extra) -> its span's nodes, or the TopologyError that
-#: stopped the tree being read; filled when a span class is created
+#: (partition name, its topology extra) -> its span's nodes, or the
+#: TopologyError that stopped the tree being read; filled when a span
+#: class is created
 _SPANS = {}
 
 
-def partition_span(name, extras):
+def partition_span(name, part_extras):
     """The nodes of the ci span of the partition ``name`` whose extras are
-    ``extras`` (:func:`clustergate.topology.span.span_nodes` of its
+    ``part_extras`` (:func:`clustergate.topology.span.span_nodes` of its
     declared tree), None when it declares none; a tree that cannot be read
     gives its TopologyError (the test case then fails saying so). Read
     once per process."""
-    spec = extras.get(extras_keys.TOPOLOGY)
-    if not spec or 'sweep' not in extras:
+    spec = part_extras.get(extras.TOPOLOGY)
+    if not spec or 'sweep' not in part_extras:
         return None
 
     key = (name, repr(spec))
@@ -624,16 +631,16 @@ def partition_span(name, extras):
     return _SPANS[key]
 
 
-def _span_size(extras, nodes):
+def _span_size(part_extras, nodes):
     """Node count of a span (a tree that could not be read: the whole
     partition, so that the case exists and fails naming the cause)."""
     if isinstance(nodes, list):
         return len(nodes)
 
-    return max(sweep.describe(extras)['nodes'])
+    return max(sweep.describe(part_extras)['nodes'])
 
 
-class LinkMatrixSpanTest(LinkMatrixTest):
+class LeafSpanLinkMatrixTest(LinkMatrixTest):
     """The link matrix of the ci mode on a switch tree: on a node set
     chosen from the declared tree that covers every leaf and every uplink
     (:mod:`clustergate.topology.span`: 2 nodes of each leaf), judged
@@ -649,8 +656,8 @@ class LinkMatrixSpanTest(LinkMatrixTest):
         # (no tree: one whole-partition value, which point_reason turns
         # away, instead of no value, which ReFrame warns about)
         params = super().system_parameters(partitions)
-        sizes = {_span_size(extras, nodes) for name, extras in partitions
-                 if (nodes := partition_span(name, extras)) is not None}
+        sizes = {_span_size(ext, nodes) for name, ext in partitions
+                 if (nodes := partition_span(name, ext)) is not None}
         return {**params,
                 'num_nodes': sorted(sizes) or params['num_nodes'][-1:]}
 
@@ -679,7 +686,7 @@ class LinkMatrixSpanTest(LinkMatrixTest):
             return (f'interconnect {self.interconnect!r} is not in the ci '
                     f'subset of partition {partition.fullname!r}')
 
-        spec = partition.extras[extras_keys.TOPOLOGY]
+        spec = partition.extras[extras.TOPOLOGY]
         if self.interconnect not in spec.get('interconnects',
                                              [self.interconnect]):
             return f'the declared tree does not describe {self.interconnect}'

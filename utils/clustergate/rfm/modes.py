@@ -18,7 +18,8 @@ The modes (config/common.py) select by these tags. A partition with a
 ``rotation`` extra (a nightly budget) replaces its fixed nightly subset by
 a rotation of its whole acceptance space: its acceptance tests are tagged
 ``nightly`` too and the nightly mode's filter ``-E 'cg_tonight()'`` keeps
-tonight's share (clustergate.rfm.rotation).
+tonight's share and the partition's sentinels, which run every night
+(clustergate.rfm.rotation).
 """
 
 from typing import Iterable, Mapping
