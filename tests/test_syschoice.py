@@ -65,7 +65,9 @@ def test_the_readme_command_says_localhost_and_why(tmp_path):
     # the README's main command, listed instead of run: this machine's
     # configuration has only the embedded systems
     env = {k: v for k, v in os.environ.items() if k != 'RFM_SYSTEM'}
-    env.update(SLURM_CONF='', CG_DEBUG_LOG=str(tmp_path / 'rf.log'))
+    env.update(SLURM_CONF='', CG_DEBUG_LOG=str(tmp_path / 'rf.log'),
+               CG_PERFLOG_DIR=str(tmp_path / 'perflogs'),
+               CG_RESULTS_DB=str(tmp_path / 'results.db'))
     res = subprocess.run(
         reframe_cmd() + ['-C', os.path.join(ROOT, 'config', 'settings.py'),
                          '--mode', 'nightly', '-l'],
