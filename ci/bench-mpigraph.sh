@@ -53,7 +53,10 @@ NODES=$(sed -n 's/^#SBATCH --nodes=//p' "$W/ours/rfm_job.sh")
     echo "for i in \$(seq $REPEATS); do"
     echo '  for what in $( [ $((i % 2)) = 1 ] && echo "ours mpigraph" || echo "mpigraph ours"); do'
     echo '    t0=$(now)'
-    echo '    if [ $what = ours ]; then bash rfm_job.sh > rfm_job.out 2> rfm_job.err; rc=$?'
+    # ours: a fresh copy per repeat (its outputs kept); the trace's time
+    # stamps split the job into the matrix and the retest step
+    echo '    if [ $what = ours ]; then rm -rf ../ours.$i; cp -r . ../ours.$i; cd ../ours.$i'
+    echo '      PS4='"'"'+ $EPOCHREALTIME '"'"' bash -x rfm_job.sh > rfm_job.out 2> rfm_job.err; rc=$?; cd ../ours'
     echo "    else ( grep '^export ' rfm_job.sh | grep -v btl_base_verbose > ../mpigraph.env; . ../mpigraph.env;"
     echo "           mpirun.openmpi -np $NODES --map-by ppr:1:node --bind-to none $MPIGRAPH 4000000 8 1 > ../mpigraph.out 2>&1 ); rc=\$?; fi"
     echo '    echo "run $i $what $(echo "$(now) - $t0" | bc) s rc=$rc"'
@@ -63,8 +66,17 @@ NODES=$(sed -n 's/^#SBATCH --nodes=//p' "$W/ours/rfm_job.sh")
 chown "$USER_" "$W/bench.sh"
 (cd "$W" && as_user sbatch --wait --job-name=bench-mpigraph "$W/bench.sh" > /dev/null)
 cat "$W/bench.out"
-awk '/^run /{t[$3]+=$4; n[$3]++; if ($6 != "rc=0") bad=1}
-     END {if (bad || !n["ours"] || !n["mpigraph"]) {print "bench-mpigraph: a run failed (see '"$W"')"; exit 1}
-          printf "ours %.1f s, mpiGraph %.1f s (mean of %d), ratio ours/mpiGraph %.2f\n",
-                 t["ours"]/n["ours"], t["mpigraph"]/n["mpigraph"], n["ours"], (t["ours"]/n["ours"])/(t["mpigraph"]/n["mpigraph"])}' "$W/bench.out"
+for d in "$W"/ours.*; do
+    # the matrix (mpirun line) and the retest step, from the trace
+    awk '/^\+ [0-9.]+ .*mpirun/ && !m {m=$2} /^\+ [0-9.]+ cg_rc=/ {r=$2}
+         /^\+ [0-9.]+ exit/ {e=$2}
+         END {if (m && r && e) printf "%s: matrix %.1f s, retest step %.1f s\n", FILENAME, r-m, e-r}' "$d/rfm_job.err"
+done
+awk 'function med(a, k,   i, j, t) {
+         for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) {t = a[i]; a[i] = a[j]; a[j] = t}
+         return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2}
+     /^run / {if ($3 == "ours") o[++no] = $4; else g[++ng] = $4; if ($6 != "rc=0") bad = 1}
+     END {if (bad || !no || !ng) {print "bench-mpigraph: a run failed (see '"$W"')"; exit 1}
+          mo = med(o, no); mg = med(g, ng)
+          printf "ours %.1f s, mpiGraph %.1f s (median of %d), ratio ours/mpiGraph %.2f\n", mo, mg, no, mo / mg}' "$W/bench.out"
 echo "files: $W"
