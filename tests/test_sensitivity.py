@@ -106,6 +106,12 @@ def test_fault_plan_covers_leaves_fabrics_and_compound_faults():
     assert by_case['uplink-leaf2+n2-fab0'].fabric == 'fab0'
     assert len(by_case['two-uplinks-fab0'].culprits) == 2
     assert any(f[-1] == '95%' for r in faults for f in r.faults)
+    # healthy runs within the rounds, both fabrics, after the first ones
+    more = sens.fault_plan(runs=2, healthy=4, healthy_per_round=2)
+    assert [r.id for r in more[:4]] == [r.id for r in plan[:4]]
+    late = [r for r in more[4:] if r.kind == 'healthy']
+    assert [r.fabric for r in late] == ['fab0', 'fab1'] * 2
+    assert len({r.id for r in more}) == len(more)
 
 
 def test_fault_outcome_names_per_fabric_and_finds_innocents():

@@ -195,13 +195,17 @@ def fabric_of_faults(faults):
     return fabs.pop() if len(fabs) == 1 else 'all'
 
 
-def fault_plan(runs=3, healthy=20, cases=None):
+def fault_plan(runs=3, healthy=20, cases=None, healthy_per_round=0):
     """Healthy runs (fab0 and fab1 alternate), then ``runs`` rounds of
-    every fault case (a plan cut short still covers every case)."""
+    every fault case (a plan cut short still covers every case), each
+    round with ``healthy_per_round`` more healthy runs (judged by what the
+    first healthy runs taught, e.g. a per-link baseline learnt from them)."""
     cases = cases or FAULT_CASES
     plan = [Run(f'healthy-{i + 1:02d}-fab{i % 2}', 'healthy',
                 fabric=f'fab{i % 2}') for i in range(healthy)]
     for i in range(runs):
+        plan += [Run(f'healthy-r{i + 1}-{k + 1}-fab{k % 2}', 'healthy',
+                     fabric=f'fab{k % 2}') for k in range(healthy_per_round)]
         for name, (faults, culprits) in cases.items():
             plan.append(Run(f'{name}-{i + 1}', 'fault',
                             fabric=fabric_of_faults(faults), case=name,

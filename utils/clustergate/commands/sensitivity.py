@@ -13,7 +13,8 @@ from clustergate.sensitivity import LEVELS
 
 def _plan(args):
     if args.plan == 'faults':
-        return sens.fault_plan(args.runs, args.healthy)
+        return sens.fault_plan(args.runs, args.healthy,
+                               healthy_per_round=args.healthy_per_round)
     if args.plan == 'nights':
         return sens.nights(args.nights, args.from_night, args.level, args.node,
                       args.fabric)
@@ -70,6 +71,8 @@ def add_parser(subparsers):
     r.add_argument('--runs', type=int, default=5,
                    help='runs per level (faults: per fault case)')
     r.add_argument('--healthy', type=int, default=20)
+    r.add_argument('--healthy-per-round', type=int, default=0,
+                   help='faults: healthy runs in each round of the cases')
     r.add_argument('--nodes', type=int, default=9)
     r.add_argument('--fabric', default='fab0')
     r.add_argument('--nights', type=int, default=12)
