@@ -35,7 +35,8 @@ _reason = cs.why_not_available() or (
 if _reason:
     pytest.skip(_reason, allow_module_level=True)
 
-LINKMATRIX = ['-n', 'LinkMatrix.*fab0', '-S', 'valid_prog_environs=openmpi']
+LINKMATRIX = ['-n', '^LinkMatrix.*fab0', '-x', '^LinkMatrixSpan',
+              '-S', 'valid_prog_environs=openmpi']
 
 
 @pytest.fixture(scope='module')

@@ -238,7 +238,7 @@ def read_report(path):
     case = None
     for run in report.get('runs', []):
         for tc in run.get('testcases', []):
-            if tc.get('name', '').startswith('LinkMatrix'):
+            if tc.get('name', '').startswith('LinkMatrix '):
                 case = tc
     if case is None:
         return 'error', None, 'no LinkMatrix test case in the report', uuid
@@ -275,7 +275,7 @@ def read_fabrics(path):
         for tc in run.get('testcases', []):
             name = tc.get('name', '')
             m = _FABRIC.search(name)
-            if name.startswith('LinkMatrix') and m:
+            if name.startswith('LinkMatrix ') and m:
                 cases[m.group(1)] = tc
     return ({f: _verdict(tc) for f, tc in sorted(cases.items())},
             report.get('session_info', {}).get('uuid'))
@@ -388,6 +388,7 @@ def reframe_session(run: Run, workdir, user=USER, timeout=SESSION_TIMEOUT,
            '--system', 'emucluster', '--prefix', base,
            '--report-file', report,
            '-n', f'^LinkMatrix.*{_fabric_regex(run.fabric)}',
+           '-x', '^LinkMatrixSpan',
            '-S', 'valid_prog_environs=openmpi', '-r']
     pw = pwd.getpwnam(user)
     for path in (workdir, os.path.join(workdir, 'runs'), base):
