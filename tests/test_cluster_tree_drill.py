@@ -9,8 +9,12 @@ meant), and the link matrix on fab0, judged against the declared topology
    LANL study's 4x) -> fails naming the uplink leaf2-spine;
 3. n2 cabled to leaf3 instead of leaf1 (topology.conf unchanged) -> fails
    naming n2 and the leaf it is really on;
-4. restored -> passes;
-5. down leaves no namespace, daemon, bridge or uplink behind.
+4. leaf2's uplink at 1/4 AND n2's node link at 1/2, both on fab0 (a
+   compound fault: n2 sits under leaf1, so its slow link is not explained
+   by the trunk) -> fails naming exactly the uplink leaf2-spine and n2,
+   no healthy node and no other uplink;
+5. restored -> passes;
+6. down leaves no namespace, daemon, bridge or uplink behind.
 
 Needs root and the emulated cluster's packages; uses the cluster only if
 none is up (a cluster that is up may be someone else's).
@@ -21,6 +25,7 @@ import subprocess
 import pytest
 
 import cluster_session as cs
+from clustergate.sensitivity import named_subjects
 from conftest import reframe_failures
 
 pytestmark = pytest.mark.cluster
@@ -80,6 +85,21 @@ def test_3_miscabled_node_is_named_with_its_real_leaf(session):
     assert 'as if cabled to leaf3' in out, reframe_failures(out)
 
 
-def test_4_restored_tree_passes(session):
+def test_4_uplink_and_node_link_are_both_named_and_nothing_else(session):
+    cs.cluster('degrade', '--uplink', 'leaf2', '--rate', '25%')
+    cs.cluster('degrade', '--node', 'n2', '--rate', '50%')
+    try:
+        rc, out = linkmatrix(session, 'tree-uplink-and-node')
+    finally:
+        cs.cluster('restore')
+
+    failures = reframe_failures(out)
+    assert rc != 0, 'leaf2 uplink at 1/4 and n2 at 1/2 went unnoticed'
+    # every verdict line of every try counts: a healthy node named once
+    # sends a technician to the wrong cable
+    assert named_subjects(failures) == ['n2', 'uplink:leaf2'], failures
+
+
+def test_5_restored_tree_passes(session):
     rc, out = linkmatrix(session, 'tree-restored')
     assert rc == 0, reframe_failures(out)

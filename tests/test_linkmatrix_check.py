@@ -231,6 +231,10 @@ def test_no_emulation_variable_set_by_the_check(check):
     c.set_command()
     assert c.executable == '/x/cg_linkmatrix'
     assert 'OMPI_MCA_mpi_yield_when_idle' not in c.env_vars
+    # the matrix flushes no cache between trials (the flushes of 2x the
+    # last-level cache cost the 9-node job 5 s of its 30)
+    opts = c.executable_opts
+    assert opts[opts.index('--flush-bytes') + 1] == '64'
 
 
 def link_file(tmp_path, check, metrics, commit='abc1234'):

@@ -111,3 +111,84 @@ def test_a_decided_retry_counts_as_its_verdict(tmp_path):
     assert report('setup', 'OSError: no space')[0] == 'error'
     assert sens.named_subjects('undecided node link n7 on fabric fab0: '
                                'retest inconclusive') == ['n7']
+
+
+def test_fault_plan_covers_leaves_fabrics_and_compound_faults():
+    plan = sens.fault_plan(runs=3, healthy=4)
+    assert [r.fabric for r in plan[:4]] == ['fab0', 'fab1', 'fab0', 'fab1']
+    faults = [r for r in plan if r.kind == 'fault']
+    assert len(faults) == 3 * len(sens.FAULT_CASES) >= 36
+    assert len({r.id for r in plan}) == len(plan)
+    # one round of every case before the second run of any
+    first = [r.case for r in faults[:len(sens.FAULT_CASES)]]
+    assert sorted(first) == sorted(sens.FAULT_CASES)
+    culprits = {c for r in faults for c in r.culprits}
+    assert {f'uplink:leaf{i}' for i in (1, 2, 3)} <= \
+        {c.split('@')[0] for c in culprits}
+    assert {c.split('@')[1] for c in culprits} == {'fab0', 'fab1'}
+    by_case = {r.case: r for r in faults}
+    # a session measures the fabric(s) its faults are on
+    assert by_case['n3-fab0+uplink-leaf2-fab1'].fabric == 'all'
+    assert by_case['uplink-leaf2+n2-fab0'].fabric == 'fab0'
+    assert len(by_case['two-uplinks-fab0'].culprits) == 2
+    assert any(f[-1] == '95%' for r in faults for f in r.faults)
+    # healthy runs within the rounds, both fabrics, after the first ones
+    more = sens.fault_plan(runs=2, healthy=4, healthy_per_round=2)
+    assert [r.id for r in more[:4]] == [r.id for r in plan[:4]]
+    late = [r for r in more[4:] if r.kind == 'healthy']
+    assert [r.fabric for r in late] == ['fab0', 'fab1'] * 2
+    assert len({r.id for r in more}) == len(more)
+
+
+def test_fault_outcome_names_per_fabric_and_finds_innocents():
+    fab0 = ('fail', 'performance',
+            'uplink leaf2-spine on fabric fab0: cross-switch flows at 0.35x;'
+            ' slow node link n2 on fabric fab0: both ways 0.49x; '
+            'slow node link n1 on fabric fab0: both ways 0.50x its peers')
+    per = {'fab0': fab0, 'fab1': ('pass', None, '')}
+    result, _, reason, named = sens.fault_outcome(per, ['fab0', 'fab1'])
+    assert result == 'fail' and reason.startswith('fab0: uplink')
+    assert named == ['n1@fab0', 'n2@fab0', 'uplink:leaf2@fab0']
+    run = sens.Run('x', 'fault', culprits=['n2@fab0', 'uplink:leaf2@fab0'],
+                   named=named, result=result)
+    assert sens.classify_fault(run) == (['n2@fab0', 'uplink:leaf2@fab0'],
+                                        ['n1@fab0'])
+    # a fabric without a verdict is no verdict, never a pass
+    assert sens.fault_outcome({'fab0': fab0}, ['fab0', 'fab1'])[0] == 'error'
+    launch = ('error', 'sanity', 'no CG_DONE completion line')
+    assert sens.fault_outcome({'fab0': launch}, ['fab0'])[0] == 'error'
+
+
+def test_read_fabrics_takes_the_last_try_of_each_fabric(tmp_path):
+    def case(fab, result, reason=''):
+        return {'name': f'LinkMatrix %num_nodes=9 %interconnect={fab}',
+                'result': result, 'fail_phase': 'performance' if reason
+                else None, 'fail_reason': reason}
+    report = {'session_info': {'uuid': 'u1'}, 'runs': [
+        {'testcases': [case('fab0', 'fail', 'suspect node n4 on fabric '
+                            'fab0'), case('fab1', 'pass')]},
+        {'testcases': [case('fab0', 'fail', 'slow node link n5 on fabric '
+                            'fab0')]}]}
+    path = tmp_path / 'report.json'
+    path.write_text(sens.json.dumps(report))
+    per, uuid = sens.read_fabrics(str(path))
+    assert uuid == 'u1' and per['fab1'] == ('pass', None, '')
+    assert per['fab0'][2] == 'slow node link n5 on fabric fab0'
+
+
+def test_fault_table_counts_culprits_and_innocents():
+    def run(case, named, result='fail'):
+        return sens.Run(f'{case}-x', 'fault', case=case, result=result,
+                        culprits=['n2@fab0', 'uplink:leaf2@fab0'],
+                        named=named, wall_s=60.0)
+    runs = [run('uplink-leaf2+n2-fab0', ['n2@fab0', 'uplink:leaf2@fab0']),
+            run('uplink-leaf2+n2-fab0', ['n1@fab0', 'n2@fab0',
+                                         'uplink:leaf2@fab0']),
+            run('uplink-leaf2+n2-fab0', ['uplink:leaf2@fab0']),
+            run('uplink-leaf2+n2-fab0', [], result='error')]
+    rows = sens.fault_table(runs)
+    assert rows == [('uplink-leaf2+n2-fab0', ['n2@fab0', 'uplink:leaf2@fab0'],
+                     3, 2, 1, ['n1@fab0'], 60.0)]
+    text = sens.fault_markdown(rows, (100, 20, 0, 0, 0, 50.0))
+    assert '| 3 | 2/3 | 1/3 (n1@fab0) | 60 |' in text
+    assert 'false alarms 0/20' in text

@@ -245,11 +245,6 @@ int cg_finish(void)
     return errors ? 3 : 0;
 }
 
-unsigned char cg_payload_byte(int src, int trial, size_t i)
-{
-    return (unsigned char)(src * 131u + trial * 17u + i * 7u + (i >> 8));
-}
-
 void cg_fill(unsigned char *buf, size_t n, int src, int trial)
 {
     for (size_t i = 0; i < n; ++i)

@@ -106,7 +106,7 @@ DECLARED: Dict[str, Table] = {
     'MemoryLatency': _MEMLAT,
     'OsNoise': _NOISE,
     'NicSharedInterface': _NIC,
-    **_each(('LinkMatrix', 'LinkMatrixSpan'), _LINKMATRIX),
+    **_each(('LinkMatrix', 'LeafSpanLinkMatrix'), _LINKMATRIX),
     'PingPongVsImb': _FIDELITY,
     'Stream': _STREAM,
     'HpccHpl': (('gflops', HIGHER), ('time', LOWER)),

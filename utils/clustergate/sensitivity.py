@@ -16,14 +16,20 @@ Plans:
   campaign degrades node ``1 + (4 k) mod N``, so successive runs hop
   leaves);
 * ``nights``: ``--nights`` sessions into one results database, the node
-  ``--node`` at ``--level`` % from night ``--from-night`` on (the history
-  drill of issue 13).
+  ``--node`` at ``--level`` % from night ``--from-night`` on;
+* ``faults``: ``--healthy`` healthy runs (fabrics alternate), then the
+  fault cases of :data:`FAULT_CASES` (uplinks, node links, miscabled nodes,
+  compound faults, both fabrics at once), ``--runs`` runs each, in rounds.
+  A fault run names its culprits per fabric (``n2@fab0``,
+  ``uplink:leaf2@fab1``); anything else it names is an innocent.
 
 Examples:
   flock -w 3600 /work/cluster.lock clustergate sensitivity run \\
       --workdir /home/cgrunner/sens --max-minutes 25
   clustergate sensitivity run --plan nights --nights 12 --from-night 7 \\
       --level 90 --node n5 --workdir /home/cgrunner/nights
+  clustergate sensitivity run --plan faults --runs 3 --healthy 20 \\
+      --workdir /home/cgrunner/faults --references REFDIR
   clustergate sensitivity table --workdir /home/cgrunner/sens \\
       --figure docs/figures/sensitivity.png
 """
@@ -64,11 +70,15 @@ class Run:
     """One planned run and, once done, what came of it."""
 
     id: str
-    kind: str                   # 'healthy' or 'degraded'
+    kind: str                   # 'healthy', 'degraded' or 'fault'
     level: int = 100            # % of the nominal rate of the node link
     node: Optional[str] = None  # degraded node
     fabric: str = 'fab0'
     night: Optional[int] = None
+    # a fault case: its name, ``clustergate cluster`` arguments, culprits
+    case: Optional[str] = None
+    faults: List[List[str]] = field(default_factory=list)
+    culprits: List[str] = field(default_factory=list)
     # results
     started: Optional[str] = None
     wall_s: Optional[float] = None
@@ -126,6 +136,85 @@ def nights(count=12, from_night=7, level=90, node='n5', fabric='fab0'):
             for n in range(1, count + 1)]
 
 
+#: The fault cases of the ``faults`` plan on the 9-node tree (3 leaves of
+#: 3 nodes): name -> (faults as ``clustergate cluster`` arguments, the
+#: culprits a verdict must name: ``subject@fabric``). They cover every
+#: leaf, nodes of each leaf and both fabrics, and the compound faults.
+FAULT_CASES = {
+    'uplink-leaf1-fab0': ([['degrade', '--uplink', 'leaf1', '--fabric',
+                            'fab0', '--rate', '25%']],
+                          ['uplink:leaf1@fab0']),
+    'uplink-leaf3-fab1': ([['degrade', '--uplink', 'leaf3', '--fabric',
+                            'fab1', '--rate', '25%']],
+                          ['uplink:leaf3@fab1']),
+    'node-n5-50-fab0': ([['degrade', '--node', 'n5', '--fabric', 'fab0',
+                          '--rate', '50%']], ['n5@fab0']),
+    'node-n7-70-fab1': ([['degrade', '--node', 'n7', '--fabric', 'fab1',
+                          '--rate', '70%']], ['n7@fab1']),
+    'miscabled-n2-leaf3-fab0': ([['miscable', '--node', 'n2', '--leaf',
+                                  'leaf3', '--fabric', 'fab0']],
+                                ['n2@fab0']),
+    'miscabled-n9-leaf2-fab1': ([['miscable', '--node', 'n9', '--leaf',
+                                  'leaf2', '--fabric', 'fab1']],
+                                ['n9@fab1']),
+    'two-uplinks-fab0': ([['degrade', '--uplink', 'leaf1', '--fabric',
+                           'fab0', '--rate', '25%'],
+                          ['degrade', '--uplink', 'leaf3', '--fabric',
+                           'fab0', '--rate', '25%']],
+                         ['uplink:leaf1@fab0', 'uplink:leaf3@fab0']),
+    'uplink-leaf2+n2-fab0': ([['degrade', '--uplink', 'leaf2', '--fabric',
+                               'fab0', '--rate', '25%'],
+                              ['degrade', '--node', 'n2', '--fabric', 'fab0',
+                               '--rate', '50%']],
+                             ['n2@fab0', 'uplink:leaf2@fab0']),
+    'uplink-leaf3+n4-fab1': ([['degrade', '--uplink', 'leaf3', '--fabric',
+                               'fab1', '--rate', '25%'],
+                              ['degrade', '--node', 'n4', '--fabric', 'fab1',
+                               '--rate', '50%']],
+                             ['n4@fab1', 'uplink:leaf3@fab1']),
+    'miscabled-n7+n5-fab1': ([['miscable', '--node', 'n7', '--leaf',
+                               'leaf1', '--fabric', 'fab1'],
+                              ['degrade', '--node', 'n5', '--fabric', 'fab1',
+                               '--rate', '50%']],
+                             ['n5@fab1', 'n7@fab1']),
+    'n3-fab0+uplink-leaf2-fab1': ([['degrade', '--node', 'n3', '--fabric',
+                                    'fab0', '--rate', '50%'],
+                                   ['degrade', '--uplink', 'leaf2',
+                                    '--fabric', 'fab1', '--rate', '25%']],
+                                  ['n3@fab0', 'uplink:leaf2@fab1']),
+    'node-n3-95-fab0': ([['degrade', '--node', 'n3', '--fabric', 'fab0',
+                          '--rate', '95%']], ['n3@fab0']),
+    'node-n8-95-fab1': ([['degrade', '--node', 'n8', '--fabric', 'fab1',
+                          '--rate', '95%']], ['n8@fab1']),
+}
+
+
+def fabric_of_faults(faults):
+    """The fabric a session must measure: the one all faults are on, or
+    ``all`` when they are on both."""
+    fabs = {f[f.index('--fabric') + 1] for f in faults if '--fabric' in f}
+    return fabs.pop() if len(fabs) == 1 else 'all'
+
+
+def fault_plan(runs=3, healthy=20, cases=None, healthy_per_round=0):
+    """Healthy runs (fab0 and fab1 alternate), then ``runs`` rounds of
+    every fault case (a plan cut short still covers every case), each
+    round with ``healthy_per_round`` more healthy runs (judged by what the
+    first healthy runs taught, e.g. a per-link baseline learnt from them)."""
+    cases = cases or FAULT_CASES
+    plan = [Run(f'healthy-{i + 1:02d}-fab{i % 2}', 'healthy',
+                fabric=f'fab{i % 2}') for i in range(healthy)]
+    for i in range(runs):
+        plan += [Run(f'healthy-r{i + 1}-{k + 1}-fab{k % 2}', 'healthy',
+                     fabric=f'fab{k % 2}') for k in range(healthy_per_round)]
+        for name, (faults, culprits) in cases.items():
+            plan.append(Run(f'{name}-{i + 1}', 'fault',
+                            fabric=fabric_of_faults(faults), case=name,
+                            faults=[list(f) for f in faults],
+                            culprits=sorted(culprits)))
+    return plan
+
+
 # -- verdicts -----------------------------------------------------------------
 
 def named_subjects(reason: str) -> List[str]:
@@ -150,7 +239,7 @@ def read_report(path):
     case = None
     for run in report.get('runs', []):
         for tc in run.get('testcases', []):
-            if tc.get('name', '').startswith('LinkMatrix'):
+            if tc.get('name', '').startswith('LinkMatrix '):
                 case = tc
     if case is None:
         return 'error', None, 'no LinkMatrix test case in the report', uuid
@@ -175,6 +264,65 @@ def read_report(path):
         return 'fail', 'performance', reason, uuid
 
     return 'error', phase, reason, uuid
+
+
+_FABRIC = re.compile(r'%interconnect=(\S+)')
+
+
+def read_fabrics(path):
+    """{fabric: (result, phase, reason)} of every LinkMatrix case of a
+    ReFrame JSON run report (a session over both fabrics has two), the
+    last attempt of each counting; and the session uuid."""
+    with open(path) as fp:
+        report = json.load(fp)
+
+    cases = {}
+    for run in report.get('runs', []):
+        for tc in run.get('testcases', []):
+            name = tc.get('name', '')
+            m = _FABRIC.search(name)
+            if name.startswith('LinkMatrix ') and m:
+                cases[m.group(1)] = tc
+    return ({f: _verdict(tc) for f, tc in sorted(cases.items())},
+            report.get('session_info', {}).get('uuid'))
+
+
+def _verdict(case):
+    """(result, phase, reason) of one test case, as :func:`read_report`."""
+    result, phase = case.get('result'), case.get('fail_phase')
+    reason = (case.get('fail_reason') or '').strip()
+    if result == 'pass':
+        return 'pass', None, ''
+    if phase == 'performance' or (phase == 'sanity' and
+                                  named_subjects(reason)):
+        return 'fail', phase, reason
+    return 'error', phase, reason
+
+
+def fault_outcome(per_fabric, fabrics):
+    """(result, phase, reason, named) of a session over ``fabrics`` from
+    :func:`read_fabrics`: an error if a fabric gave no verdict, else a
+    failure if any fabric failed; named as ``subject@fabric``."""
+    missing = [f for f in fabrics if f not in per_fabric]
+    if missing:
+        return ('error', None, f'no LinkMatrix case on {", ".join(missing)}'
+                ' in the report', [])
+    got = [per_fabric[f] for f in fabrics]
+    reason = ' | '.join(f'{f}: {v[2]}' for f, v in zip(fabrics, got) if v[2])
+    phase = next((v[1] for v in got if v[1]), None)
+    if any(v[0] == 'error' for v in got):
+        return 'error', phase, reason, []
+    named = sorted(f'{s}@{f}' for f, v in zip(fabrics, got)
+                   if v[0] == 'fail' for s in named_subjects(v[2]))
+    result = 'fail' if any(v[0] == 'fail' for v in got) else 'pass'
+    return result, phase, reason, named
+
+
+def classify_fault(run: Run):
+    """(culprits named, innocents named) of a finished fault run."""
+    named = set(run.named)
+    return (sorted(named & set(run.culprits)),
+            sorted(named - set(run.culprits)))
 
 
 def classify(run: Run):
@@ -245,7 +393,7 @@ def reframe_session(run: Run, workdir, user=USER, timeout=SESSION_TIMEOUT,
            '-c', os.path.join(PROJECT_ROOT, 'checks', 'linkmatrix'),
            '--system', 'emucluster', '--prefix', base,
            '--report-file', report,
-           '-n', f'^LinkMatrix.*{run.fabric}',
+           '-n', f'^LinkMatrix.*{_fabric_regex(run.fabric)}',
            '-S', 'valid_prog_environs=openmpi', '-r']
     pw = pwd.getpwnam(user)
     for path in (workdir, os.path.join(workdir, 'runs'), base):
@@ -264,11 +412,24 @@ def reframe_session(run: Run, workdir, user=USER, timeout=SESSION_TIMEOUT,
     with open(os.path.join(base, 'session.out'), 'w') as fp:
         fp.write(' '.join(cmd) + '\n' + out)
 
-    if os.path.exists(report):
-        run.result, run.phase, run.reason, run.session = read_report(report)
+    if not os.path.exists(report):
+        run.result, run.reason, run.named = 'error', out.strip()[-300:], []
+    elif run.kind == 'fault':
+        per_fabric, run.session = read_fabrics(report)
+        run.result, run.phase, run.reason, run.named = fault_outcome(
+            per_fabric, _fabrics(run.fabric))
     else:
-        run.result, run.reason = 'error', out.strip()[-300:]
-    run.named = named_subjects(run.reason) if run.result == 'fail' else []
+        run.result, run.phase, run.reason, run.session = read_report(report)
+        run.named = named_subjects(run.reason) if run.result == 'fail' \
+            else []
+
+
+def _fabrics(fabric):
+    return ['fab0', 'fab1'] if fabric == 'all' else [fabric]
+
+
+def _fabric_regex(fabric):
+    return 'fab[01]' if fabric == 'all' else fabric
 
 
 def execute(run: Run, workdir, references=None):
@@ -280,6 +441,8 @@ def execute(run: Run, workdir, references=None):
         cluster('degrade', '--node', run.node, '--fabric', run.fabric,
                 '--rate', f'{run.level}%')
     try:
+        for fault in run.faults:
+            cluster(*fault)
         reframe_session(run, workdir, references=references)
     finally:
         cluster('restore')
@@ -324,7 +487,7 @@ def run_plan(plan: List[Run], workdir, max_minutes, max_errors=3,
                 tries[planned.id] = tries.get(planned.id, 0) + 1
                 run = Run(**{k: getattr(planned, k) for k in
                              ('id', 'kind', 'level', 'node', 'fabric',
-                              'night')})
+                              'night', 'case', 'faults', 'culprits')})
                 execute(run, workdir, references)
                 print(f'{run.id}: {run.result} in {run.wall_s:.0f} s '
                       f'{run.named or ""} {run.reason[:160]}', file=out,
@@ -385,6 +548,46 @@ def markdown(rows, hrow, errors=0):
     if errors:
         lines.append(f'\n{errors} session(s) gave no verdict (job did not '
                      f'measure) and were run again.')
+    return '\n'.join(lines)
+
+
+def fault_table(runs: List[Run]):
+    """Rows (case, culprits, runs, runs naming every culprit, runs naming
+    an innocent, the innocents, median wall s) per fault case, in the order
+    of :data:`FAULT_CASES`, from finished fault runs."""
+    import statistics
+    order = list(FAULT_CASES) + sorted({r.case for r in runs if r.case} -
+                                        set(FAULT_CASES))
+    rows = []
+    for case in order:
+        rs = [r for r in runs if r.kind == 'fault' and r.case == case and
+              r.result in ('pass', 'fail')]
+        if not rs:
+            continue
+        c = [classify_fault(r) for r in rs]
+        rows.append((case, rs[0].culprits, len(rs),
+                     sum(set(got) == set(r.culprits)
+                         for (got, _), r in zip(c, rs)),
+                     sum(bool(bad) for _, bad in c),
+                     sorted({x for _, bad in c for x in bad}),
+                     statistics.median(r.wall_s for r in rs)))
+    return rows
+
+
+def fault_markdown(rows, hrow, errors=0):
+    lines = ['| fault case | culprits | runs | every culprit named | '
+             'innocents named | median time to verdict (s) |',
+             '|---|---|---|---|---|---|']
+    for case, culprits, n, right, wrong, who, wall in rows:
+        lines.append(f'| {case} | {", ".join(culprits)} | {n} | {right}/{n} '
+                     f'| {wrong}/{n}{" (" + ", ".join(who) + ")" if who else ""}'
+                     f' | {wall:.0f} |')
+    _, n, alarms, _, _, wall = hrow
+    lines.append(f'| healthy | - | {n} | false alarms {alarms}/{n} | - | '
+                 f'{wall or 0:.0f} |')
+    if errors:
+        lines.append(f'\n{errors} session(s) gave no verdict (the job did '
+                     f'not measure) and were run again.')
     return '\n'.join(lines)
 
 

@@ -12,6 +12,9 @@ from clustergate.sensitivity import LEVELS
 # -- command ------------------------------------------------------------------
 
 def _plan(args):
+    if args.plan == 'faults':
+        return sens.fault_plan(args.runs, args.healthy,
+                               healthy_per_round=args.healthy_per_round)
     if args.plan == 'nights':
         return sens.nights(args.nights, args.from_night, args.level, args.node,
                       args.fabric)
@@ -38,6 +41,9 @@ def cmd_table(args):
     runs = sens.load(args.workdir)
     errors = sum(r.kind == 'error' for r in runs)
     rows, hrow = sens.table([r for r in runs if r.kind != 'error'])
+    if any(r.kind == 'fault' for r in runs):
+        print(sens.fault_markdown(sens.fault_table(runs), hrow, errors))
+        return 0
     print(sens.markdown(rows, hrow, errors))
     if args.figure:
         sens.figure(rows, hrow, args.figure)
@@ -58,12 +64,15 @@ def add_parser(subparsers):
     r.add_argument('--workdir', required=True,
                    help='runs.json, results.db, perflogs and stage '
                         'directories (must be reachable by cgrunner)')
-    r.add_argument('--plan', choices=['campaign', 'nights'],
+    r.add_argument('--plan', choices=['campaign', 'nights', 'faults'],
                    default='campaign')
     r.add_argument('--levels', type=lambda s: [int(x) for x in s.split(',')],
                    default=list(LEVELS), help='%% of the link rate')
-    r.add_argument('--runs', type=int, default=5, help='runs per level')
+    r.add_argument('--runs', type=int, default=5,
+                   help='runs per level (faults: per fault case)')
     r.add_argument('--healthy', type=int, default=20)
+    r.add_argument('--healthy-per-round', type=int, default=0,
+                   help='faults: healthy runs in each round of the cases')
     r.add_argument('--nodes', type=int, default=9)
     r.add_argument('--fabric', default='fab0')
     r.add_argument('--nights', type=int, default=12)
