@@ -19,7 +19,10 @@ opens from the file system. :func:`parse_verdict` reads the verdict text
 :func:`draw` makes the SVG.
 """
 
+import json
+import os
 import re
+import textwrap
 from dataclasses import dataclass
 from html import escape
 from typing import Dict, List, Sequence, Tuple
@@ -34,6 +37,7 @@ _START = re.compile(
     r'(?:suspect node|suspect link|slow link|uplink|miscabled node|'
     r'slow node link|undecided node link) \S+(?: or uplink \S+)* '
     r'on fabric \S+: ')
+_BOUND = re.compile(r', expected \S+ \(l=[^)]*\).*$', re.S)
 _UPLINK = re.compile(r'^uplink ((?:\S+-\S+)(?: or uplink \S+-\S+)*) '
                      r'on fabric (\S+): ')
 _MISCABLED = re.compile(r'^miscabled node (\S+) on fabric (\S+): \S+ behaves '
@@ -66,8 +70,11 @@ def verdict_lines(text: str) -> List[str]:
     starts = [m.start() for m in _START.finditer(text or '')
               if m.start() == 0 or text[:m.start()].endswith((': ', '; '))]
     ends = starts[1:] + [len(text or '')]
-    return [text[a:b].rstrip().rstrip(';').rstrip()
-            for a, b in zip(starts, ends)]
+    lines = [text[a:b].rstrip().rstrip(';').rstrip()
+             for a, b in zip(starts, ends)]
+    if lines:       # ReFrame's failure message goes on after the unit
+        lines[-1] = _BOUND.sub('', lines[-1])
+    return lines
 
 
 def _culprit(line: str):
@@ -207,6 +214,11 @@ def draw(topo, culprits: Sequence = (), title: str = '') -> str:
                                box_h, 'trunk slow' if s in trunks else
                                'trunk', s in trunks, trunks.get(s) is False,
                                f' data-switch="{escape(s)}"'))
+            if s in trunks:
+                parts.append(_text((sw_x[s] + sw_x[p]) / 2 + 8,
+                                   (level_y[s] + level_y[p] + box_h) / 2,
+                                   'slow uplink' if trunks[s] else
+                                   'slow uplink?', 10, 'start', RED))
     for leaf, row in boxes.items():
         for (label, role), x in zip(row, node_x.get(leaf, [])):
             if role in ('ghost', 'fold'):
@@ -241,25 +253,88 @@ def draw(topo, culprits: Sequence = (), title: str = '') -> str:
                 parts.append(_text(x + box_w / 2, node_y + box_h + 12,
                                    'declared', 9, fill='#999'))
     legend = _legend(culprits, 20, node_y + box_h + 34)
-    height = node_y + box_h + 34 + 16 * len(legend) + 10
+    height = node_y + box_h + 34 + 14 * len(legend) + 10
     head = _text(20, 20, title, 13, 'start') if title else ''
     return (f'<svg xmlns="http://www.w3.org/2000/svg" class="fabric" '
-            f'width="{max(width, 420):.0f}" height="{height:.0f}" '
+            f'width="{max(width, 40 + 5.6 * LEGEND_WIDTH):.0f}" '
+            f'height="{height:.0f}" '
             f'font-family="sans-serif">{head}{"".join(parts)}'
             f'{"".join(legend)}</svg>')
 
 
+#: legend lines wrap at this many characters (the figure fits beside the
+#: heat map), a culprit's text at most LEGEND_LINES lines
+LEGEND_WIDTH, LEGEND_LINES = 88, 3
+
+
 def _legend(culprits, x, y) -> List[str]:
-    """One line per culprit (what is red and why), or that none is."""
+    """The lines saying what is marked and why (each culprit's verdict,
+    wrapped), or that nothing is."""
     if not culprits:
         return [_text(x, y, 'nothing named: every uplink, cable and node '
                       'link as declared', 11, 'start', '#0072B2')]
-    words = {'uplink': 'red trunk', 'miscabled': 'red box: where it is; '
+    words = {'uplink': 'red trunk', 'miscabled': 'red box: where it is, '
              'dashed: where declared', 'node': 'red node and cable',
              'pair': 'dotted outline: both ends'}
     out = []
-    for i, c in enumerate(culprits):
-        short = c.line if len(c.line) <= 150 else c.line[:147] + '...'
-        out.append(_text(x, y + 16 * i, f'{words[c.kind]} -- {short}', 10,
-                         'start', RED))
+    for c in culprits:
+        wrapped = textwrap.wrap(f'{words[c.kind]} -- {c.line}', LEGEND_WIDTH,
+                                max_lines=LEGEND_LINES, placeholder=' ...')
+        for i, ln in enumerate(wrapped):
+            out.append(_text(x + (12 if i else 0), y + 14 * len(out), ln, 10,
+                             'start', RED))
     return out
+
+
+# -- the report's figure ----------------------------------------------------
+
+#: the file the check writes beside its matrix with the tree it judged on
+RECORDED = 'linkretest_inputs.json'
+
+
+def recorded_tree(matrix_dir: str):
+    """(topology, why): the switch tree the check recorded beside its
+    matrix (its declared tree, :data:`RECORDED`), or None and one line
+    saying why there is none to draw."""
+    from clustergate import linkretest, topology
+    path = os.path.join(matrix_dir, RECORDED)
+    try:
+        with open(path) as fp:
+            data = json.load(fp)
+    except OSError:
+        return None, (f'no fabric drawing: the check recorded no tree '
+                      f'beside this matrix ({RECORDED} missing)')
+    except ValueError as err:
+        return None, f'no fabric drawing: {path}: {err}'
+    if not isinstance(data, dict) or not data.get('topology'):
+        return None, ('no fabric drawing: no switch tree declared for this '
+                      'fabric (the flat matrix was judged)')
+    try:
+        return linkretest.topology_from_json(data['topology']), ''
+    except (KeyError, TypeError, topology.TopologyError) as err:
+        return None, f'no fabric drawing: {path}: bad topology ({err})'
+
+
+def figure(matrix_dir: str, fabric: str, label: str, seen) -> Dict:
+    """The report's figure of one fabric: its recorded tree with the
+    culprits of the check's verdict ``seen`` (the run report's result and
+    reason, :func:`clustergate.report.matrix_verdicts`) marked; without a
+    tree or without a verdict, a one-line figure saying so (never a tree
+    with no marks that might be read as healthy)."""
+    topo, why = recorded_tree(matrix_dir)
+    if topo is None:
+        return {'title': f'{label}: {why}'}
+    if seen is None:
+        return {'title': f'{label}: no fabric drawing: no run report holds '
+                         f'the check\'s verdict on this matrix (give --db '
+                         f'or --json)'}
+    found = parse_verdict(seen.get('reason', ''), fabric)
+    if seen.get('result') != 'pass' and not found:
+        return {'title': f'{label}: no fabric drawing: the check failed '
+                         f'without naming a fabric culprit (see the heat '
+                         f'map\'s caption)'}
+    return {'title': f'fabric {label}', 'bad': bool(found),
+            'svg': draw(topo, found, f'{label} as declared '
+                        f'({topo.source or "declared topology"})'),
+            'text': (f'{len(found)} culprit(s) named by the check'
+                     if found else 'LinkMatrix passed: nothing named')}
