@@ -67,8 +67,7 @@ def verdict_lines(text: str) -> List[str]:
     """The verdict lines in ``text``: they are joined by '; ' in the
     ``faults`` unit, and a line itself may hold '; ', so each line starts
     where a verdict's own opening words do."""
-    starts = [m.start() for m in _START.finditer(text or '')
-              if m.start() == 0 or text[:m.start()].endswith((': ', '; '))]
+    starts = [m.start() for m in _START.finditer(text or '')]
     ends = starts[1:] + [len(text or '')]
     lines = [text[a:b].rstrip().rstrip(';').rstrip()
              for a, b in zip(starts, ends)]
