@@ -171,8 +171,9 @@ def test_a_large_tree_folds_its_unnamed_nodes():
 
 # -- the report's figure ----------------------------------------------------
 
-def _copied(tmp_path, name, inputs=True):
+def _copied(tmp_path, name, inputs=True, check='LinkMatrix'):
     src, tc, _ = _case(name)
+    tc = dict(tc, name=tc['name'].replace('LinkMatrix', check, 1))
     d = tmp_path / 'stage' / 'emucluster' / 'emu' / 'openmpi' / 'LM'
     d.mkdir(parents=True)
     shutil.copy(os.path.join(src, 'linkmatrix_fab0.csv'), d)
@@ -184,10 +185,12 @@ def _copied(tmp_path, name, inputs=True):
     return str(path)
 
 
-def test_report_draws_the_fabric_beside_the_heat_map(tmp_path):
+@pytest.mark.parametrize('check', ['LinkMatrix', 'LeafSpanLinkMatrix'])
+def test_report_draws_the_fabric_beside_the_heat_map(tmp_path, check):
     pytest.importorskip('matplotlib')
     from clustergate import report
-    verdicts = report.matrix_verdicts(None, [_copied(tmp_path, 'miscabled')])
+    verdicts = report.matrix_verdicts(
+        None, [_copied(tmp_path, 'miscabled', check=check)])
     figs = report.matrix_figures([str(tmp_path / 'stage')], str(tmp_path),
                                  verdicts=verdicts)
     assert [bool(f.get('file')) for f in figs] == [True, False]

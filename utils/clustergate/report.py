@@ -124,7 +124,9 @@ def matrix_verdicts(db=None, json_reports=()) -> Dict[str, Dict]:
     for report in _reports(db, json_reports):
         for run in report.get('runs', []):
             for tc in run.get('testcases', []):
-                if not tc.get('name', '').startswith('LinkMatrix'):
+                # LinkMatrix, and LeafSpanLinkMatrix (the ci's span of a tree)
+                if not (tc.get('name') or '?').split()[0].endswith(
+                        'LinkMatrix'):
                     continue
 
                 seen = {'result': tc.get('result'),
