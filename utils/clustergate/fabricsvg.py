@@ -127,7 +127,7 @@ def _placed_nodes(topo, culprits) -> Dict[str, List[Tuple[str, str]]]:
             else:
                 out[leaf].append((n, 'node'))
         if kept:
-            out[leaf].append((f'+{kept} nodes', 'fold'))
+            out[leaf].append((f'+{kept}', 'fold'))
     for n, leaf in moved.items():
         out.setdefault(leaf, []).append((n, 'moved'))
     return out
@@ -137,14 +137,14 @@ def _positions(topo, boxes, box_w, gap):
     """x of every node box (per leaf, in order) and of every switch: a
     leaf centred over its nodes, a switch over its children."""
     x, node_x, sw_x = 20.0, {}, {}
-    for leaf in [s for s in topo.switches if s in boxes] or topo.leaves:
-        xs = []
-        for i, _ in enumerate(boxes.get(leaf, [])):
-            xs.append(x)
-            x += box_w + gap
+    for leaf in [s for s in topo.switches if s in boxes]:
+        n = len(boxes[leaf])
+        wide = max(n * (box_w + gap) - gap, 64)     # the switch's box
+        xs = [x + (wide - n * (box_w + gap) + gap) / 2 + i * (box_w + gap)
+              for i in range(n)]
         node_x[leaf] = xs
-        sw_x[leaf] = (xs[0] + xs[-1]) / 2 + box_w / 2 if xs else x
-        x += 2 * gap
+        sw_x[leaf] = x + wide / 2
+        x += wide + 3 * gap
     for s in sorted(topo.switches, key=lambda s: -len(topo.chain(s))):
         kids = [c for c in topo.switches if topo.parent[c] == s]
         if s not in sw_x:
@@ -220,7 +220,7 @@ def draw(topo, culprits: Sequence = (), title: str = '') -> str:
                                    'slow uplink?', 10, 'start', RED))
     for leaf, row in boxes.items():
         for (label, role), x in zip(row, node_x.get(leaf, [])):
-            if role in ('ghost', 'fold'):
+            if role == 'ghost':
                 continue
             red = role == 'moved' or label in slow_nodes
             parts.append(_line(x + box_w / 2, node_y, sw_x[leaf],
