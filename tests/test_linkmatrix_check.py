@@ -98,7 +98,8 @@ def test_artefacts_are_written_after_the_run(check, tmp_path):
     assert mat.bw == pytest.approx(want.bw, abs=1e-4)
     c.describe_matrix()     # the init hook, at this point
     assert c.keep_files == ['linkmatrix_fab0.csv', 'linkmatrix_fab0.png',
-                            'linkretest_fab0.json', 'linkretest_fab0.log']
+                            'linkretest_fab0.json', 'linkretest_fab0.log',
+                            'linkretest_inputs.json']
     assert set(os.listdir(tmp_path)) <= set(c.keep_files)
     try:
         import matplotlib  # noqa: F401

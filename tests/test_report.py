@@ -245,9 +245,11 @@ def test_matrix_caption_is_the_checks_verdict_not_the_flat_median(tmp_path):
     verdicts = report.matrix_verdicts(None, [str(path)])
     figs = report.matrix_figures([str(tmp_path / 'output')], str(tmp_path),
                                  verdicts=verdicts)
-    assert len(figs) == 1
+    assert len(figs) == 2
     assert figs[0]['text'].startswith('LinkMatrix passed')
     assert figs[0]['bad'] is False
+    # this session's stage kept no tree: the page says so, draws none
+    assert 'no fabric drawing' in figs[1]['title'] and 'svg' not in figs[1]
 
     # without the run report the page says what it judged by
     figs = report.matrix_figures([str(tmp_path / 'output')], str(tmp_path))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
 
 from clustergate import baseline
-from clustergate import history, linkmatrix, references
+from clustergate import fabricsvg, history, linkmatrix, references
 
 #: perflog samples carry no session id: samples further apart than this
 #: belong to different sessions (a night's run has no such gap)
@@ -124,7 +124,9 @@ def matrix_verdicts(db=None, json_reports=()) -> Dict[str, Dict]:
     for report in _reports(db, json_reports):
         for run in report.get('runs', []):
             for tc in run.get('testcases', []):
-                if not tc.get('name', '').startswith('LinkMatrix'):
+                # LinkMatrix, and LeafSpanLinkMatrix (the ci's span of a tree)
+                if not (tc.get('name') or '?').split()[0].endswith(
+                        'LinkMatrix'):
                     continue
 
                 seen = {'result': tc.get('result'),
@@ -558,7 +560,7 @@ def find_matrices(dirs: Sequence[str]) -> Dict[str, str]:
 def _matrix_caption(path, analysis, verdicts):
     """(caption, bad) of a matrix: the check's verdict where the run report
     has it, else the flat analysis (ratio to the median, no topology)."""
-    seen = verdicts.get(os.path.dirname(os.path.normpath(path)))
+    seen = verdicts.get(os.path.dirname(os.path.abspath(path)))
     flat = f'ratio to the median, no topology: {analysis.summary()}'
     if seen is None:
         return flat, not analysis.healthy
@@ -588,6 +590,9 @@ def matrix_figures(dirs, outdir, fraction=linkmatrix.DEFAULT_FRACTION,
         text, bad = _matrix_caption(path, analysis, verdicts or {})
         figs.append({'file': name, 'title': f'link matrix {label}',
                      'text': text, 'bad': bad})
+        where = os.path.dirname(os.path.abspath(path))
+        figs.append(fabricsvg.figure(where, fabric, label,
+                                     (verdicts or {}).get(where)))
 
     return figs
 

@@ -190,8 +190,10 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
     def describe_matrix(self):
         self.descr = (f'link matrix of {self.num_nodes} nodes over '
                       f'{self.interconnect}, {self.msg_bytes} B')
+        # the retest's inputs hold the declared tree: the report draws it
         self.keep_files = [self.csv_name(), self.png_name(),
-                           self.retest_name('json'), self.retest_name('log')]
+                           self.retest_name('json'), self.retest_name('log'),
+                           'linkretest_inputs.json']
 
     def csv_name(self):
         return f'linkmatrix_{self.interconnect}.csv'
