@@ -9,7 +9,7 @@ import reframe.utility.sanity as sn
 from reframe.core.exceptions import SanityError
 
 from conftest import fixture_text
-from rfm_loader import fed, load_checks, pick
+from rfm_loader import load_checks, pick
 
 _FILES = {
     'npb': 'checks/npb/npb_checks.py',
@@ -98,21 +98,29 @@ def families():
     return checks
 
 
-def _fed(families, check, output, ranks, threads):
+def _fed(monkeypatch, families, check, output, ranks, threads):
+    """The check (shared with other tests: changed for this test only)
+    asking ``ranks`` on one node, one rank per node, and ``threads``."""
     family, name, params = check
-    c = fed(pick(families(family), name, **params),
-            fixture_text(*output), ranks)
-    c.stderr_text = lambda: ''
+    c = pick(families(family), name, **params)
+    text = fixture_text(*output)
+    asked = {'num_tasks': ranks, 'stdout_text': lambda: text,
+             'stderr_text': lambda: ''}
+    if family == 'contention':
+        asked.update(num_nodes=1, ppn=1)
     if threads is not None:
-        c.threads = threads
+        asked['threads'] = threads
+    for attr, value in asked.items():
+        monkeypatch.setattr(c, attr, value, raising=False)
     return c
 
 
 @pytest.mark.parametrize('case', _CASES)
-def test_other_run_than_asked_is_named(families, case):
+def test_other_run_than_asked_is_named(monkeypatch, families, case):
     (check, output, ranks, threads), expected = _CASES[case]
+    c = _fed(monkeypatch, families, check, output, ranks, threads)
     with pytest.raises(SanityError) as err:
-        sn.evaluate(_fed(families, check, output, ranks, threads).validate())
+        sn.evaluate(c.validate())
 
     assert str(err.value) == expected
 
@@ -125,6 +133,7 @@ def test_other_run_than_asked_is_named(families, case):
     (('osu', 'OsuAlltoall', {}),
      ('benchmark-outputs/osu', 'omb7.4-osu_alltoall.np2.out'), 2, None),
 ], ids=['stream without OpenMP asked 1 thread', 'osu_bw', 'osu_alltoall'])
-def test_the_run_asked_passes(families, check, output, ranks, threads):
-    assert sn.evaluate(_fed(families, check, output, ranks,
+def test_the_run_asked_passes(monkeypatch, families, check, output, ranks,
+                              threads):
+    assert sn.evaluate(_fed(monkeypatch, families, check, output, ranks,
                             threads).validate()) is True
