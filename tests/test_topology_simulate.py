@@ -17,7 +17,7 @@ def test_overhead_is_derived_from_the_emulation():
 
 def test_1024_nodes_each_fault_named_and_no_false_alarm():
     rep = simulate.run(nodes=1024, per_leaf=32, oversubscription=2.0,
-                       cases=2, seed=11)
+                       cases=2, seed=11, sigma=0.05)
     assert (rep.nodes, rep.leaves, rep.rounds) == (1024, 32, 43)
     for kind in simulate.KINDS:
         bad = [f'{simulate._describe(c.fault)}: {c.verdicts}'

@@ -15,7 +15,9 @@ flows, the steadier figure of a link that is slow both ways):
 * ``peer``: the same flows against their peers of the same run (x): the
   median of the node's flows over the median of the (link-limited) flows
   that do not touch it; on a tree each flow counts as measured / its
-  prediction. One bad node would drag a plain median down (see
+  prediction on the declared tree with the fabric's faults fitted (a cut
+  uplink, a miscabled node: :func:`fabric_fit`), so a node is not judged
+  against peers that share a faulty leaf or trunk with it. One bad node would drag a plain median down (see
   :mod:`clustergate.linkmatrix`); the flows held at a trunk's share ran
   faster than predicted (the flows of a round do not end together) and
   would bias it. On the emulated tree (9 nodes, 2-3 link-limited flows per
