@@ -65,10 +65,10 @@ def synthetic_output(faults, seed, sigma=0.05, topo=TREE, nodes=NODES):
 def verdict(text, fabric='fab0', topo=TREE):
     """``(fabric lines, node-link lines, figures)`` as the check has them
     before the retest."""
-    _, figures, links, lines, _ = linkretest.first_round(
+    first = linkretest.first_round(
         text, {'fabric': fabric,
                'topology': linkretest.topology_to_json(topo)})
-    return lines, links.lines, figures
+    return first.lines, first.verdict.lines, first.figures
 
 
 def named(lines):

@@ -15,7 +15,9 @@ flows, the steadier figure of a link that is slow both ways):
 * ``peer``: the same flows against their peers of the same run (x): the
   median of the node's flows over the median of the (link-limited) flows
   that do not touch it; on a tree each flow counts as measured / its
-  prediction. One bad node would drag a plain median down (see
+  prediction on the declared tree with the fabric's faults fitted (a cut
+  uplink, a miscabled node: :func:`fabric_fit`), so a node is not judged
+  against peers that share a faulty leaf or trunk with it. One bad node would drag a plain median down (see
   :mod:`clustergate.linkmatrix`); the flows held at a trunk's share ran
   faster than predicted (the flows of a round do not end together) and
   would bias it. On the emulated tree (9 nodes, 2-3 link-limited flows per
@@ -41,6 +43,8 @@ _ENDS = {'sent': (0,), 'recv': (1,), 'both': (0, 1)}
 #: on a tree, a node's flows predicted at least this share of its link's
 #: rate are the ones its link limits
 LIMITED_SHARE = 0.9
+#: above this many flows a node's peers are all flows (large fabrics)
+MANY_FLOWS = 2000
 
 
 @dataclass
@@ -74,17 +78,26 @@ def _figures(flows, exclude=()) -> Dict[tuple, NodeFigure]:
     """Figures of ``flows``: ``(src, dst, MB/s, q)``, each limited by its
     node links, ``q`` its rate against what the fabric should give it (the
     MB/s themselves on a flat fabric). A node link's ``peer`` is the median
-    q of its flows over the median q of the flows that do not touch it.
-    The flows of the nodes in ``exclude`` (slow ones) count only in their
-    own figures: a slow node would drag its partners down."""
+    q of its flows over the median q of the flows that do not touch it
+    (above ``MANY_FLOWS`` flows: of all flows, a node's few do not move
+    it). The flows of the nodes in ``exclude`` (slow ones) count only in
+    their own figures: a slow node would drag its partners down."""
     out = {}
     bad = set(exclude)
-    nodes = sorted({f[0] for f in flows} | {f[1] for f in flows})
-    for node in nodes:
-        ref = _median([f[3] for f in flows
-                       if node not in f[:2] and not bad & set(f[:2])])
+    by_node: Dict[str, list] = {}
+    for f in flows:
+        by_node.setdefault(f[0], []).append(f)
+        if f[1] != f[0]:
+            by_node.setdefault(f[1], []).append(f)
+    common = None
+    if len(flows) > MANY_FLOWS:
+        common = _median([f[3] for f in flows if not bad & set(f[:2])])
+    for node in sorted(by_node):
+        ref = common if common is not None else _median(
+            [f[3] for f in flows
+             if node not in f[:2] and not bad & set(f[:2])])
         for direction, ends in _ENDS.items():
-            mine = [f for f in flows if node in f[:2] and
+            mine = [f for f in by_node[node] if
                     any(f[e] == node for e in ends) and
                     (node in bad or not bad & set(f[:2]) - {node})]
             if not mine or not ref:
@@ -124,8 +137,6 @@ def fabric_model(topology, rounds: Sequence):
     return fabric_fit(topology, rounds)[0]
 
 
-# long: the flows a node link limits on the fitted fabric, then the node
-# links none of whose flows did
 def tree_figures(topology, rounds: Sequence, exclude=(), fitted=None
                  ) -> Dict[tuple, NodeFigure]:
     """``{(node, direction): NodeFigure}`` of measured rounds
@@ -144,22 +155,31 @@ def tree_figures(topology, rounds: Sequence, exclude=(), fitted=None
     if fitted is None:
         fitted, slow = fabric_fit(topology, rounds)
         exclude = set(exclude) | slow
-    topology = fitted
-    limited, other = [], []
+    preds = []
     for r in rounds:
-        known = [(f, v) for f, v in zip(r.flows, r.measured or [])
-                 if v and f[0] in topology.leaf_of and
-                 f[1] in topology.leaf_of]
-        if not known:
-            continue
-        pred = predict(topology, [f for f, _ in known])
-        for (s, d), v in known:
-            p = pred[(s, d)]
+        known = [f for f, v in zip(r.flows, r.measured or []) if v and
+                 f[0] in fitted.leaf_of and f[1] in fitted.leaf_of]
+        pred = predict(fitted, known) if known else {}
+        preds.append([pred.get(f) for f in r.flows])
+    return predicted_figures(fitted, rounds, preds, exclude)
+
+
+# long: the flows a node link limits, then the node links none of whose
+# flows did
+def predicted_figures(topology, rounds: Sequence, preds, exclude=()
+                      ) -> Dict[tuple, NodeFigure]:
+    """:func:`tree_figures` with the predictions given: ``preds[i][j]``
+    the rate of flow j of round i on ``topology`` (the fitted fabric;
+    None: not predicted)."""
+    limited, other = [], []
+    for r, pred in zip(rounds, preds):
+        for (s, d), v, p in zip(r.flows, r.measured or [], pred):
+            if not v or not p or p <= 0:
+                continue
             cap = min(topology.capacity(('node', s, 'up')),
                       topology.capacity(('node', d, 'down')))
-            if p > 0:
-                (limited if p >= LIMITED_SHARE * cap else other).append(
-                    (s, d, v, v / p))
+            (limited if p >= LIMITED_SHARE * cap else other).append(
+                (s, d, v, v / p))
 
     out = _figures(limited, exclude)
     # a node link none of whose flows ran at its full share: its fastest

@@ -51,7 +51,11 @@ from .model import Link, Topology
 from .rounds import Round
 
 DEFAULT_SIGMA = 0.15
-DEFAULT_MIN_EFFECT = 0.7
+# a fault of the fabric is named below this factor (the likelihood test
+# decides whether it is outside the noise; this floors what is worth a
+# technician's visit); one pair's flow alone below LINK_EFFECT
+DEFAULT_MIN_EFFECT = 0.9
+LINK_EFFECT = 0.7
 CLIP = 4.0
 ALPHA = 1e-4
 # above this many flows the scale stays fixed while candidates are compared
@@ -741,7 +745,7 @@ def diagnose(topology: Optional[Topology], rounds: Sequence[Round], fabric: str 
     if topology is None:
         from .infer import infer_groups, topology_from_groups
         groups, desc = infer_groups([r for r in rounds if r.measured],
-                                    min_effect)
+                                    LINK_EFFECT)
         topology = topology_from_groups(groups)
     known = set(topology.nodes)
     analysis = Analysis(fabric, sigma, groups=groups)
@@ -813,7 +817,7 @@ def diagnose(topology: Optional[Topology], rounds: Sequence[Round], fabric: str 
 
     # flows still off: one pair's route or cable
     bound = _bonferroni_z(fit.n) * sigma
-    lo = math.log(min_effect)
+    lo = math.log(LINK_EFFECT)
     explained = set()
     for v in verdicts:
         explained |= _touched(fit, v.fault)
