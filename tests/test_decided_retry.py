@@ -65,15 +65,15 @@ def session(tmp_path, name, *extra):
 
 
 def test_a_decided_verdict_is_not_run_again_by_the_retry(tmp_path):
-    proc, runs, wall = session(tmp_path, 'decided')
+    proc, runs, _ = session(tmp_path, 'decided')
     assert proc.returncode != 0, proc.stdout[-2000:]
     assert runs == 1, proc.stdout[-3000:]
     assert 'Retrying 1 failed check(s) (retry 1/1)' in proc.stdout
     assert ('Reason: performance error: faults=1 verdicts: suspect node n5 '
             'on fabric fab0: slow, decided (decided by the link retest in '
             'an earlier run of this session') in proc.stdout
-    # the same session measuring again: the job twice, 3 s more
-    proc, again, wall_again = session(tmp_path, 'again',
-                                      '-S', 'retry_decided=true')
+    # the same session measuring again: the job runs twice (counted by the
+    # job itself; wall times are not compared: under load a session's
+    # start-up varies by more than the job's 3 s)
+    proc, again, _ = session(tmp_path, 'again', '-S', 'retry_decided=true')
     assert proc.returncode != 0 and again == 2, proc.stdout[-3000:]
-    assert wall_again - wall > 2.0, (wall, wall_again)
