@@ -298,6 +298,13 @@ def _check_concurrency(conc, ics, where):
                 f': with policy async its jobs could share the fabric')
 
 
+def _check_improvements(extras, where):
+    policy = extras.get(IMPROVEMENTS, IMPROVEMENT_POLICIES[0])
+    if policy not in IMPROVEMENT_POLICIES:
+        raise ExtrasError(f'{where}.{IMPROVEMENTS}: {policy!r} is not one '
+                          f'of {", ".join(IMPROVEMENT_POLICIES)}')
+
+
 def check_partition(part: Mapping, system: str = '?'):
     """Validate the clustergate keys of one partition description (the
     dictionary of ReFrame's configuration). Raises :class:`ExtrasError`."""
@@ -345,11 +352,7 @@ def check_partition(part: Mapping, system: str = '?'):
         raise ExtrasError(f'{where}.{LINK_RETEST_BUDGET}: must be a number '
                           f'of seconds >= 0, got {budget!r}')
 
-    policy = extras.get(IMPROVEMENTS, IMPROVEMENT_POLICIES[0])
-    if policy not in IMPROVEMENT_POLICIES:
-        raise ExtrasError(f'{where}.{IMPROVEMENTS}: {policy!r} is not one '
-                          f'of {", ".join(IMPROVEMENT_POLICIES)}')
-
+    _check_improvements(extras, where)
     if extras.get(EXPECTED_FAMILIES) is not None:
         _check_expected_families(extras[EXPECTED_FAMILIES], where)
 
