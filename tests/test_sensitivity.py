@@ -155,6 +155,12 @@ def test_fault_outcome_names_per_fabric_and_finds_innocents():
                                         ['n1@fab0'])
     # a fabric without a verdict is no verdict, never a pass
     assert sens.fault_outcome({'fab0': fab0}, ['fab0', 'fab1'])[0] == 'error'
+    # a node link the retest could not decide is named too
+    undecided = (fab0[:2] + ('uplink leaf2-spine on fabric fab0: 0.38x; '
+                             'undecided node link n8 on fabric fab0: retest '
+                             'inconclusive after the time budget',))
+    assert sens.fault_outcome({'fab0': undecided}, ['fab0'])[3] == \
+        ['n8@fab0', 'uplink:leaf2@fab0']
     launch = ('error', 'sanity', 'no CG_DONE completion line')
     assert sens.fault_outcome({'fab0': launch}, ['fab0'])[0] == 'error'
 

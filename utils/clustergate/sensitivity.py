@@ -54,6 +54,8 @@ USER = 'cgrunner'
 #: one session of the check may take this long before it is killed
 SESSION_TIMEOUT = 900
 
+# an undecided node link (the retest ran out of time) fails the run naming
+# the node: a technician is sent to it as much as to a slow one
 _NODE = re.compile(r'(?:(?:suspect|miscabled) node|(?:slow|undecided) node '
                    r'link) (n\d+)')
 # a link verdict of the matrix, or of its retest (a pair, not a node:
@@ -316,6 +318,19 @@ def fault_outcome(per_fabric, fabrics):
                    if v[0] == 'fail' for s in named_subjects(v[2]))
     result = 'fail' if any(v[0] == 'fail' for v in got) else 'pass'
     return result, phase, reason, named
+
+
+def rescore(run: Run, workdir):
+    """A finished fault run read again from its kept report (the reading
+    rules may have learnt a verdict kind since it ran)."""
+    report = os.path.join(workdir, 'runs', run.id, 'report.json')
+    if run.kind != 'fault' or run.result == 'error' or \
+            not os.path.exists(report):
+        return run
+    per_fabric, _ = read_fabrics(report)
+    run.result, run.phase, run.reason, run.named = fault_outcome(
+        per_fabric, _fabrics(run.fabric))
+    return run
 
 
 def classify_fault(run: Run):

@@ -42,6 +42,7 @@ def cmd_table(args):
     errors = sum(r.kind == 'error' for r in runs)
     rows, hrow = sens.table([r for r in runs if r.kind != 'error'])
     if any(r.kind == 'fault' for r in runs):
+        runs = [sens.rescore(r, args.workdir) for r in runs]
         print(sens.fault_markdown(sens.fault_table(runs), hrow, errors))
         return 0
     print(sens.markdown(rows, hrow, errors))
