@@ -330,11 +330,6 @@ def check_partition(part: Mapping, system: str = '?'):
 
     ics = extras.get(INTERCONNECTS)
     if isinstance(ics, Mapping):
-        for name, ic in ics.items():
-            if isinstance(ic, Mapping):
-                _unknown(ic, INTERCONNECT_KEYS,
-                         f'{where}.{INTERCONNECTS}.{name}')
-
         _check_ic_env_keys(ics, where)
 
     if ROTATION in extras:
@@ -402,9 +397,13 @@ MPI_FEATURE = 'mpi'
 
 
 def _check_ic_env_keys(ics, where):
-    """Each interconnect's ``env`` maps an MPI family to its variables: a
-    flat ``{'OMPI_MCA_pml': 'ucx'}`` would match no environment."""
+    """Each interconnect has known keys only, and its ``env`` maps an MPI
+    family to its variables: a flat ``{'OMPI_MCA_pml': 'ucx'}`` would
+    match no environment."""
     for name, ic in (ics or {}).items():
+        if isinstance(ic, Mapping):
+            _unknown(ic, INTERCONNECT_KEYS, f'{where}.{INTERCONNECTS}.{name}')
+
         env = ic.get(IC_ENV) if isinstance(ic, Mapping) else None
         if not isinstance(env, Mapping):
             continue
