@@ -505,6 +505,12 @@ class FirstRound:
     faults: FabricFaults
     topo: object = None                    # the declared tree, or None
 
+    def __iter__(self):
+        # unpacks as the tuple it was: matrix, figures, verdict, lines,
+        # named
+        return iter((self.matrix, self.figures, self.verdict, self.lines,
+                     self.named))
+
 
 def first_round(text: str, inputs: Mapping) -> FirstRound:
     """The first round of the job's output ``text`` with the check's
