@@ -47,11 +47,18 @@ def test_ci_mode_passes_on_healthy_cluster(session):
     rc, out = session.reframe('--mode', 'ci', '-r',
                               tag='ci-healthy')
     assert rc == 0, reframe_failures(out)
-    # real Slurm jobs ran on the emulated nodes: the performance report
-    # shows their ids and node lists
-    assert re.search(r'\bn\[?1', out), reframe_failures(out)
-    assert re.search(r'jobid.*\n(.*\n)*.*\b\d+\b', out)
-    assert 'emucluster:emu' in out
+    # real Slurm jobs ran on the emulated nodes: the performance table
+    # (written beside the session log, named by the verdict block) shows
+    # their ids and node lists
+    table_file = os.path.join(session.workdir, 'ci-healthy',
+                              'performance.txt')
+    assert f'performance table: {table_file}' in out or \
+        'performance table: ci-healthy/performance.txt' in out, out[-2000:]
+    with open(table_file) as fp:
+        table = fp.read()
+    assert re.search(r'\bn\[?1', table), table[-2000:]
+    assert re.search(r'jobid.*\n(.*\n)*.*\b\d+\b', table)
+    assert 'emucluster:emu' in table
 
 
 def _perf_values(session, check, metric):
