@@ -115,3 +115,17 @@ def test_the_table_file_has_every_metric(tmp_path):
     # no metric: no file
     assert verdict.write_table(report(CASES[3:]), str(tmp_path / 'x')) is None
     assert not (tmp_path / 'x').exists()
+
+
+def test_a_retry_that_measured_nothing_keeps_the_first_runs_metrics():
+    first = case('LinkMatrix %interconnect=fab0', 'fail', phase='performance',
+                 reason='faults=1 verdicts: slow uplink', perf={
+                     'faults': [1, 0, None, 0, 'verdicts', 'fail'],
+                     'bw_median': [28.1, 0, None, None, 'MB/s', 'pass']})
+    retry = dict(first, fail_phase='setup', perfvalues={})
+    rep = {'session_info': {'time_elapsed': 60.0},
+           'runs': [{'testcases': [first]}, {'testcases': [retry]}]}
+    lines = verdict.block(rep, not_run=0, table='/t/performance.txt')
+    assert ('metrics: 2 measured: 1 judged against a reference (1 outside '
+            'it), 1 with no reference (not judged)') in lines, lines
+    assert 'FAILED: 1 of 1 case(s) failed' in lines, lines

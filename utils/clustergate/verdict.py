@@ -49,6 +49,21 @@ def final_cases(report) -> List[Dict]:
     return list(cases.values())
 
 
+def measured_cases(report) -> List[Dict]:
+    """Each test case's last attempt that measured something: a retry
+    that stopped before its job (a verdict already decided in the
+    session) measured nothing, and its first run's figures stand."""
+    cases = {}
+    for run in report.get('runs', []):
+        for tc in run.get('testcases', []):
+            key = (tc.get('hashcode'), tc.get('system'), tc.get('partition'),
+                   tc.get('environ'))
+            if tc.get('perfvalues') or key not in cases:
+                cases[key] = tc
+
+    return list(cases.values())
+
+
 def case_label(tc) -> str:
     return (f'{tc.get("display_name", tc.get("name", "?"))} '
             f'@{tc.get("system")}:{tc.get("partition")}+{tc.get("environ")}')
@@ -60,11 +75,12 @@ def judged(ref, lower, upper) -> bool:
 
 
 def metrics(report) -> List[Dict]:
-    """One dict per measured metric of the session's final cases:
+    """One dict per measured metric of the session's cases (each case's
+    last attempt that measured, :func:`measured_cases`):
     case, name, value, unit, ref, lower, upper, result ('pass', 'fail',
     ...; None when not judged), judged (bool)."""
     out = []
-    for tc in final_cases(report):
+    for tc in measured_cases(report):
         for key, tup in (tc.get('perfvalues') or {}).items():
             value, ref, lower, upper, unit, *rest = list(tup) + [None]
             if value is None:
