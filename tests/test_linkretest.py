@@ -248,7 +248,9 @@ def test_driver_retests_in_the_job_and_stops_at_its_budget(built_programs,
     # under load none fits, the launch is killed at the budget; alone in
     # CI one or two); the launches never run past it
     assert result['rounds'] < lr.MIN_RETESTS, result
-    assert result['elapsed_s'] <= 0.5 + 0.3, result
+    # give or take the kill of the launch in flight and the clock's
+    # rounding (1.0 s seen in CI); a launch left to finish ran 10 s past
+    assert result['elapsed_s'] <= 0.5 + 1.0, result
     assert all(n.startswith('retest launch killed after ') and
                n.endswith(' s (the end of the budget)')
                for n in result['notes']), result

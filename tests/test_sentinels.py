@@ -70,13 +70,17 @@ def test_the_span_matrix_names_a_fault_of_the_tree(tmp_path, kind):
         fault = simulate.inject(sub, kind, rng)
         measured = simulate.measure(sub, prepared.models, fault, rng, 0.03,
                                     scale=0.9)
-        verdict = topology.diagnose(sub, measured, 'fab0', sigma=0.03,
-                                    prepared=prepared)
-        named += simulate.correct(kind, fault, verdict)
+        # judged as the check judges its job: the fabric fit, the node
+        # links against the fitted fabric, the retest
+        names, _, _ = simulate.verdict(sub, prepared, measured, 0.03,
+                                       [fault], rng, 0.9)
+        named += names == simulate.expected([fault])
     assert named == 5
     healthy = simulate.measure(sub, prepared.models, None, rng, 0.03, 0.9)
     assert topology.diagnose(sub, healthy, 'fab0', sigma=0.03,
                              prepared=prepared).healthy
+    assert simulate.verdict(sub, prepared, healthy, 0.03, [], rng,
+                            0.9)[0] == set()
 
 
 # -- listings of the emucluster system on its declared layouts ----------------
