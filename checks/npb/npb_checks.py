@@ -18,7 +18,7 @@ class NpbCG(NpbTest):
 @rfm.simple_test
 class NpbEP(NpbTest):
     """Embarrassingly parallel: compute only, the baseline of the others.
-    Any process count (found by the trial of issue 14 with NPB built by
+    Any process count (found in a trial run of NPB built by
     Spack: EP is not limited to powers of two)."""
 
     kernel = 'ep'
