@@ -72,6 +72,16 @@ def reframe_cmd():
                                               'reframe']
 
 
+def isolated_env(refs_dir, out):
+    """The environment of a ReFrame session that reads the references of
+    ``refs_dir`` and keeps its perflogs, results DB and log under
+    ``out``."""
+    return dict(os.environ, SLURM_CONF='', CG_REFERENCES_DIR=str(refs_dir),
+                CG_PERFLOG_DIR=str(out / 'perflogs'),
+                CG_RESULTS_DB=str(out / 'results.db'),
+                CG_DEBUG_LOG=str(out / 'reframe.log'))
+
+
 @pytest.fixture(scope='session')
 def built_programs(tmp_path_factory):
     """checks/src built with OpenMPI's wrapper into a temporary directory."""

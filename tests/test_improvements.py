@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from clustergate import baseline, report
-from conftest import ROOT, reframe_cmd
+from conftest import ROOT, isolated_env, reframe_cmd
 
 REFS = '''\
 system: "localhost"
@@ -35,10 +35,7 @@ def session(tmp_path_factory):
     refs.mkdir()
     (refs / 'localhost.yaml').write_text(REFS)
     out = tmp / 'out'
-    env = dict(os.environ, SLURM_CONF='', CG_REFERENCES_DIR=str(refs),
-               CG_PERFLOG_DIR=str(out / 'perflogs'),
-               CG_RESULTS_DB=str(out / 'results.db'),
-               CG_DEBUG_LOG=str(out / 'reframe.log'))
+    env = isolated_env(refs, out)
     cmd = reframe_cmd() + [
         '-C', os.path.join(ROOT, 'config', 'settings.py'),
         '-c', os.path.join(ROOT, 'checks', 'node'), '--mode', 'ci',

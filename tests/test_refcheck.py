@@ -13,7 +13,7 @@ import pytest
 
 from clustergate import cli, refcheck
 from clustergate.commands import baseline as baseline_cmd
-from conftest import ROOT, reframe_cmd
+from conftest import ROOT, isolated_env, reframe_cmd
 
 EMU = os.path.join(ROOT, 'config', 'references', 'emucluster.yaml')
 
@@ -142,10 +142,7 @@ def test_unknown_axis_and_metric_fail_the_session_naming_the_key(tmp_path):
     refs.mkdir()
     (refs / 'localhost.yaml').write_text(LOCAL_REFS)
     out = tmp_path / 'out'
-    env = dict(os.environ, SLURM_CONF='', CG_REFERENCES_DIR=str(refs),
-               CG_PERFLOG_DIR=str(out / 'perflogs'),
-               CG_RESULTS_DB=str(out / 'results.db'),
-               CG_DEBUG_LOG=str(out / 'reframe.log'))
+    env = isolated_env(refs, out)
     cmd = reframe_cmd() + [
         '-C', os.path.join(ROOT, 'config', 'settings.py'),
         '-c', os.path.join(ROOT, 'checks', 'contention'),
