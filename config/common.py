@@ -5,7 +5,7 @@ and sites keep perflogs and the results database where they want them.
 
 import os
 
-from clustergate import notrun
+from clustergate.site import notrun
 
 _project = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -18,7 +18,7 @@ RESULTS_DB = os.environ.get('CG_RESULTS_DB',
 SESSION_LOG = os.environ.get('CG_DEBUG_LOG',
                              os.path.join(_project, 'output', 'reframe.log'))
 
-#: The full performance table of the last session (clustergate.verdict):
+#: The full performance table of the last session (clustergate.results.verdict):
 #: the terminal ends with the verdict; ``--performance-report`` prints
 #: ReFrame's table there too
 PERF_TABLE = os.environ.get('CG_PERF_TABLE',
@@ -33,13 +33,13 @@ for _d in (PERFLOG_DIR, os.path.dirname(RESULTS_DB),
 
 # At the end of a run session: what did not run, per family, a red exit
 # when a family a partition expects ran not at all or nothing was selected
-# (clustergate.notrun, clustergate.selection), and the verdict block
-# (clustergate.verdict)
+# (clustergate.site.notrun, clustergate.site.selection), and the verdict block
+# (clustergate.results.verdict)
 notrun.register(SESSION_LOG, PERF_TABLE)
 
 # Benchmarks must not disturb each other: one job after the other, unless
 # a system's partitions declare a concurrency rule with policy 'async'
-# (config/settings.py gives that system async modes; clustergate.concurrency)
+# (config/settings.py gives that system async modes; clustergate.site.concurrency)
 # (no --performance-report: its table of every metric buried the verdict;
 # it goes to PERF_TABLE, and --performance-report still prints it)
 _common_opts = ['--exec-policy=serial']

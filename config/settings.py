@@ -11,7 +11,7 @@ first line says about it then), so that, for instance, the
 emulated cluster wins over the catch-all ``localhost`` when ``SLURM_CONF``
 points at it. ``localhost`` is always last; it matches any host only
 while no site system is configured, otherwise it runs only when named
-(``--system localhost``), see clustergate.syschoice.
+(``--system localhost``), see clustergate.site.syschoice.
 """
 
 import importlib.util
@@ -30,13 +30,14 @@ import common  # noqa: E402
 
 # Registers the launchers our partitions use
 import clustergate.rfm.launchers  # noqa: E402,F401
-from clustergate import concurrency  # noqa: E402
+from clustergate.site import concurrency  # noqa: E402
 
 
 def _check_systems(systems, environments):
     """The parts of a system description our checks rely on, checked here
     so that the error names the file (ReFrame's schema errors do not)."""
-    from clustergate import extras, sweep
+    from clustergate.site import extras
+    from clustergate.site import sweep
 
     if not isinstance(systems, list) or not systems:
         raise ValueError("'systems' must be a non-empty list")
@@ -89,14 +90,14 @@ def _load_system_modules():
                            mod.site_configuration.get('environments', []))
             # an error found once the checks load (the rotation's
             # sentinels) names the file too
-            from clustergate import extras
+            from clustergate.site import extras
             for sys_ in mod.site_configuration['systems']:
                 extras.note_source(sys_['name'], path)
         except Exception as err:
             # one line naming the file and the key, no traceback: ReFrame
             # prints a ConfigError as "failed to load configuration: ..."
-            from clustergate.extras import ExtrasError
-            from clustergate.sweep import SweepConfigError
+            from clustergate.site.extras import ExtrasError
+            from clustergate.site.sweep import SweepConfigError
             from reframe.core.exceptions import ConfigError
 
             sys.path[:] = _saved_sys_path
@@ -150,9 +151,9 @@ def _system_modes(mod, modes):
 
 def _check_references(systems):
     """The reference files name configured systems, their partitions and
-    existing checks (clustergate.refcheck); one line if not."""
-    from clustergate import refcheck
-    from clustergate.references import ReferenceFileError
+    existing checks (clustergate.refs.refcheck); one line if not."""
+    from clustergate.refs import refcheck
+    from clustergate.refs.references import ReferenceFileError
     from reframe.core.exceptions import ConfigError
 
     try:
@@ -180,8 +181,8 @@ _check_references(_systems)
 def _choose_system(systems, notes):
     """A site system is chosen by name or by its hostname pattern;
     ``localhost`` matches any host only while no site system is
-    configured (clustergate.syschoice)."""
-    from clustergate import syschoice
+    configured (clustergate.site.syschoice)."""
+    from clustergate.site import syschoice
 
     try:
         syschoice.apply(systems, os.path.abspath(__file__), notes)
@@ -202,6 +203,6 @@ site_configuration = {
 }
 # a system whose partitions declare concurrency policy 'async' runs its
 # modes (with its own mode_options) with ReFrame's async policy
-# (clustergate.concurrency)
+# (clustergate.site.concurrency)
 site_configuration['modes'] += concurrency.system_modes(
     common.site_configuration['modes'], _systems, _modes)

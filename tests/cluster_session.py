@@ -11,7 +11,7 @@ import tempfile
 
 from conftest import BINDIR, ROOT, reframe_cmd
 
-CLI = os.path.join(BINDIR, 'clustergate')
+CLI = os.path.join(BINDIR, 'clustergate-lab')
 STATE_DIR = os.environ.get('CG_EMU_STATE_DIR', '/run/clustergate-emu')
 SLURM_CONF = os.path.join(STATE_DIR, 'slurm.conf')
 USER = 'cgrunner'
@@ -42,7 +42,7 @@ def cluster(*args, timeout=120, check=True):
     res = subprocess.run([CLI, 'cluster', *args], capture_output=True,
                          text=True, timeout=timeout)
     if check and res.returncode != 0:
-        raise RuntimeError(f'clustergate cluster {" ".join(args)} failed:\n'
+        raise RuntimeError(f'clustergate-lab cluster {" ".join(args)} failed:\n'
                            f'{res.stdout}\n{res.stderr}')
 
     return res
@@ -76,7 +76,7 @@ class Session:
 
     def __init__(self, nodes=4, up_args=()):
         self.nodes = nodes
-        #: more options of ``clustergate cluster up`` (e.g. a topology)
+        #: more options of ``clustergate-lab cluster up`` (e.g. a topology)
         self.up_args = list(up_args)
         self.started = False
         self.workdir = tempfile.mkdtemp(prefix='cg-cluster-')

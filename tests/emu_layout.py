@@ -6,10 +6,10 @@ without one. Only the layout: no measurement, no daemon."""
 
 import os
 
-from clustergate.cluster import slurm
-from clustergate.cluster import state as cluster_state
-from clustergate.cluster.layout import Layout
-from clustergate.cluster.tree import leafspine
+from clustergate_lab.cluster import slurm
+from clustergate_lab.cluster import state as cluster_state
+from clustergate_lab.cluster.layout import Layout
+from clustergate_lab.cluster.tree import leafspine
 
 RATE = 250e6
 

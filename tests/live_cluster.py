@@ -1,6 +1,6 @@
 """Helpers of the live tests of the emulated cluster
 (test_cluster_live.py, test_cluster_tree_live.py): why they cannot run
-here, the ``clustergate cluster`` command, a job's environment and a 4 MiB
+here, the ``clustergate-lab cluster`` command, a job's environment and a 4 MiB
 MPI ping-pong between two nodes."""
 
 import os
@@ -8,8 +8,8 @@ import shutil
 import subprocess
 import sys
 
-from clustergate.cluster import lifecycle, netns
-from clustergate.cluster import state as cluster_state
+from clustergate_lab.cluster import lifecycle, netns
+from clustergate_lab.cluster import state as cluster_state
 
 PINGPONG_C = r'''
 #include <mpi.h>
@@ -69,9 +69,9 @@ def why_skip():
 
 
 def cluster_command(*args, timeout=60, check=True):
-    """``clustergate cluster ARGS`` in a subprocess; with ``check``, its
+    """``clustergate-lab cluster ARGS`` in a subprocess; with ``check``, its
     exit status must be 0."""
-    cp = subprocess.run([sys.executable, '-m', 'clustergate.cli', 'cluster',
+    cp = subprocess.run([sys.executable, '-m', 'clustergate_lab.cli', 'cluster',
                          *args], capture_output=True, text=True,
                         timeout=timeout)
     assert not check or cp.returncode == 0, f'cluster {args}: {cp.stderr}'

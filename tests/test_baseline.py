@@ -4,8 +4,9 @@ minimum of runs, and the reference file it writes."""
 import pytest
 import yaml
 
-from clustergate import baseline as bl
-from clustergate import references, refwriter
+from clustergate.refs import baseline as bl
+from clustergate.refs import references
+from clustergate.refs import refwriter
 
 
 def test_median_and_mad_tolerance_higher_is_better():

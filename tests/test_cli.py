@@ -10,8 +10,9 @@ import sys
 
 import pytest
 
-from clustergate import cgoutput, cli, commands
-from clustergate import linkmatrix as lm
+from clustergate import cli, commands
+from clustergate.parsers import cgoutput
+from clustergate.links import matrix as lm
 from conftest import ROOT, fixture_text
 
 RST = re.compile(r'``|::|:\w+:`|(?<![\w*])\*\*?\w')
@@ -74,8 +75,7 @@ def throttled_csv(tmp_path):
     return path
 
 
-@pytest.mark.parametrize('entry', [
-    ['-m', 'clustergate.linkmatrix'], ['-m', 'clustergate.cli', 'linkmatrix']])
+@pytest.mark.parametrize('entry', [['-m', 'clustergate.cli', 'linkmatrix']])
 def test_linkmatrix_command_names_the_throttled_node(throttled_csv, entry):
     cp = subprocess.run([sys.executable, *entry, str(throttled_csv),
                          '--fabric', 'fab0'], capture_output=True, text=True,
@@ -87,8 +87,7 @@ def test_linkmatrix_command_names_the_throttled_node(throttled_csv, entry):
 def test_npb_command_reads_a_report(tmp_path):
     report = tmp_path / 'run.json'
     report.write_text('{"runs": [{"testcases": []}]}')
-    for entry in (['-m', 'clustergate.rfm.npb'],
-                  ['-m', 'clustergate.cli', 'npb']):
+    for entry in (['-m', 'clustergate.cli', 'npb'],):
         cp = subprocess.run([sys.executable, *entry, str(report)],
                             capture_output=True, text=True, cwd=ROOT,
                             timeout=120)

@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from clustergate import launchlog
-from clustergate.cluster import netns, procs
-from clustergate.cluster import state as cluster_state
+from clustergate.results import launchlog
+from clustergate_lab.cluster import netns, procs
+from clustergate_lab.cluster import state as cluster_state
 from live_cluster import (build_pingpong, cluster_command, job_env,
                           pingpong, why_skip)
 

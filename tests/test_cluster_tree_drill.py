@@ -25,7 +25,7 @@ import subprocess
 import pytest
 
 import cluster_session as cs
-from clustergate.sensitivity import named_subjects
+from clustergate_lab.sensitivity import named_subjects
 from conftest import reframe_failures
 
 pytestmark = pytest.mark.cluster

@@ -14,8 +14,8 @@ import subprocess
 
 import pytest
 
-from clustergate.cluster import netns
-from clustergate.cluster import state as cluster_state
+from clustergate_lab.cluster import netns
+from clustergate_lab.cluster import state as cluster_state
 from live_cluster import (build_pingpong, cluster_command, job_env,
                           pingpong, why_skip)
 

@@ -7,11 +7,11 @@ import os
 
 import pytest
 
-from clustergate.cluster import lifecycle, netns, procs, shaping, slurm
-from clustergate.cluster import state as st
-from clustergate.cluster import tree as tr
-from clustergate.cluster.layout import Layout, node_index
-from clustergate.commands import cluster as cli
+from clustergate_lab.cluster import lifecycle, netns, procs, shaping, slurm
+from clustergate_lab.cluster import state as st
+from clustergate_lab.cluster import tree as tr
+from clustergate_lab.cluster.layout import Layout, node_index
+from clustergate_lab.commands import cluster as cli
 
 
 # layout -------------------------------------------------------------------
@@ -302,7 +302,7 @@ def test_missing_packages_named():
 
 
 def test_clustergate_cli_knows_cluster():
-    from clustergate.cli import build_parser
+    from clustergate_lab.cli import build_parser
     args = build_parser().parse_args(['cluster', 'env'])
     assert args.func is cli._env
 
@@ -361,7 +361,7 @@ def test_topology_conf_as_meant():
     assert speeds[0] == 'SwitchName=leaf1 Nodes=n[1-4] LinkSpeed=250'
     assert speeds[2] == 'SwitchName=spine Switches=leaf[1-2] LinkSpeed=500'
     # what the analysis reads back: node links 250, uplinks 500
-    from clustergate.topology import parse_topology_conf
+    from clustergate.links.topology import parse_topology_conf
     topo = parse_topology_conf(tree.topology_conf(250, 500))
     assert topo.leaf_of['n6'] == 'leaf2'
     assert topo.capacity(('switch', 'leaf1', 'up')) == 500

@@ -1,7 +1,7 @@
 """Concurrency where it cannot disturb a measurement (issue 15, item 4):
 the partition's extras 'concurrency' gives every job whole nodes and a
 fabric check its fabric's Slurm license; policy 'async' gives the system
-ReFrame's async modes (clustergate.concurrency)."""
+ReFrame's async modes (clustergate.site.concurrency)."""
 
 import os
 import re
@@ -12,11 +12,11 @@ import pytest
 
 import reframe.core.config as config
 
-from clustergate import concurrency as cc
-from clustergate import extras
-from clustergate.cluster import slurm
-from clustergate.cluster import state as st
-from clustergate.cluster.layout import Layout
+from clustergate.site import concurrency as cc
+from clustergate.site import extras
+from clustergate_lab.cluster import slurm
+from clustergate_lab.cluster import state as st
+from clustergate_lab.cluster.layout import Layout
 from conftest import ROOT, reframe_cmd
 
 EXTRAS = {

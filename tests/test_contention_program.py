@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from clustergate import cgoutput
+from clustergate.parsers import cgoutput
 from conftest import mpirun_env
 
 MPIRUN = ['mpirun.openmpi', '-np', '4', '--oversubscribe', '--bind-to',

@@ -1,9 +1,9 @@
-"""The cost model (clustergate.costmodel) on given sites."""
+"""The cost model (clustergate.site.costmodel) on given sites."""
 
 import pytest
 
-from clustergate import costmodel as cm
-from clustergate import timing
+from clustergate.site import costmodel as cm
+from clustergate.results import timing
 
 
 def _site(**kw):

@@ -1,5 +1,5 @@
 """Every performance variable of every check has a declared direction
-(clustergate.directions): the names of a dry run of every check, and the names made from what a run measured (peer ratios, node
+(clustergate.refs.directions): the names of a dry run of every check, and the names made from what a run measured (peer ratios, node
 links, cache levels) from real outputs."""
 
 import glob
@@ -10,7 +10,8 @@ from conftest import ROOT, fixture_text
 from rfm_loader import load_checks, pick
 from test_contention_checks import fed
 
-from clustergate import directions, refcheck
+from clustergate.refs import directions
+from clustergate.refs import refcheck
 from clustergate.rfm import linkmatrix as lmcheck
 
 CHECK_FILES = sorted(os.path.relpath(p, ROOT) for p in

@@ -8,7 +8,8 @@ import subprocess
 
 import pytest
 
-from clustergate import concurrency, extras
+from clustergate.site import concurrency
+from clustergate.site import extras
 from conftest import ROOT, reframe_cmd
 
 CORES = os.cpu_count() or 1

@@ -1,4 +1,4 @@
-"""The picture of a fabric's verdict (clustergate.fabricsvg): the verdict
+"""The picture of a fabric's verdict (clustergate.report.fabricsvg): the verdict
 lines of real LinkMatrix failures parsed into culprits, the declared tree
 drawn as SVG with each culprit where it is, and the report's figure.
 
@@ -16,8 +16,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from clustergate import fabricsvg, linkretest
-from clustergate.topology import (Round, Topology, diagnose,
+from clustergate.report import fabricsvg
+from clustergate.links import retest as linkretest
+from clustergate.links.topology import (Round, Topology, diagnose,
                                   parse_topology_conf, predict, shift_rounds)
 from conftest import FIXTURES, fixture_text
 
@@ -188,7 +189,7 @@ def _copied(tmp_path, name, inputs=True, check='LinkMatrix'):
 @pytest.mark.parametrize('check', ['LinkMatrix', 'LeafSpanLinkMatrix'])
 def test_report_draws_the_fabric_beside_the_heat_map(tmp_path, check):
     pytest.importorskip('matplotlib')
-    from clustergate import report
+    from clustergate.report import page as report
     verdicts = report.matrix_verdicts(
         None, [_copied(tmp_path, 'miscabled', check=check)])
     figs = report.matrix_figures([str(tmp_path / 'stage')], str(tmp_path),

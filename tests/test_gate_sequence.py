@@ -71,9 +71,9 @@ def _why_skip():
         return 'the clustergate command is not installed'
 
     try:
-        from clustergate.cluster import lifecycle
+        from clustergate_lab.cluster import lifecycle
     except ImportError:
-        return 'the cluster tool (clustergate.cluster) is missing'
+        return 'the cluster tool (clustergate_lab.cluster) is missing'
 
     missing = lifecycle.missing_packages()
     if missing:
@@ -103,7 +103,7 @@ def _cg(*args, check=True, timeout=120):
 
 
 def _state():
-    from clustergate.cluster import state as st
+    from clustergate_lab.cluster import state as st
     return st.load()
 
 
@@ -119,7 +119,7 @@ def cluster():
         pytest.skip(f'the emulated cluster that is up has degraded links '
                     f'({state["rates"]}): someone else is using it')
 
-    from clustergate.cluster import lifecycle
+    from clustergate_lab.cluster import lifecycle
     env = dict(line.split(' ', 1)[1].split('=', 1)
                for line in lifecycle.env_lines() if line.startswith('export'))
     try:
@@ -199,7 +199,7 @@ def test_gate_sequence(work):
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     print(proc.stdout)
-    from clustergate import references
+    from clustergate.refs import references
     refset = references.load(str(refs / 'emucluster.yaml'), 'emucluster')
     assert refset is not None
     checks = {c for c, *_ in references.metric_entries(refset)}

@@ -1,11 +1,11 @@
-"""Change points across nights (clustergate.history) on given histories."""
+"""Change points across nights (clustergate.results.history) on given histories."""
 
 import random
 
 import pytest
 
-from clustergate import baseline
-from clustergate import history
+from clustergate.refs import baseline
+from clustergate.results import history
 from clustergate.commands import history as history_cmd
 
 DAY = 86400.0

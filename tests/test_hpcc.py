@@ -1,4 +1,4 @@
-"""HPC Challenge: the input file generator (clustergate.hpccinf), the
+"""HPC Challenge: the input file generator (clustergate.parsers.hpccinf), the
 parser of hpccoutf.txt and the kernel checks' sanity and performance, on
 real outputs of Debian's hpcc 1.5.0 made here from inputs this generator
 wrote (tests/fixtures/benchmark-outputs/hpcc, see its README)."""
@@ -9,7 +9,7 @@ import pytest
 import reframe.utility.sanity as sn
 from reframe.core.exceptions import SanityError
 
-from clustergate import hpccinf
+from clustergate.parsers import hpccinf
 from clustergate.parsers import ParseError, parse_hpcc
 from conftest import cut_before, fixture_text
 from rfm_loader import load_checks, perf_values, pick

@@ -11,7 +11,8 @@ import subprocess
 
 import pytest
 
-from clustergate import baseline, report
+from clustergate.refs import baseline
+from clustergate.report import page as report
 from conftest import ROOT, isolated_env, reframe_cmd
 
 REFS = '''\

@@ -1,13 +1,13 @@
 """Every way a job dies is named in one line: real outputs of the real
 programs run wrongly (tests/fixtures/job-failures, see its README), read by
-clustergate.launchlog and by the sanity functions of the checks (the
+clustergate.results.launchlog and by the sanity functions of the checks (the
 JobOutput mixin: the parser's message plus the job's stderr)."""
 
 import pytest
 import reframe.utility.sanity as sn
 from reframe.core.exceptions import SanityError
 
-from clustergate import launchlog
+from clustergate.results import launchlog
 from conftest import fixture_text
 from rfm_loader import load_checks, pick
 

@@ -6,7 +6,7 @@ import pytest
 import reframe.utility.sanity as sn
 from reframe.core.exceptions import SanityError
 
-from clustergate import launchlog
+from clustergate.results import launchlog
 from conftest import fixture_text
 from rfm_loader import load_checks, pick
 

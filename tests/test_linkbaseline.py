@@ -1,4 +1,4 @@
-"""Per-link baselines (clustergate.linkbaseline): learnt from given
+"""Per-link baselines (clustergate.links.baseline): learnt from given
 samples, written and validated, and the verdict of a run's node links
 against their baseline and their peers, on given figures."""
 
@@ -8,10 +8,10 @@ import sys
 import pytest
 import yaml
 
-from clustergate import baseline as bl
-from clustergate import linkbaseline as lb
-from clustergate.linkstats import NodeFigure
-from clustergate.references import ReferenceFileError
+from clustergate.refs import baseline as bl
+from clustergate.links import baseline as lb
+from clustergate.links.stats import NodeFigure
+from clustergate.refs.references import ReferenceFileError
 
 NODES = [f'n{i}' for i in range(1, 10)]
 #: healthy figures of one run (x of the peers): a spread of about 2 %

@@ -5,8 +5,8 @@ import statistics
 
 import pytest
 
-from clustergate import cgoutput
-from clustergate import linkmatrix as lm
+from clustergate.parsers import cgoutput
+from clustergate.links import matrix as lm
 from conftest import fixture_text
 
 NODES = ['n1', 'n2', 'n3', 'n4']

@@ -12,9 +12,9 @@ import pytest
 import reframe.utility.sanity as sn
 from reframe.core.exceptions import ConfigError, PerformanceError, SanityError
 
-from clustergate import topology
-from clustergate import linkmatrix as lm
-from clustergate.cluster import tree as tr
+from clustergate.links import topology
+from clustergate.links import matrix as lm
+from clustergate_lab.cluster import tree as tr
 from clustergate.rfm import linkmatrix as lmcheck
 from conftest import fixture_text
 from rfm_loader import load_checks

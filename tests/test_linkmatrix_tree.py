@@ -8,17 +8,19 @@ import subprocess
 
 import pytest
 
-from clustergate import cgoutput, linkmatrix, topology
-from clustergate.cluster import tree as tr
+from clustergate.parsers import cgoutput
+from clustergate.links import matrix as linkmatrix
+from clustergate.links import topology
+from clustergate_lab.cluster import tree as tr
 from clustergate.rfm.linkmatrix import declared_topology
 from conftest import fixture_text
 
-#: The emulated tree of the fixtures, as `clustergate cluster up` declares
+#: The emulated tree of the fixtures, as `clustergate-lab cluster up` declares
 #: it (LinkSpeed in Mbit/s: nodes 250, uplinks 375)
 TREE = tr.leafspine([f'n{i}' for i in range(1, 10)], 3)
 
 #: Real `scontrol show topology` of that cluster (Slurm 22.05), captured
-#: from `clustergate cluster up --topology leafspine` on 2026-11-22
+#: from `clustergate-lab cluster up --topology leafspine` on 2026-11-22
 SCONTROL = '''\
 SwitchName=leaf1 Level=0 LinkSpeed=250 Nodes=n[1-3]
 SwitchName=leaf2 Level=0 LinkSpeed=250 Nodes=n[4-6]

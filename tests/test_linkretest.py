@@ -1,4 +1,4 @@
-"""The adaptive retest of node links (clustergate.linkretest): decisions on
+"""The adaptive retest of node links (clustergate.links.retest): decisions on
 given retest vectors, the verdict lines after a retest, and the driver
 with the real cg_linkmatrix --pairs on this machine."""
 
@@ -8,9 +8,12 @@ import shutil
 import subprocess
 import sys
 
-from clustergate import cgoutput, linkbaseline, linkmatrix, linkstats
-from clustergate import linkretest as lr
-from clustergate.linkstats import NodeFigure
+from clustergate.parsers import cgoutput
+from clustergate.links import baseline as linkbaseline
+from clustergate.links import matrix as linkmatrix
+from clustergate.links import stats as linkstats
+from clustergate.links import retest as lr
+from clustergate.links.stats import NodeFigure
 from conftest import fixture_text, mpirun_env
 
 NODES = [f'n{i}' for i in range(1, 10)]
@@ -233,7 +236,7 @@ def test_driver_retests_in_the_job_and_stops_at_its_budget(built_programs,
               f'{built_programs}/cg_linkmatrix --any-placement --bytes 64K')
     res = tmp_path / 'res.json'
     cp = subprocess.run(
-        [sys.executable, '-m', 'clustergate.linkretest',
+        [sys.executable, '-m', 'clustergate.links.retest',
          '--output', str(tmp_path / 'out'), '--inputs',
          str(tmp_path / 'in.json'), '--launch', launch, '--budget', '0.5',
          '--trials', '3', '--result', str(res), '--log',
@@ -326,8 +329,8 @@ def test_the_job_script_runs_the_retest_after_the_matrix(tmp_path):
 
 def test_the_driver_judges_the_first_round_on_the_declared_tree():
     # the tree as the check resolved it travels as JSON to the job
-    from clustergate import topology
-    from clustergate.cluster import tree as tr
+    from clustergate.links import topology
+    from clustergate_lab.cluster import tree as tr
     tree = tr.leafspine([f'n{i}' for i in range(1, 10)], 3)
     topo = topology.parse_topology_conf(tree.topology_conf(250, 375))
     data = json.loads(json.dumps(lr.topology_to_json(topo)))

@@ -16,9 +16,10 @@ import textwrap
 
 import pytest
 
-from clustergate import linkbaseline, topology
-from clustergate import linkretest as lr
-from clustergate.cluster import tree as tr
+from clustergate.links import baseline as linkbaseline
+from clustergate.links import topology
+from clustergate.links import retest as lr
+from clustergate_lab.cluster import tree as tr
 from conftest import fixture_text
 
 NODES = [f'n{i}' for i in range(1, 10)]

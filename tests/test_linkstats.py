@@ -1,11 +1,11 @@
-"""Per-node link figures (clustergate.linkstats) on given matrices and
+"""Per-node link figures (clustergate.links.stats) on given matrices and
 rounds: each node link against its peers, flat and on a declared tree."""
 
 import pytest
 
-from clustergate import linkstats
-from clustergate.linkmatrix import Matrix
-from clustergate.topology import Round, Topology, predict
+from clustergate.links import stats as linkstats
+from clustergate.links.matrix import Matrix
+from clustergate.links.topology import Round, Topology, predict
 
 
 def test_flat_figures_judge_each_node_against_pairs_not_touching_it():

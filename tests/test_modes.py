@@ -18,7 +18,7 @@ import pytest
 from reframe.frontend import filters
 from reframe.frontend.executors import generate_testcases
 
-from clustergate import sweep
+from clustergate.site import sweep
 from conftest import ROOT, reframe_cmd
 from rfm_loader import load_checks, system_runtime
 
@@ -114,7 +114,7 @@ def test_every_family_is_in_some_mode(system):
 @pytest.mark.parametrize('relpath', FAMILIES)
 def test_no_test_case_its_partition_cannot_run(system, relpath):
     # what the acceptance mode lists: no point skipped for a structural
-    # reason (clustergate.sweep.why_not, with the check's requirements)
+    # reason (clustergate.site.sweep.why_not, with the check's requirements)
     _, cases = cases_of(relpath, system)
     for c in cases:
         point = point_of(c.check)

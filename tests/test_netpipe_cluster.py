@@ -57,7 +57,7 @@ if _reason:
 
 
 def addr(node, fabric):
-    from clustergate.cluster.layout import Layout
+    from clustergate_lab.cluster.layout import Layout
     return Layout.node_addr(node, fabric)
 
 

@@ -11,7 +11,8 @@ import subprocess
 
 import pytest
 
-from clustergate import cgoutput, launchlog
+from clustergate.parsers import cgoutput
+from clustergate.results import launchlog
 import cluster_session as cs
 from conftest import ROOT
 

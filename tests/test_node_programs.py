@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from clustergate import cgoutput
+from clustergate.parsers import cgoutput
 from conftest import SRC, mpirun_env
 
 

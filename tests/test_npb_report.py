@@ -1,4 +1,4 @@
-"""``python -m clustergate.rfm.npb <report.json>`` (docs/benchmarks.md) runs
+"""``clustergate npb <report.json>`` (docs/benchmarks.md) runs
 outside ReFrame, where no runtime is configured: importing the checks' base
 classes must not need one (ReframeFatalError is a BaseException, which an
 ``except Exception`` let through)."""
@@ -25,7 +25,7 @@ def test_npb_ratio_report_runs_without_a_reframe_runtime(tmp_path):
                 res.mops_total, 0, None, None, 'Mop/s', 'pass']}}
     report = tmp_path / 'run.json'
     report.write_text(json.dumps({'runs': [{'testcases': [case]}]}))
-    out = subprocess.run([sys.executable, '-m', 'clustergate.rfm.npb',
+    out = subprocess.run([sys.executable, '-m', 'clustergate.cli', 'npb',
                           str(report)], capture_output=True, text=True,
                          cwd=ROOT, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]

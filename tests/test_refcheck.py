@@ -11,7 +11,8 @@ import subprocess
 
 import pytest
 
-from clustergate import cli, refcheck
+from clustergate import cli
+from clustergate.refs import refcheck
 from clustergate.commands import baseline as baseline_cmd
 from conftest import ROOT, isolated_env, reframe_cmd
 

@@ -3,7 +3,8 @@ files are configuration errors naming the file and the key."""
 
 import pytest
 
-from clustergate import references as R
+from clustergate.refs import references as R
+from clustergate.rfm import reference as RR
 
 GOOD = """
 system: emu
@@ -149,7 +150,7 @@ def test_apply_sets_reference_or_says_no_reference(tmp_path, monkeypatch):
     monkeypatch.setenv('CG_REFERENCES_DIR', str(tmp_path))
     _write(tmp_path, GOOD)
     t = _fake_test(interconnect='fab0', msg_bytes=8)
-    status = R.apply(t)
+    status = RR.apply(t)
     assert status.endswith('emu.yaml#PingPong.p.interconnect=fab0,'
                            'msg_bytes=8')
     assert t.reference == {'emu:p': {'latency': (5.0, -0.2, 0.1, 'us'),
@@ -157,7 +158,7 @@ def test_apply_sets_reference_or_says_no_reference(tmp_path, monkeypatch):
                                                    'MB/s')}}
     t = _fake_test(interconnect='fab0', msg_bytes=8)
     type(t).__name__ = 'Other'
-    assert R.apply(t) == R.NO_REFERENCE
+    assert RR.apply(t) == R.NO_REFERENCE
     assert t.reference_status == R.NO_REFERENCE
     assert 'no reference' in t.logger.lines[0]
 
@@ -167,7 +168,7 @@ def test_apply_malformed_is_a_config_error(tmp_path, monkeypatch):
     monkeypatch.setenv('CG_REFERENCES_DIR', str(tmp_path))
     path = _write(tmp_path, 'references:\n  PingPong: 3\n')
     with pytest.raises(ConfigError) as err:
-        R.apply(_fake_test(interconnect='fab0'))
+        RR.apply(_fake_test(interconnect='fab0'))
 
     assert path in str(err.value) and 'references.PingPong' in str(err.value)
 
@@ -190,24 +191,24 @@ def test_improvements_are_reported_by_default_not_failed():
     t = _Judged()
     # bandwidth: higher is better, its upper bound opened; the ratio of
     # times: lower is better, its lower bound opened
-    assert R.judged_bounds(t, 'MemoryRandom', MEMRANDOM) == {
+    assert RR.judged_bounds(t, 'MemoryRandom', MEMRANDOM) == {
         'bw': (1000.0, -0.5, None, 'MB/s'), 'ratio': (2.0, None, 0.5, 'x')}
     assert t._cg_better_bounds == {'bw': (-0.5, 1.5), 'ratio': (-0.5, 0.5)}
     # a slowdown is lower-is-better: a quieter machine passes
-    assert R.judged_bounds(t, 'OsNoise', NOISE) == {
+    assert RR.judged_bounds(t, 'OsNoise', NOISE) == {
         'slowdown_k': (0.5, None, 0.5, 'x')}
 
 
 def test_improvements_fail_where_the_site_says_so():
     t = _Judged('fail')
-    assert R.judged_bounds(t, 'MemoryRandom', MEMRANDOM) == MEMRANDOM
+    assert RR.judged_bounds(t, 'MemoryRandom', MEMRANDOM) == MEMRANDOM
     assert t._cg_better_bounds == {}
 
 
 def test_undeclared_metric_keeps_both_bounds():
     t = _Judged()
     both = {'latency_ratio': (1.0, -0.2, 0.2, 'x')}
-    assert R.judged_bounds(t, 'PingPongVsImb', both) == both
+    assert RR.judged_bounds(t, 'PingPongVsImb', both) == both
 
 
 def test_improvement_is_named_with_its_bound():

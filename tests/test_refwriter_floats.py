@@ -12,8 +12,9 @@ import pytest
 import yaml
 from ruamel.yaml import YAML
 
-from clustergate import cli, refwriter
-from clustergate import linkbaseline as lb
+from clustergate import cli
+from clustergate.refs import refwriter
+from clustergate.links import baseline as lb
 from clustergate.commands import baseline as baseline_cmd
 
 #: tiny, huge, negative exponents, the edges of the double range

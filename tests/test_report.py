@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from clustergate import baseline
-from clustergate import linkmatrix as lm
-from clustergate import report
+from clustergate.refs import baseline
+from clustergate.links import matrix as lm
+from clustergate.report import page as report
 
 pytest.importorskip('matplotlib')
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from clustergate import baseline as bl
+from clustergate.refs import baseline as bl
 from test_notrun import _session
 
 

@@ -1,6 +1,6 @@
 """The nightly rotation (issue 15, item 3): a partition's nightly budget
 makes ``--mode nightly`` run a share of the acceptance space each night,
-all of it over a cycle (clustergate.rotation, clustergate.rfm.rotation).
+all of it over a cycle (clustergate.site.rotation, clustergate.rfm.rotation).
 """
 
 import datetime
@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from clustergate import rotation
+from clustergate.site import rotation
 from conftest import FIXTURES, ROOT, reframe_cmd
 
 DAY = datetime.date(2026, 11, 22)

@@ -1,4 +1,4 @@
-"""The acceptance score (clustergate.score, clustergate score) on a real
+"""The acceptance score (clustergate.results.score, clustergate score) on a real
 ReFrame run report: `reframe --mode ci -c checks/hpcc` on localhost
 (tests/fixtures/reports/hpcc-ci-localhost.report.json, 2026-11-22: 4 HPL
 and 2 b_eff cases, 20 metrics)."""
@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from clustergate import score
+from clustergate.results import score
 from clustergate.commands import score as score_cmd
 from conftest import FIXTURES
 

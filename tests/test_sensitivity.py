@@ -1,8 +1,8 @@
-"""The sensitivity benchmark's bookkeeping (clustergate.sensitivity): the
+"""The sensitivity benchmark's bookkeeping (clustergate_lab.sensitivity): the
 plan, what a verdict names, how a run is scored, the table. The runs
 themselves need the emulated cluster (docs/sensitivity.md)."""
 
-from clustergate import sensitivity as sens
+from clustergate_lab import sensitivity as sens
 
 
 def test_campaign_plan_is_deterministic_and_hops_nodes():

@@ -16,10 +16,12 @@ import subprocess
 
 import pytest
 
-from clustergate import rotation, topology
-from clustergate.cluster import tree as tr
-from clustergate.topology import simulate, span
-from clustergate.topology.analysis import Prepared
+from clustergate.site import rotation
+from clustergate.links import topology
+from clustergate_lab.cluster import tree as tr
+from clustergate.links.topology import span
+from clustergate_lab import simulate
+from clustergate.links.topology.analysis import Prepared
 from conftest import ROOT, reframe_cmd
 from emu_layout import environment
 
@@ -251,7 +253,7 @@ def test_sentinels_declared_as_none_leave_everything_to_the_rotation(
 
 
 def test_the_report_marks_a_failed_sentinel():
-    from clustergate.report import _report_outcomes
+    from clustergate.report.page import _report_outcomes
     case = {'display_name': 'LinkMatrix %num_nodes=9', 'name': 'LinkMatrix_1',
             'system': 'emucluster',
             'partition': 'emu', 'environ': 'openmpi', 'result': 'fail',

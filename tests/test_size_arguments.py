@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from clustergate import cgoutput
+from clustergate.parsers import cgoutput
 from conftest import mpirun_env
 
 

@@ -3,8 +3,8 @@ points and skip reasons."""
 
 import pytest
 
-from clustergate import sweep
-from clustergate.sweep import Requirements, SweepConfigError, SweepPoint
+from clustergate.site import sweep
+from clustergate.site.sweep import Requirements, SweepConfigError, SweepPoint
 
 
 def cluster_extras():

@@ -2,7 +2,7 @@
 on the real benchmark outputs of tests/fixtures/benchmark-outputs, and on
 truncated copies of them (a sanity failure that says what is missing,
 never a Python exception); plus the source resolution of
-clustergate.benchmarks."""
+clustergate.site.benchmarks."""
 
 import os
 
@@ -10,7 +10,8 @@ import pytest
 import reframe.utility.sanity as sn
 from reframe.core.exceptions import SanityError
 
-from clustergate import benchmarks, sweep
+from clustergate.site import benchmarks
+from clustergate.site import sweep
 from conftest import cut_before, fixture_text
 from rfm_loader import checks_fixture, fed, pick
 

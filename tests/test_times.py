@@ -10,8 +10,9 @@ import time
 
 import pytest
 
-from clustergate import baseline as bl
-from clustergate import cli, times
+from clustergate.refs import baseline as bl
+from clustergate import cli
+from clustergate.results import times
 from clustergate.commands import baseline as baseline_cmd
 
 

@@ -1,9 +1,9 @@
-"""Where a session's time went (clustergate.timing) on given reports."""
+"""Where a session's time went (clustergate.results.timing) on given reports."""
 
 import json
 import os
 
-from clustergate import timing
+from clustergate.results import timing
 from clustergate.commands import timing as timing_cmd
 from conftest import FIXTURES
 

@@ -1,4 +1,4 @@
-"""Switch-tree analysis (clustergate.topology): host lists, topology
+"""Switch-tree analysis (clustergate.links.topology): host lists, topology
 parsers, max-min fair share on given vectors, the rounds of cg_linkmatrix
 output, and each verdict on synthetic and real matrices."""
 
@@ -7,14 +7,14 @@ import random
 
 import pytest
 
-from clustergate import cgoutput
-from clustergate.topology import (Round, Topology, TopologyError, compress,
+from clustergate.parsers import cgoutput
+from clustergate.links.topology import (Round, Topology, TopologyError, compress,
                                   diagnose, expand, fair_share, leaf_rounds,
                                   parse_rate, parse_scontrol_topology,
                                   parse_topology_conf, predict,
                                   rounds_from_measurements, shift_rounds)
-from clustergate.topology.fairshare import RoundModel
-from clustergate.topology.hostlist import HostlistError
+from clustergate.links.topology.fairshare import RoundModel
+from clustergate.links.topology.hostlist import HostlistError
 from conftest import fixture_text
 
 CONF = """# leaf/spine of the emulation, as meant to be cabled

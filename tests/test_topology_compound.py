@@ -8,7 +8,7 @@ cg_linkmatrix is measured as its max-min fair share on the faulty tree x
 0.9 (the protocol's efficiency) x lognormal noise (sigma 0.05, seeded),
 written as the CG lines cg_linkmatrix prints, and judged the way the
 check judges a job's output (fabric verdict, then each node link against
-its peers: :func:`clustergate.linkretest.first_round`, no retest).
+its peers: :func:`clustergate.links.retest.first_round`, no retest).
 """
 
 import math
@@ -16,9 +16,12 @@ import random
 
 import pytest
 
-from clustergate import cgoutput, linkretest, linkstats, topology
-from clustergate.cluster import tree as tr
-from clustergate.topology import Fault, shift_rounds
+from clustergate.parsers import cgoutput
+from clustergate.links import retest as linkretest
+from clustergate.links import stats as linkstats
+from clustergate.links import topology
+from clustergate_lab.cluster import tree as tr
+from clustergate.links.topology import Fault, shift_rounds
 from conftest import fixture_text
 
 NODES = [f'n{i}' for i in range(1, 10)]

@@ -1,10 +1,10 @@
 """The topology diagnosis on a simulated 1024-node fat tree (fast: a few
-cases per fault kind; ``python -m clustergate.topology.simulate`` runs
+cases per fault kind; ``python -m clustergate_lab.simulate`` runs
 100 of each)."""
 
 import pytest
 
-from clustergate.topology import simulate
+from clustergate_lab import simulate
 
 
 def test_overhead_is_derived_from_the_emulation():

@@ -17,7 +17,9 @@ import sys
 
 import pytest
 
-from clustergate import cgoutput, sweep, transport
+from clustergate.parsers import cgoutput
+from clustergate.site import sweep
+from clustergate.site import transport
 from clustergate.parsers import parse_imb
 
 from conftest import FIXTURES, ROOT

@@ -4,7 +4,7 @@ table is; one screen whatever the size of the session. Reports in the
 shape ReFrame 4.10 writes them (``perfvalues``: value, reference, lower,
 upper, unit, result; no reference is ``0, None, None``)."""
 
-from clustergate import verdict
+from clustergate.results import verdict
 
 
 def case(name, result='pass', perf=None, phase=None, reason=None,

@@ -8,7 +8,7 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import parameter, performance_function, run_before
 
-from clustergate import sweep
+from clustergate.site import sweep
 from clustergate.rfm.contention import ContentionTest
 from clustergate.rfm.contention_suite import ContentionSuiteTest
 

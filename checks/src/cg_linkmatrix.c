@@ -18,13 +18,13 @@
  * pair on the same connection at once, unlike the other rounds): that round
  * is timed in two halves, one direction each (--no-split: at once); its
  * lines carry half=0 (the lower rank of each pair sends) or half=1, so that
- * an analysis of concurrent flows (clustergate.topology) knows which flows
+ * an analysis of concurrent flows (clustergate.links.topology) knows which flows
  * ran together.
  *
  * --pairs S0-D0,S1-D1,...: instead of the matrix, the listed pairs (rank
  * numbers), one after the other, each ALONE (no other rank sends or
  * receives while it is timed): the retest of suspect node links
- * (clustergate.linkretest). One line per pair, round=<i> (1-based position
+ * (clustergate.links.retest). One line per pair, round=<i> (1-based position
  * in the list) alone=1.
  *
  * usage: cg_linkmatrix [--bytes 4M] [--no-split] [--pairs S-D,...]

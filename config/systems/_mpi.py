@@ -6,7 +6,7 @@ Debian MPI packages. Systems import what they need from here.
 import os
 import re
 
-from clustergate import mpiprobe
+from clustergate.site import mpiprobe
 
 #: Run-as-root switches OpenMPI needs in containers and CI (harmless for
 #: ordinary users).
@@ -76,7 +76,7 @@ def intelmpi_tcp(iface):
 def tcp_verification(iface):
     """How each MPI family shows, in the run's own output, that it used TCP
     on ``iface`` and no shared memory (interconnect ``verify``, see
-    clustergate.transport). The patterns match what these MPIs print (real
+    clustergate.site.transport). The patterns match what these MPIs print (real
     outputs in tests/fixtures/transport/)."""
     return {
         'openmpi': {
@@ -125,7 +125,7 @@ def tcp_verification(iface):
 
 def debian_environments(target_systems):
     """Programming environments of Debian's OpenMPI and MPICH, both at
-    /usr, each only if it works here (:mod:`clustergate.mpiprobe`: its
+    /usr, each only if it works here (:mod:`clustergate.site.mpiprobe`: its
     wrapper compiles, links and runs a two-rank hello; otherwise it is left
     out with the reason)."""
     envs = [
@@ -233,7 +233,7 @@ _PROJECT = os.path.dirname(os.path.dirname(os.path.dirname(
 def benchmark_sources(system):
     """Where a system built on these MPI packages gets the third-party
     benchmarks (partition ``extras['benchmarks']``, see
-    clustergate.benchmarks and docs/benchmarks.md): NPB, OSU, STREAM and
+    clustergate.site.benchmarks and docs/benchmarks.md): NPB, OSU, STREAM and
     IMB from the system's Spack environment, built against Debian's
     OpenMPI; IMB also prebuilt from impi-rt for the ``intelmpi``
     environment, when that is installed; HPCC from Debian's ``hpcc``

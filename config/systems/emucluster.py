@@ -1,5 +1,5 @@
 """The emulated cluster: network namespaces n1..nN as nodes under a real
-Slurm, started with ``clustergate cluster up`` (see docs/emulated-cluster.md).
+Slurm, started with ``clustergate-lab cluster up`` (see docs/emulated-cluster.md).
 
 Active (put before ``localhost`` and matching any host) when ``SLURM_CONF``
 points at the emulated cluster's slurm.conf (``ClusterName=cgemu``);
@@ -41,7 +41,7 @@ def active():
 
 def _node_facts():
     """(nodes, cores per node, memory per node in MiB) from slurm.conf when
-    active, otherwise what ``clustergate cluster up`` would configure."""
+    active, otherwise what ``clustergate-lab cluster up`` would configure."""
     cores = os.cpu_count() or 1
     mem_mib = (os.sysconf('SC_PAGE_SIZE') *
                os.sysconf('SC_PHYS_PAGES')) // 2**20
@@ -73,7 +73,7 @@ def _state():
 
 def _topology():
     """The partition's declared switch tree: when the cluster is up as a
-    leaf/spine tree (``clustergate cluster up --topology leafspine``), the
+    leaf/spine tree (``clustergate-lab cluster up --topology leafspine``), the
     topology.conf that Slurm reads beside its slurm.conf (the switches as
     they were meant to be cabled), as a site would configure it; the flat
     fabric has none. The file, not ``scontrol show topology`` (the same
@@ -88,7 +88,7 @@ def _topology():
 
 def _fabric_licenses():
     """fabric -> its Slurm license (``Licenses=fab0:1,fab1:1`` in the
-    slurm.conf of ``clustergate cluster up``); without the fabrics a running
+    slurm.conf of ``clustergate-lab cluster up``); without the fabrics a running
     cluster's slurm.conf does not declare (one started by an older
     clustergate): sbatch would refuse a job asking for them."""
     fabrics = ('fab0', 'fab1')
@@ -160,7 +160,7 @@ site_configuration = {
         {
             'name': _NAME,
             'descr': 'Emulated Slurm cluster (network namespaces, '
-                     'clustergate cluster up)',
+                     'clustergate-lab cluster up)',
             'hostnames': ['.*'] if active() else ['^cgemu-never$'],
             'modules_system': 'nomod',
             'partitions': [

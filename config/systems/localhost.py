@@ -1,7 +1,7 @@
 """The embedded default system: this machine as a one-node cluster.
 
 Matches any host while no site system is configured; with one, it runs
-only when named (``--system localhost``; clustergate.syschoice). Local
+only when named (``--system localhost``; clustergate.site.syschoice). Local
 scheduler, mpirun launcher, 1 node, ppn from 1 up
 to the cores of the machine, interconnects ``shm`` and ``tcp`` (loopback).
 """

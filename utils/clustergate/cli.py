@@ -8,22 +8,25 @@ import argparse
 import os
 import sys
 
-from clustergate.commands import add_all
+from clustergate.commands import COMMANDS, add_all
 
 
-def build_parser():
-    parser = argparse.ArgumentParser(
-        prog='clustergate',
-        description='Tools around the clustergate ReFrame checks.'
-    )
+def build_parser(prog='clustergate', commands=COMMANDS,
+                 description='Tools around the clustergate ReFrame checks.'):
+    parser = argparse.ArgumentParser(prog=prog, description=description)
     sub = parser.add_subparsers(dest='tool', metavar='TOOL')
     sub.required = True
-    add_all(sub)
+    add_all(sub, commands)
     return parser
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    return run(build_parser(), argv)
+
+
+def run(parser, argv=None):
+    """Parses ``argv`` and runs the chosen subcommand's handler."""
+    args = parser.parse_args(argv)
     try:
         return args.func(args) or 0
     except KeyboardInterrupt:

@@ -5,8 +5,8 @@ Every module here is named after its subcommand and exposes
 handler as ``func`` (it gets the parsed args and returns the exit status).
 A module holds the command line only (arguments, reading inputs, printing);
 the work is done by the library module of the same name one level up
-(``commands.baseline`` on ``clustergate.baseline``, ``commands.cluster`` on
-the ``clustergate.cluster`` package, ...). ``clustergate.cli`` adds them in
+(``commands.baseline`` on ``clustergate.refs.baseline``, ``commands.cluster`` on
+the ``clustergate_lab.cluster`` package, ...). ``clustergate.cli`` adds them in
 the order of ``COMMANDS``.
 """
 
@@ -16,8 +16,8 @@ import re
 
 #: subcommand -> module with add_parser(subparsers), in the order of --help
 COMMANDS = {name: f'clustergate.commands.{name}' for name in (
-    'sweep', 'cluster', 'baseline', 'report', 'history', 'timing', 'cost',
-    'score', 'npb', 'linkmatrix', 'sensitivity',
+    'sweep', 'baseline', 'report', 'history', 'timing', 'cost',
+    'score', 'npb', 'linkmatrix',
 )}
 
 _LITERAL = re.compile(r'``([^`]+)``')
@@ -40,7 +40,7 @@ def plain_text(text):
 
 def _plain_parser(parser):
     """plain_text() on a parser's description and help strings, and on
-    those of its sub-parsers (``clustergate cluster up`` ...)."""
+    those of its sub-parsers (``clustergate-lab cluster up`` ...)."""
     parser.description = plain_text(parser.description)
     for action in parser._actions:
         action.help = plain_text(action.help)
@@ -51,9 +51,10 @@ def _plain_parser(parser):
                 _plain_parser(sub)
 
 
-def add_all(subparsers):
-    """Adds every subcommand of COMMANDS, with plain help text."""
-    for name, modname in COMMANDS.items():
+def add_all(subparsers, commands=None):
+    """Adds every subcommand of ``commands`` (default COMMANDS), with plain
+    help text."""
+    for name, modname in (commands or COMMANDS).items():
         try:
             module = importlib.import_module(modname)
         except ModuleNotFoundError as err:
@@ -70,11 +71,3 @@ def add_all(subparsers):
     for choice in subparsers._choices_actions:
         choice.help = plain_text(choice.help)
 
-
-def standalone(name, argv=None):
-    """Runs one subcommand as its own program (``python -m`` entries)."""
-    module = importlib.import_module(COMMANDS[name])
-    parser = argparse.ArgumentParser(prog=f'clustergate {name}')
-    module.configure(parser)
-    args = parser.parse_args(argv)
-    return args.func(args) or 0

@@ -20,8 +20,11 @@ import os
 import sys
 
 from clustergate import PROJECT_ROOT
-from clustergate import baseline
-from clustergate import refcheck, references, refwriter, times
+from clustergate.refs import baseline
+from clustergate.refs import refcheck
+from clustergate.refs import references
+from clustergate.refs import refwriter
+from clustergate.results import times
 from clustergate.commands import sources
 
 
@@ -43,7 +46,7 @@ def _is_link_file(path):
 
 
 def _validate_links(path):
-    from clustergate import linkbaseline
+    from clustergate.links import baseline as linkbaseline
     system = os.path.basename(path)[:-len('.yaml')]
     bl = linkbaseline.load(path, system)
     if bl is None:
@@ -54,7 +57,7 @@ def _validate_links(path):
 
 
 # long: the command's steps in order (validate, read, select, compute,
-# render, write), each a few lines on top of clustergate.baseline
+# render, write), each a few lines on top of clustergate.refs.baseline
 def run(args, out=sys.stdout, err=sys.stderr):
     if args.validate:
         status = 0
@@ -100,7 +103,7 @@ def run(args, out=sys.stdout, err=sys.stderr):
         print(f'clustergate baseline: error: {e}', file=err)
         return 2
 
-    from clustergate import linkbaseline
+    from clustergate.links import baseline as linkbaseline
     if args.links:
         source = ', '.join(([args.db] if args.db else []) +
                            (args.json or []) + (args.perflogs or []) or

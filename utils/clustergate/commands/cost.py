@@ -10,7 +10,8 @@ timing's figures), keeping the growth exponents of the file.
 
 import sys
 
-from clustergate import costmodel, timing
+from clustergate.site import costmodel
+from clustergate.results import timing
 from clustergate.commands import sources
 
 

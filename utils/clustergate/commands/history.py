@@ -2,7 +2,7 @@
 
 Reads ReFrame's results database (default: output/results.db, or
 $CG_RESULTS_DB), JSON run reports or perflogs, and prints for each metric
-the shifts and drifts found (see clustergate.history): which way it moved,
+the shifts and drifts found (see clustergate.results.history): which way it moved,
 by how much against its noise, and since which session and date. Exit
 status 1 if a regression is out of its reference (band FAIL), else 0.
 
@@ -14,8 +14,9 @@ Examples:
 
 import sys
 
-from clustergate import baseline
-from clustergate import history, times
+from clustergate.refs import baseline
+from clustergate.results import history
+from clustergate.results import times
 from clustergate.commands import sources
 
 

@@ -1,11 +1,11 @@
 """clustergate linkmatrix: the verdicts of a saved link matrix (CSV of the
 LinkMatrix check) and, given a PNG path, its heat map.
 
-Also run as ``python -m clustergate.linkmatrix`` by the check, which draws
+Run by the check (``python -m clustergate.cli linkmatrix``), which draws
 the heat map in a separate process, away from ReFrame's import state.
 """
 
-from clustergate import linkmatrix
+from clustergate.links import matrix as linkmatrix
 
 HELP = 'verdicts and heat map of a saved link matrix (CSV)'
 

@@ -1,7 +1,5 @@
 """clustergate npb: the k-ppn / 1-ppn Mop/s ratios of the NAS Parallel
 Benchmarks in one session's ReFrame run report (docs/benchmarks.md).
-
-Also run as ``python -m clustergate.rfm.npb REPORT``.
 """
 
 import json

@@ -10,7 +10,7 @@ The page says the verdict first: every failed test (build, sanity, run,
 performance; from the results database or JSON reports), every metric out
 of its reference with its deviation and whether that is a regression or a
 result *better* than the reference (suspicious, not a failure), and every
-change point across runs (:mod:`clustergate.history`) with its date; an
+change point across runs (:mod:`clustergate.results.history`) with its date; an
 empty section says why it is empty. Then the figures (matplotlib, the
 ``report`` extra):
 
@@ -36,7 +36,8 @@ import os
 import sys
 
 from clustergate import PROJECT_ROOT
-from clustergate import report, times
+from clustergate.report import page as report
+from clustergate.results import times
 from clustergate.commands import sources
 
 

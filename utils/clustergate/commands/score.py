@@ -13,7 +13,7 @@ import json
 import os
 import sys
 
-from clustergate import score
+from clustergate.results import score
 from clustergate.commands import sources
 
 

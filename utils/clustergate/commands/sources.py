@@ -52,7 +52,7 @@ def read_session(args, command, err=None):
     """The session named by add_session()'s arguments, or None once the
     reason it cannot be read is printed as ``clustergate <command>: error:
     ...``."""
-    from clustergate import timing
+    from clustergate.results import timing
 
     try:
         return timing.session_report(args.json, args.db)

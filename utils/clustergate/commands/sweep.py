@@ -4,7 +4,9 @@ system runs, and why the others are skipped, straight from the config."""
 import os
 import runpy
 
-from clustergate import PROJECT_ROOT, mpiprobe, sweep
+from clustergate import PROJECT_ROOT
+from clustergate.site import mpiprobe
+from clustergate.site import sweep
 
 
 def add_parser(subparsers):
@@ -47,7 +49,7 @@ def mpi_families(system, part, environments):
     those of its environments with the ``mpi`` feature and an
     ``mpi_family``, as ReFrame selects them (``+mpi``); empty when the
     partition itself lacks the ``mpi`` feature."""
-    from clustergate import extras as keys
+    from clustergate.site import extras as keys
 
     if keys.MPI_FEATURE not in part.get('features', []):
         return []
@@ -67,7 +69,7 @@ def verdicts(extras, name, req, fams, has_mpi=True):
     """Each point of the partition with None (runs with at least one of
     ``fams``) or the reason, as ``reframe -l`` decides it: a point runs
     when some MPI environment of the partition can run it."""
-    from clustergate import extras as keys
+    from clustergate.site import extras as keys
 
     if not has_mpi or not fams:
         why = (f"partition has no '{keys.MPI_FEATURE}' feature: no check "
@@ -82,7 +84,7 @@ def verdicts(extras, name, req, fams, has_mpi=True):
 
 
 def run(args):
-    from clustergate import extras as keys
+    from clustergate.site import extras as keys
 
     conf = _load(args.config)
 

@@ -9,7 +9,7 @@ database (default: output/results.db, or $CG_RESULTS_DB).
 
 import sys
 
-from clustergate import timing
+from clustergate.results import timing
 from clustergate.commands import sources
 
 

@@ -1,7 +1,7 @@
 """The sweep axes as ReFrame parameters, shared by every clustergate check.
 
 The values of the axes come from the partitions of the system ReFrame is
-loading the checks for (their ``extras``, see :mod:`clustergate.sweep`),
+loading the checks for (their ``extras``, see :mod:`clustergate.site.sweep`),
 never from the checks, and follow that system (see
 :mod:`clustergate.rfm.partitions`). Each test instance is one point
 (nodes, ppn, interconnect). What is done with the point lives next door:
@@ -14,7 +14,7 @@ which partitions can run it (:mod:`~clustergate.rfm.capable`), its modes
 
 from reframe.core.builtins import parameter, variable
 
-from clustergate import sweep
+from clustergate.site import sweep
 from clustergate.rfm.partitions import SystemParameters, current_partitions
 
 #: Axes used when no ReFrame runtime is available (e.g. plain imports)

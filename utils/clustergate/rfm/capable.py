@@ -10,7 +10,7 @@ little memory) stays a skip with the reason.
 import reframe as rfm
 from reframe.core.builtins import run_after
 
-from clustergate import sweep
+from clustergate.site import sweep
 from clustergate.rfm.partitions import current_system
 
 

@@ -9,7 +9,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import fixture, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
-from clustergate import cgoutput
+from clustergate.parsers import cgoutput
 from clustergate.rfm.build import CgProgramsBuild
 from clustergate.rfm.joboutput import JobOutput
 from clustergate.rfm.sweeptest import SweepTest

@@ -1,11 +1,11 @@
 """The partition's concurrency rule made into job options
-(clustergate.concurrency): whole nodes for every job, the fabric's Slurm
+(clustergate.site.concurrency): whole nodes for every job, the fabric's Slurm
 license for a job whose ranks talk over a network interconnect."""
 
 import reframe as rfm
 from reframe.core.builtins import run_after
 
-from clustergate import concurrency
+from clustergate.site import concurrency
 
 
 class JobConcurrency(rfm.RegressionTestPlugin):

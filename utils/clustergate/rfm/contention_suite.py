@@ -18,7 +18,7 @@ from reframe.core.builtins import (performance_function, run_after,
                                    run_before, variable)
 from reframe.core.exceptions import SanityError
 
-from clustergate import sweep
+from clustergate.site import sweep
 from clustergate.rfm import bounds, modes
 from clustergate.rfm.cgprogram import CgProgramTest
 from clustergate.rfm.contention import (DEFAULT_SIZES, peer_fraction,

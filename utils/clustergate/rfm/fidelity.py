@@ -41,7 +41,9 @@ from reframe.core.builtins import (fixture, performance_function, run_after,
                                    run_before, sanity_function, variable)
 from reframe.core.exceptions import SanityError
 
-from clustergate import benchmarks, cgoutput, sweep
+from clustergate.site import benchmarks
+from clustergate.parsers import cgoutput
+from clustergate.site import sweep
 from clustergate.parsers import ParseError, parse_imb
 from clustergate.rfm import bounds, modes
 from clustergate.rfm.build import CgProgramsBuild

@@ -11,7 +11,7 @@ checks fork over the run's sweep points (``action='fork'``), and carry the
 point as loggable variables, so their perflog lines and references look
 like any other family's.
 
-``hpccinf.txt`` is written by :mod:`clustergate.hpccinf` from the
+``hpccinf.txt`` is written by :mod:`clustergate.parsers.hpccinf` from the
 partition's ``memory_per_node_gib`` and the rank count, with the
 partition's optional ``extras['hpcc']``::
 
@@ -28,8 +28,9 @@ from reframe.core.builtins import (fixture, run_after, run_before,
                                    sanity_function, variable)
 from reframe.core.exceptions import SanityError
 
-from clustergate import extras as keys
-from clustergate import hpccinf, sweep
+from clustergate.site import extras as keys
+from clustergate.parsers import hpccinf
+from clustergate.site import sweep
 from clustergate.parsers import ParseError, parse_hpcc
 from clustergate.parsers.hpcc import hpl_error
 from clustergate.rfm import modes
@@ -80,7 +81,7 @@ class HpccRun(ThirdPartyTest):
         pass
 
     def hpcc_input(self):
-        """The input of this point (clustergate.hpccinf.for_job)."""
+        """The input of this point (clustergate.parsers.hpccinf.for_job)."""
         part = self.current_partition
         opts = part.extras.get(keys.HPCC, {})
         max_n = [n for n in (opts.get('max_n'), self.max_problem_size) if n]
@@ -225,7 +226,7 @@ class HpccKernelTest(JobConcurrency, CapablePartitions, modes.ModeTags,
         return sweep.SweepPoint(self.num_nodes, self.ppn, self.interconnect)
 
     def reference_axes(self):
-        """The axes a reference key may name (clustergate.references)."""
+        """The axes a reference key may name (clustergate.refs.references)."""
         return {'num_nodes': self.num_nodes, 'ppn': self.ppn,
                 'interconnect': self.interconnect}
 
@@ -246,8 +247,8 @@ class HpccKernelTest(JobConcurrency, CapablePartitions, modes.ModeTags,
 
     @run_after('setup')
     def load_reference(self):
-        from clustergate import references
-        references.apply(self)
+        from clustergate.rfm.reference import apply as apply_reference
+        apply_reference(self)
 
     def job_fabric(self):
         # reads the run's output file: no rank talks over the fabric

@@ -1,11 +1,11 @@
 """The job's own files in the stage directory, and the cause of a failure
-read from its stderr (clustergate.launchlog), shared by every base test."""
+read from its stderr (clustergate.results.launchlog), shared by every base test."""
 
 import os
 
 from reframe.core.exceptions import SanityError
 
-from clustergate import launchlog
+from clustergate.results import launchlog
 
 #: The parsers' guess for output that stops early (clustergate.parsers
 #: ending_hint); wrong when the program exited 0

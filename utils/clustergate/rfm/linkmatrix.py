@@ -1,6 +1,6 @@
 """Generic base test of the link matrix (cg_linkmatrix, mpiGraph-like): the
 node-to-node bandwidth matrix of all nodes of a partition, per interconnect
-(see checks/src/cg_linkmatrix.c and :mod:`clustergate.linkmatrix`).
+(see checks/src/cg_linkmatrix.c and :mod:`clustergate.links.matrix`).
 
 Self-referencing: the matrix is judged in the performance stage, against
 the node links' peers of the same run (sanity only checks that the program
@@ -11,17 +11,17 @@ performance variable ``faults`` (how many verdicts; bound: 0), whose unit
 carries the verdict lines, so that they are in the failure message and in
 the perflog. ``peer_min`` (the slowest node link against its peers, bound:
 ``fraction``) and one figure per node link and direction
-(:mod:`clustergate.linkstats`: ``bw_<node>_sent``/``_recv`` in MB/s,
+(:mod:`clustergate.links.stats`: ``bw_<node>_sent``/``_recv`` in MB/s,
 ``peer_<node>_sent``/``_recv``/``_both`` in x) are kept every night, so
 the results database holds each link's history (``clustergate history``)
 and a baseline per link can be learnt (``clustergate baseline --links``).
 Each node link is judged against that baseline where there is one (a link
-that lost 10 %: :mod:`clustergate.linkbaseline`), and named in ``faults``
+that lost 10 %: :mod:`clustergate.links.baseline`), and named in ``faults``
 as ``slow node link n5 on fabric fab0: both ways 0.90x its baseline
 (-10.2 MADs: ...), 0.89x its peers (...)``. The named and
 the borderline node links are measured again in the same job, alone and
 in halving groups, until each decision is clear or ``retest_budget`` runs
-out (:mod:`clustergate.linkretest`); the verdict line says how sure. Each
+out (:mod:`clustergate.links.retest`); the verdict line says how sure. Each
 pair counts at its fastest trial, which load elsewhere does not slow down and a
 slow link cannot beat. The median and the slowest pair are performance
 variables too, so a file reference also catches a fabric that is
@@ -36,7 +36,7 @@ To refine the verdict, override :meth:`LinkMatrixTest.verdict_lines`: it
 gets the analysed matrix and returns the lines that fail the test.
 
 **On a switch tree** the matrix is judged against the declared topology
-instead (:mod:`clustergate.topology`): when the partition's extras have a
+instead (:mod:`clustergate.links.topology`): when the partition's extras have a
 ``topology`` entry, each flow of each concurrent round is compared with
 its max-min fair share on the declared tree, and the verdicts name a slow
 uplink, a miscabled node (and the leaf it behaves as on) or a slow node
@@ -53,7 +53,7 @@ describes; default: all).
 
 **In the ci mode on a switch tree** the whole-partition matrix gives way
 to :class:`LeafSpanLinkMatrixTest`: the matrix on 2 nodes of every leaf
-of the declared tree (:mod:`clustergate.topology.span`), so that every
+of the declared tree (:mod:`clustergate.links.topology.span`), so that every
 leaf and every uplink carries pairs, judged against the tree with only
 those nodes. Its name does not start with ``LinkMatrix``: a selection
 ``-n '^LinkMatrix'`` (campaigns, drills) keeps the whole matrix only.
@@ -73,9 +73,17 @@ from reframe.core.builtins import (parameter, performance_function, run_after,
 from reframe.core.exceptions import (ConfigError, PerformanceError,
                                      SanityError)
 
-from clustergate import (cgoutput, extras, linkbaseline, linkmatrix,
-                         linkretest, linkstats, references, sweep, topology)
-from clustergate.topology import span
+from clustergate.parsers import cgoutput
+from clustergate.site import extras
+from clustergate.links import baseline as linkbaseline
+from clustergate.links import matrix as linkmatrix
+from clustergate.links import retest as linkretest
+from clustergate.links import stats as linkstats
+from clustergate.refs import references
+from clustergate.rfm.reference import test_axes
+from clustergate.site import sweep
+from clustergate.links import topology
+from clustergate.links.topology import span
 from clustergate.rfm import bounds, modes
 from clustergate.rfm.cgprogram import CgProgramTest
 
@@ -140,7 +148,7 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
     their fastest trial), ``faults`` (verdicts, bound 0), ``peer_min`` (x,
     bound ``fraction``) and per node link ``bw_<node>_sent``/``_recv``,
     ``peer_<node>_sent``/``_recv``/``_both``, ``link_mads`` (see the module
-    doc and :mod:`clustergate.linkbaseline`).
+    doc and :mod:`clustergate.links.baseline`).
     """
 
     #: Message size of every pair (large: bandwidth, not latency)
@@ -154,7 +162,7 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
                         loggable=True)
 
     #: A node link is named when at most ``link_ratio`` of its baseline and
-    #: ``link_z`` MADs below it (:mod:`clustergate.linkbaseline`), or,
+    #: ``link_z`` MADs below it (:mod:`clustergate.links.baseline`), or,
     #: without a baseline, at most ``peer_ratio`` of its peers and
     #: ``peer_z`` MADs of the run below their median
     link_ratio = variable(float, value=linkbaseline.RATIO, loggable=True)
@@ -164,7 +172,7 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
     peer_z = variable(float, value=linkbaseline.PEER_Z, loggable=True)
 
     #: Seconds of adaptive retest of suspect and borderline node links in
-    #: the same job (:mod:`clustergate.linkretest`; 0: none). None: the
+    #: the same job (:mod:`clustergate.links.retest`; 0: none). None: the
     #: partition's extras ``link_retest_budget_s``, else 120 s
     retest_budget = variable(float, type(None), value=None, loggable=True)
     #: A retest decision needs p below this (one-sided t-test)
@@ -227,7 +235,7 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
     @run_before('run')
     def set_retest(self):
         """After the matrix, the same job retests the suspect and
-        borderline node links (python -m clustergate.linkretest, with the
+        borderline node links (python -m clustergate.links.retest, with the
         job's own launch line): only when the matrix ran."""
         if self.budget() <= 0:
             return
@@ -241,7 +249,7 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
                   'w') as fp:
             json.dump(self.retest_inputs(), fp)
         driver = ' '.join([
-            shlex.quote(sys.executable), '-m', 'clustergate.linkretest',
+            shlex.quote(sys.executable), '-m', 'clustergate.links.retest',
             '--output', shlex.quote(str(self.job.stdout)),
             '--inputs', 'linkretest_inputs.json',
             '--launch', shlex.quote(launch),
@@ -328,7 +336,7 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
         return tree.messages()
 
     def node_figures(self, matrix, run, exclude=()):
-        """Per node link and direction (:mod:`clustergate.linkstats`): on
+        """Per node link and direction (:mod:`clustergate.links.stats`): on
         the declared tree, or against the flat matrix; the flows of the
         nodes ``exclude`` count only in their own figures."""
         return linkstats.figures(matrix, run, self.declared(), exclude)
@@ -400,7 +408,7 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
             return None
 
         return (self.current_system.name, self.current_partition.name,
-                references.test_axes(self))
+                test_axes(self))
 
     def link_baseline_where(self):
         point = self.link_point()
@@ -461,7 +469,7 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
         """``linkmatrix_<fabric>.png`` from the CSV, in a separate Python:
         matplotlib is slow to import, and optional."""
         png = os.path.join(self.stagedir, self.png_name())
-        cmd = [sys.executable, '-m', 'clustergate.linkmatrix',
+        cmd = [sys.executable, '-m', 'clustergate.cli', 'linkmatrix',
                os.path.join(self.stagedir, self.csv_name()), png,
                '--fraction', str(self.fraction),
                '--fabric', self.interconnect,
@@ -574,7 +582,7 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
 
 def declared_topology(spec, run=subprocess.run):
     """The switch tree a partition's ``topology`` extra points at (see the
-    module doc). Raises :class:`clustergate.topology.TopologyError` with a
+    module doc). Raises :class:`clustergate.links.topology.TopologyError` with a
     one-line cause."""
     if not isinstance(spec, dict):
         raise topology.TopologyError(
@@ -620,7 +628,7 @@ _SPANS = {}
 
 def partition_span(name, part_extras):
     """The nodes of the ci span of the partition ``name`` whose extras are
-    ``part_extras`` (:func:`clustergate.topology.span.span_nodes` of its
+    ``part_extras`` (:func:`clustergate.links.topology.span.span_nodes` of its
     declared tree), None when it declares none; a tree that cannot be read
     gives its TopologyError (the test case then fails saying so). Read
     once per process."""
@@ -650,7 +658,7 @@ def _span_size(part_extras, nodes):
 class LeafSpanLinkMatrixTest(LinkMatrixTest):
     """The link matrix of the ci mode on a switch tree: on a node set
     chosen from the declared tree that covers every leaf and every uplink
-    (:mod:`clustergate.topology.span`: 2 nodes of each leaf), judged
+    (:mod:`clustergate.links.topology.span`: 2 nodes of each leaf), judged
     against that tree. Only where the partition declares a ``topology``:
     elsewhere the whole-partition matrix is the fabric check."""
 

@@ -27,8 +27,8 @@ from typing import Iterable, Mapping
 import reframe as rfm
 from reframe.core.builtins import run_after
 
-from clustergate import extras as keys
-from clustergate import perflogguard
+from clustergate.site import extras as keys
+from clustergate.results import perflogguard
 from clustergate.rfm import rotation
 from clustergate.rfm.partitions import current_system
 

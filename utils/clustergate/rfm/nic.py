@@ -24,8 +24,9 @@ from reframe.core.builtins import (parameter, performance_function,
                                    run_after, run_before, variable)
 from reframe.core.exceptions import SanityError
 
-from clustergate import PROJECT_ROOT, sweep
-from clustergate import extras as keys
+from clustergate import PROJECT_ROOT
+from clustergate.site import sweep
+from clustergate.site import extras as keys
 from clustergate.rfm import modes
 from clustergate.rfm.cgprogram import CgProgramTest
 

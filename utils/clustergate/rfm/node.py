@@ -24,7 +24,7 @@ from reframe.core.builtins import (parameter, performance_function,
                                    run_after, run_before, variable)
 from reframe.core.exceptions import SanityError
 
-from clustergate import extras as keys
+from clustergate.site import extras as keys
 from clustergate.rfm.cgprogram import CgProgramTest
 
 #: Every stride of the classic experiment

@@ -6,7 +6,7 @@ and IS run on power-of-two process counts, BT and SP on square counts
 them run on fewer *active* processes, which is not what was asked:
 non-square points are skipped instead). Class C is acceptance only and is
 skipped where the partition's ``memory_per_node_gib`` is too small (see
-:data:`clustergate.benchmarks.NPB_C_MEMORY_GB`).
+:data:`clustergate.site.benchmarks.NPB_C_MEMORY_GB`).
 
 The (k ppn)/(1 ppn) ratio at a fixed process count is a report step over
 one session's results, :func:`ppn_ratios` (``python -m
@@ -14,16 +14,15 @@ clustergate.rfm.npb <run-report.json>``), not a ReFrame dependency: see
 docs/benchmarks.md.
 """
 
-import sys
 
 import reframe.utility.sanity as sn
 from reframe.core.builtins import (fixture, parameter, performance_function,
                                    run_after, variable)
 from reframe.core.exceptions import SanityError
 
-from clustergate import benchmarks
-from clustergate import extras as keys
-from clustergate import sweep
+from clustergate.site import benchmarks
+from clustergate.site import extras as keys
+from clustergate.site import sweep
 from clustergate.parsers import parse_npb
 from clustergate.rfm.thirdparty import NpbBinaries, ThirdPartyTest
 
@@ -209,12 +208,3 @@ def _perfvalues(perfvalues):
     for key, val in perfvalues.items():
         yield (key.rsplit(':', 1)[-1], val[0])
 
-
-def main(argv=None):
-    """``python -m clustergate.rfm.npb REPORT``: ``clustergate npb``."""
-    from clustergate.commands import standalone
-    return standalone('npb', argv)
-
-
-if __name__ == '__main__':
-    sys.exit(main())

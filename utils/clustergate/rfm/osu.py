@@ -13,7 +13,7 @@ from reframe.core.builtins import (fixture, performance_function, run_after,
                                    run_before, variable)
 from reframe.core.exceptions import SanityError
 
-from clustergate import sweep
+from clustergate.site import sweep
 from clustergate.parsers import parse_osu
 from clustergate.rfm.thirdparty import OsuBinaries, ThirdPartyTest
 

@@ -15,7 +15,7 @@ from reframe.core.builtins import fixture, parameter
 from reframe.core.exceptions import ReframeFatalError
 
 #: What ReFrame raises when no runtime is configured (a plain import, e.g.
-#: ``python -m clustergate.rfm.npb``): ReframeFatalError is a BaseException
+#: ``clustergate npb``): ReframeFatalError is a BaseException
 NO_RUNTIME = (Exception, ReframeFatalError)
 
 

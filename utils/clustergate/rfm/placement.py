@@ -9,7 +9,8 @@ from reframe.core.backends import getlauncher
 from reframe.core.builtins import run_after, run_before
 from reframe.core.exceptions import SanityError
 
-from clustergate import sweep, transport
+from clustergate.site import sweep
+from clustergate.site import transport
 from clustergate.rfm.capable import CapablePartitions
 
 
@@ -48,7 +49,7 @@ class LauncherPlacement(CapablePartitions):
     def verify_transport(self):
         """A point labelled with an interconnect must have run over it: the
         MPI's own report in the job's output is checked against the
-        interconnect's ``verify`` rules (:mod:`clustergate.transport`)."""
+        interconnect's ``verify`` rules (:mod:`clustergate.site.transport`)."""
         rules = transport.rules(self.current_partition.extras,
                                 self.interconnect, self.mpi_family())
         # --dry-run runs the hooks of sanity but not the job

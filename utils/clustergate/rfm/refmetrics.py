@@ -13,8 +13,8 @@ import reframe as rfm
 from reframe.core.builtins import run_after, run_before
 from reframe.core.exceptions import ConfigError
 
-from clustergate import refcheck
-from clustergate.references import ReferenceFileError
+from clustergate.refs import refcheck
+from clustergate.refs.references import ReferenceFileError
 
 
 class ReferenceMetrics(rfm.RegressionTestPlugin):
@@ -38,7 +38,7 @@ class ReferenceMetrics(rfm.RegressionTestPlugin):
     @run_after('performance')
     def report_improvements(self):
         """Puts the reference file's better-side bounds (opened for the
-        judgement, :func:`clustergate.references.judged_bounds`) back
+        judgement, :func:`clustergate.rfm.reference.judged_bounds`) back
         into the performance record, so that the perflog and the run
         report carry the reference's band, and names each value beyond
         it in the log: passed, reported as better than reference."""

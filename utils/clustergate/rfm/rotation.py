@@ -1,4 +1,4 @@
-"""The nightly rotation inside a ReFrame session (clustergate.rotation).
+"""The nightly rotation inside a ReFrame session (clustergate.site.rotation).
 
 ReFrame's tag filter judges each test alone, but a budget is shared by
 all of a night's tests: which ones fit is known only once every test is
@@ -28,7 +28,7 @@ measured duration in the results database (build, run including queue
 wait, and ReFrame's own phases, plus its share of the run fixtures it
 reads), 0 if its last record is a skip, else the median of the measured
 cases of its kind (check and node count: :func:`like_costs`), else the
-cost model's default for the family and node count (clustergate.costmodel.default_case_seconds).
+cost model's default for the family and node count (clustergate.site.costmodel.default_case_seconds).
 Builds run once per environment per session and are not counted
 (:func:`case_costs`).
 """
@@ -41,8 +41,10 @@ import sys
 import time
 from typing import Dict, List, Optional, Tuple
 
-from clustergate import costmodel, rotation, timing
-from clustergate import extras as keys
+from clustergate.site import costmodel
+from clustergate.site import rotation
+from clustergate.results import timing
+from clustergate.site import extras as keys
 
 #: system name -> {test name: test}; filled while ReFrame loads the checks
 _registered: Dict[str, Dict[str, object]] = {}
@@ -139,7 +141,7 @@ def _run_costs(cases):
 def measured(db: Optional[str]) -> Dict[Tuple[str, str, str],
                                         Tuple[float, Optional[float], str]]:
     """:func:`case_costs` of the results database (empty without one)."""
-    from clustergate import resultsdb
+    from clustergate.results import resultsdb
 
     if not db or not os.path.exists(db):
         return {}

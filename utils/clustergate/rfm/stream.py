@@ -18,7 +18,7 @@ from reframe.core.builtins import (fixture, parameter, performance_function,
                                    run_after, run_before, variable)
 from reframe.core.exceptions import SanityError
 
-from clustergate import extras as keys
+from clustergate.site import extras as keys
 from clustergate.parsers import parse_stream
 from clustergate.rfm.concurrency import JobConcurrency
 from clustergate.rfm.modes import ModeTags

@@ -1,6 +1,6 @@
 """What every third-party benchmark check (NPB, IMB, OSU, STREAM) shares:
 a build fixture that provides the binaries from the source the partition
-configures (see :mod:`clustergate.benchmarks`), and a base test that runs
+configures (see :mod:`clustergate.site.benchmarks`), and a base test that runs
 one of them over the sweep axes.
 
 Source override for one run, without editing the configuration (``-S``
@@ -21,7 +21,7 @@ from reframe.core.builtins import (run_after, run_before, sanity_function,
                                    variable)
 from reframe.core.exceptions import SanityError
 
-from clustergate import benchmarks
+from clustergate.site import benchmarks
 from clustergate.parsers import ParseError
 from clustergate.rfm.joboutput import JobOutput
 from clustergate.rfm.partitions import current_partitions

@@ -1,0 +1,496 @@
+"""Per-link baselines: each node link's healthy level and spread, learnt
+from N healthy nights of the link matrix, and the verdict that compares a
+night with them.
+
+The figure judged is a node link's ``peer`` figure (:mod:`clustergate.
+linkstats`: its flows against the flows of the other nodes in the same
+run), which load elsewhere on the machine moves little. A baseline keeps,
+per node link and direction, the median and the MAD (median absolute
+deviation) of that figure over the healthy runs, with provenance (which
+sessions, their dates, the host and the project's commit that learnt it),
+in ``config/references/links/<system>.yaml``::
+
+    system: "emucluster"
+    provenance: {written: ..., host: ..., commit: ..., source: ...,
+                 runs: 8, first: ..., last: ..., sessions: [...]}
+    links:
+      "LinkMatrix":
+        "emu":
+          "environ=openmpi,interconnect=fab0,...,num_nodes=9,ppn=1":
+            "peer_n1_sent": {median: 0.995, mad: 0.011, runs: 8, ...}
+
+A night's node link is then judged (:func:`judge`) against
+
+* **its own baseline**: ``ratio = figure / baseline median`` and the robust
+  z, ``(figure - median) / MAD`` in MADs (the MAD floored at
+  ``MAD_FLOOR`` of the median: eight quiet nights can give a MAD no
+  ninth night keeps to);
+* **its peers in the same run**: the figure itself (x of the peers), and
+  its distance below the median of all node links of the run in MADs of
+  that run.
+
+A node link is named when it is beyond both the ratio and the z bound of
+its baseline. Without a baseline (a new node, a new point) it is judged
+against its peers only, with wider bounds, and the verdict says so.
+"""
+
+import datetime as dt
+import os
+import re
+import socket
+import statistics
+import subprocess
+from dataclasses import dataclass, field
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+
+import yaml
+
+from clustergate import PROJECT_ROOT
+from clustergate.refs import baseline
+from clustergate.refs import references
+from clustergate.refs import refwriter
+from clustergate.refs.references import ReferenceFileError
+
+#: metrics a link baseline may hold (linkstats names)
+LINK_METRIC = re.compile(r'^(bw|peer)_\w+_(sent|recv|both)$')
+#: the figure that is judged
+JUDGED = 'peer'
+
+#: With a baseline: named when at most RATIO of its baseline median and
+#: at least Z MADs below it (docs/link-baselines.md: from the healthy
+#: spread measured on the emulated tree)
+RATIO = 0.95
+Z = 5.0
+#: one direction alone (sent or recv: 2-3 flows here) is noisier than
+#: both together: named at this ratio (and Z)
+DIRECTION_RATIO = 0.9
+#: the MAD of a baseline counts at least this share of its median
+MAD_FLOOR = 0.01
+#: Peers only (no baseline): named when at most PEER_RATIO of the run's
+#: node links and at least PEER_Z of the run's MADs below their median
+#: (one direction: PEER_RATIO x DIRECTION_RATIO / RATIO). Wider than with
+#: a baseline: a node link's own level is unknown, and on the flat 4-node
+#: emulation (1 Gbit/s, CPU-bound flows) healthy pairs ran down to 0.78x
+#: of the median
+PEER_RATIO = 0.85
+PEER_Z = 5.0
+
+_TOP = {'system', 'provenance', 'links'}
+_PROVENANCE = ('written', 'host', 'commit', 'source', 'runs', 'first',
+               'last', 'sessions')
+_STAT_FIELDS = {'median', 'mad', 'runs', 'min', 'max'}
+
+
+def is_link_metric(metric: str) -> bool:
+    """A node link's figure (or how far the worst one is off): learnt by
+    ``clustergate baseline --links``, not into the reference file."""
+    return bool(LINK_METRIC.match(metric)) or metric == 'link_mads'
+
+
+def links_dir() -> str:
+    return os.path.join(references.references_dir(), 'links')
+
+
+def link_file(system: str) -> str:
+    return os.path.join(links_dir(), f'{system}.yaml')
+
+
+# -- the file --------------------------------------------------------------
+
+@dataclass
+class LinkStat:
+    """One node link's healthy level and spread."""
+
+    median: float
+    mad: float
+    runs: int
+    min: Optional[float] = None
+    max: Optional[float] = None
+
+    def sigma(self) -> float:
+        """The MAD used as the unit of z (floored, see MAD_FLOOR)."""
+        return max(self.mad, MAD_FLOOR * abs(self.median))
+
+
+@dataclass
+class LinkBaseline:
+    """The validated content of one link-baseline file."""
+
+    path: str
+    system: str
+    provenance: Dict
+    #: {check: {partition: [(axes, key, {metric: LinkStat})]}}
+    entries: Dict = field(default_factory=dict)
+
+    def lookup(self, check: str, partition: str, axes: Mapping
+               ) -> Optional[Tuple[str, Dict[str, LinkStat]]]:
+        """``(key, stats)`` of the most specific point covering ``axes``."""
+        point = {k: str(v) for k, v in axes.items()}
+        best = None
+        for ax, key, stats in self.entries.get(check, {}).get(partition, []):
+            if all(point.get(k) == v for k, v in ax.items()):
+                if best is None or len(ax) > len(best[0]):
+                    best = (ax, key, stats)
+        return None if best is None else (best[1], best[2])
+
+    def describe(self) -> str:
+        p = self.provenance
+        return (f'{references._rel(self.path)} ({p["runs"]} healthy runs '
+                f'{p["first"]} .. {p["last"]}, commit {p["commit"]})')
+
+
+_num = references._number
+
+
+def _stat(path, where, spec) -> LinkStat:
+    references.check_fields(path, where, spec, _STAT_FIELDS,
+                            ('median', 'mad', 'runs'), 'median, mad and runs')
+    if not (_num(spec['median']) and spec['median'] > 0):
+        raise ReferenceFileError(path, f'{where}.median', f'must be a '
+                                 f'number > 0, got {spec["median"]!r}')
+    if not (_num(spec['mad']) and spec['mad'] >= 0):
+        raise ReferenceFileError(path, f'{where}.mad', f'must be a number '
+                                 f'>= 0, got {spec["mad"]!r}')
+    if not (isinstance(spec['runs'], int) and spec['runs'] >= 1):
+        raise ReferenceFileError(path, f'{where}.runs', f'must be a whole '
+                                 f'number >= 1, got {spec["runs"]!r}')
+    for name in ('min', 'max'):
+        if name in spec and not _num(spec[name]):
+            raise ReferenceFileError(path, f'{where}.{name}', f'must be a '
+                                     f'number, got {spec[name]!r}')
+    return LinkStat(float(spec['median']), float(spec['mad']), spec['runs'],
+                    spec.get('min'), spec.get('max'))
+
+
+# long: one validation step per level of the file (top, provenance,
+# check, partition, point, metric), each naming its key
+def parse(data, path='?', system=None) -> LinkBaseline:
+    """Validate loaded YAML; raises :class:`ReferenceFileError` naming the
+    file and the key."""
+    if not isinstance(data, Mapping):
+        raise ReferenceFileError(path, '', 'top level must be a mapping '
+                                 'with system, provenance and links')
+    unknown = sorted(set(data) - _TOP)
+    if unknown:
+        raise ReferenceFileError(path, unknown[0], 'unknown top-level key '
+                                 '(known: links, provenance, system)')
+    fsys = data.get('system')
+    if system is not None and fsys != system:
+        raise ReferenceFileError(path, 'system', f'file is for system '
+                                 f'{fsys!r}, expected {system!r}')
+    prov = data.get('provenance')
+    if not isinstance(prov, Mapping):
+        raise ReferenceFileError(path, 'provenance', 'must be a mapping '
+                                 f'with {", ".join(_PROVENANCE)}')
+    for name in _PROVENANCE:
+        if name not in prov:
+            raise ReferenceFileError(path, f'provenance.{name}', 'missing '
+                                     '(which runs, host and commit made '
+                                     'this baseline)')
+    if not isinstance(prov['sessions'], list) or not prov['sessions']:
+        raise ReferenceFileError(path, 'provenance.sessions', 'must list '
+                                 'the runs the baseline was learnt from')
+
+    links = data.get('links')
+    if not isinstance(links, Mapping) or not links:
+        raise ReferenceFileError(path, 'links', 'must map check names to '
+                                 'partitions')
+    entries = {}
+    for check, part, pwhere, points in references.partition_points(
+            path, 'links', links, 'node links'):
+        for key, metrics in points.items():
+            kwhere = f'{pwhere}.{key}'
+            axes = references.parse_axes(key, path, kwhere)
+            if not isinstance(metrics, Mapping) or not metrics:
+                raise ReferenceFileError(path, kwhere, 'must map node '
+                                         'link metrics to statistics')
+            stats = {}
+            for metric, spec in metrics.items():
+                mwhere = f'{kwhere}.{metric}'
+                if not LINK_METRIC.match(str(metric)):
+                    raise ReferenceFileError(
+                        path, mwhere, 'not a node link metric '
+                        '(bw_<node>_sent|recv|both or peer_<node>_...)')
+                stats[str(metric)] = _stat(path, mwhere, spec)
+            entries.setdefault(str(check), {}).setdefault(
+                str(part), []).append((axes, str(key), stats))
+    return LinkBaseline(path, fsys, dict(prov), entries)
+
+
+def load(path, system=None) -> Optional[LinkBaseline]:
+    """Load and validate ``path``; ``None`` if there is no such file."""
+    data = references.read_yaml(path)
+    return None if data is references._MISSING else parse(data, path, system)
+
+
+def load_cached(path, system=None) -> Optional[LinkBaseline]:
+    """:func:`load` once per file version."""
+    return references.load_cached(path, system, load)
+
+
+# -- learning --------------------------------------------------------------
+
+def link_samples(samples: Sequence[baseline.Sample], check='^LinkMatrix$'
+                 ) -> List[baseline.Sample]:
+    """The node-link samples of the link-matrix checks."""
+    rx = re.compile(check)
+    return [s for s in samples
+            if rx.search(s.key.check) and LINK_METRIC.match(s.key.metric)]
+
+
+class TooFewRuns(ValueError):
+    pass
+
+
+def learn(samples: Sequence[baseline.Sample], min_runs: int = 5) -> Dict:
+    """``{(check, partition, point): {metric: LinkStat}}`` of every node
+    link with at least ``min_runs`` runs (one sample per run)."""
+    if min_runs < 1:
+        raise ValueError('min_runs must be at least 1')
+    out, short = {}, []
+    for key, ss in baseline.group(samples).items():
+        values = [s.value for s in ss]
+        if len(values) < min_runs:
+            short.append(f'{key.label()}: {len(values)} run(s)')
+            continue
+        out.setdefault((key.check, key.partition, key.point), {})[
+            key.metric] = LinkStat(statistics.median(values),
+                                   baseline.mad(values), len(values),
+                                   min(values), max(values))
+    if not out:
+        raise TooFewRuns(f'no node link has {min_runs} healthy runs' +
+                         (f' ({short[0]}, ...)' if short else
+                          ': no link-matrix node figures selected'))
+    return out
+
+
+def _commit() -> str:
+    try:
+        proc = subprocess.run(['git', '-C', PROJECT_ROOT, 'rev-parse',
+                               '--short', 'HEAD'], capture_output=True,
+                              text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return 'unknown'
+    return proc.stdout.strip() if proc.returncode == 0 else 'unknown'
+
+
+def provenance(samples: Sequence[baseline.Sample], source: str) -> Dict:
+    """Which runs, when, where and by which commit a baseline was made."""
+    runs = sorted({s.run for s in samples})
+    times = [s.time for s in samples]
+    return {
+        'written': dt.datetime.now(dt.timezone.utc).strftime(
+            '%Y-%m-%dT%H:%M:%SZ'),
+        'host': socket.gethostname(), 'commit': _commit(), 'source': source,
+        'runs': len(runs),
+        'first': baseline.times.iso_utc(min(times)) if times else '',
+        'last': baseline.times.iso_utc(max(times)) if times else '',
+        'sessions': runs,
+    }
+
+
+def _sig(x, digits=4):
+    return baseline._sig(float(x), digits)
+
+
+def render(system: str, table: Dict, prov: Dict) -> str:
+    """The YAML text of a link-baseline file (through the project's
+    ruamel writer); checked by :func:`parse` before it is returned."""
+    links: Dict = {}
+    for (check, part, point), stats in sorted(table.items()):
+        links.setdefault(check, {}).setdefault(part, {})[point] = {
+            metric: {'median': _sig(st.median), 'mad': _sig(st.mad, 3),
+                     'runs': st.runs, 'min': _sig(st.min),
+                     'max': _sig(st.max)}
+            for metric, st in sorted(stats.items())}
+    doc = {'system': system, 'provenance': prov, 'links': links}
+    text = refwriter.dump(doc, header=[
+        f'Link baselines of system {system}: each node link\'s healthy '
+        f'level and spread',
+        '(docs/link-baselines.md). Written by: clustergate baseline '
+        '--links; review the diff.'], flow_depth=5)
+    parse(yaml.safe_load(text), '<rendered>', system)
+    return text
+
+
+# -- judging ---------------------------------------------------------------
+
+@dataclass
+class LinkJudgement:
+    """One node link of one run, against its baseline and its peers."""
+
+    node: str
+    direction: str
+    figure: float                   # x of its peers in this run
+    peer_z: float                   # MADs of the run from the run's median
+    base: Optional[LinkStat] = None
+    ratio: Optional[float] = None   # figure / baseline median
+    z: Optional[float] = None       # MADs from the baseline median
+    named: bool = False
+
+    def describe(self) -> str:
+        peers = f'{self.figure:.2f}x its peers ({self.peer_z:+.1f} MADs)'
+        if self.base is None:
+            return peers
+        return (f'{self.ratio:.2f}x its baseline ({self.z:+.1f} MADs: '
+                f'{self.figure:.3f} vs {self.base.median:.3f} +- '
+                f'{self.base.sigma():.3f}, {self.base.runs} runs), ' + peers)
+
+
+@dataclass
+class LinkVerdict:
+    """The node links of one run judged; ``lines`` fail the test."""
+
+    judgements: List[LinkJudgement]
+    lines: List[str]
+    basis: str                      # what it was judged against
+
+    def worst(self) -> Optional[LinkJudgement]:
+        return min(self.judgements, default=None,
+                   key=lambda j: j.z if j.z is not None else j.peer_z)
+
+
+def _peer_spread(figures) -> Tuple[float, float]:
+    values = [f.peer for f in figures.values()]
+    med = statistics.median(values)
+    m = statistics.median(abs(v - med) for v in values)
+    return med, max(m, MAD_FLOOR * abs(med))
+
+
+# long: each node link judged, then what it was judged against, then one
+# line per named node
+def judge(figures: Mapping, stats: Optional[Mapping[str, LinkStat]],
+          fabric: str = '?', skip: Sequence[str] = (), ratio=RATIO, z=Z,
+          peer_ratio=PEER_RATIO, peer_z=PEER_Z, basis='',
+          direction_ratio=DIRECTION_RATIO) -> LinkVerdict:
+    """Judge each node link's figure (``{(node, direction): NodeFigure}``)
+    against its baseline ``stats`` (``{metric: LinkStat}``, None: no
+    baseline) and its peers. ``skip``: nodes another verdict named."""
+    from clustergate.links.stats import metric_names
+    if not figures:
+        return LinkVerdict([], [], 'no node link measured')
+    med, spread = _peer_spread(figures)
+    out = []
+    for (node, direction), f in sorted(figures.items()):
+        j = LinkJudgement(node, direction, f.peer, (f.peer - med) / spread)
+        st = (stats or {}).get(metric_names(node, direction)[1])
+        if st is not None:
+            j.base, j.ratio = st, f.peer / st.median
+            j.z = (f.peer - st.median) / st.sigma()
+            j.named = j.z <= -z and j.ratio <= (
+                ratio if direction == 'both' else direction_ratio)
+        else:
+            j.named = j.peer_z <= -peer_z and f.peer <= (
+                peer_ratio if direction == 'both' else
+                peer_ratio * direction_ratio / ratio)
+        out.append(j)
+
+    with_base = sum(j.base is not None for j in out)
+    if not stats:
+        how = (f'no link baseline{" " + basis if basis else ""}: judged '
+               f'against its peers only (at most {peer_ratio:g}x and '
+               f'{peer_z:g} MADs below the run\'s median)')
+    else:
+        how = (f'judged against the link baseline {basis} ({with_base} of '
+               f'{len(out)} node links; at most {ratio:g}x and {z:g} MADs '
+               f'below) and its peers')
+        if with_base < len(out):
+            how += (f'; {len(out) - with_base} without a baseline against '
+                    f'their peers only')
+
+    lines = []
+    by_node: Dict[str, List[LinkJudgement]] = {}
+    for j in out:
+        if j.named and j.node not in skip:
+            by_node.setdefault(j.node, []).append(j)
+    for node, js in sorted(by_node.items()):
+        order = ('both', 'sent', 'recv')
+        js.sort(key=lambda j: order.index(j.direction))
+        label = {'both': 'both ways', 'sent': 'sent', 'recv': 'received'}
+        lines.append(f'slow node link {node} on fabric {fabric}: ' +
+                     '; '.join(f'{label[j.direction]} ' + j.describe()
+                               for j in js) + f' [basis: {_basis(js)}]')
+    return LinkVerdict(out, lines, how)
+
+
+def _basis(js: Sequence[LinkJudgement]) -> str:
+    """What judged a node's named directions: its baseline, its peers
+    only (no baseline), or both (a baseline for some directions)."""
+    based = {j.base is not None for j in js}
+    if based == {True}:
+        return 'its baseline'
+    if based == {False}:
+        return 'peers only, no baseline'
+    return 'its baseline, peers only where it has none'
+
+
+# -- `clustergate baseline --links` ----------------------------------------
+
+def _show(system, table, used, out):
+    """What was learnt: per point, each judged figure's level and spread."""
+    print(f'link baseline of {system}: '
+          f'{sum(len(v) for v in table.values())} node link figure(s) of '
+          f'{len(table)} point(s) from {len({s.run for s in used})} '
+          f'healthy run(s)', file=out)
+    for (check, part, point), stats in sorted(table.items()):
+        print(f'  {check} {part} [{point}]', file=out)
+        for metric, st in sorted(stats.items()):
+            if metric.startswith(JUDGED + '_'):
+                print(f'    {metric:<24} median {st.median:.4f}  MAD '
+                      f'{st.mad:.4g} ({100 * st.mad / st.median:.1f} %)  '
+                      f'{st.min:.4f} .. {st.max:.4f}  {st.runs} runs',
+                      file=out)
+
+
+def command(args, samples, source, out, err) -> int:
+    """Learn the link baselines of ``samples`` and write (or show) the
+    file; the options are those of ``clustergate baseline``."""
+    import difflib
+
+    systems = sorted({s.key.system for s in samples})
+    system = args.system or (systems[0] if len(systems) == 1 else None)
+    if system is None:
+        print(f'clustergate baseline: error: the samples are from '
+              f'{len(systems)} systems ({", ".join(systems) or "none"}): '
+              f'choose one with --system', file=err)
+        return 2
+
+    chosen = link_samples(baseline.select(
+        samples, system=system, since=baseline.times.since(args.since,
+                                                           'baseline'),
+        last=args.last), args.check or '^LinkMatrix$')
+    try:
+        table = learn(chosen, min_runs=args.min_runs)
+    except TooFewRuns as e:
+        print(f'clustergate baseline: {e}', file=err)
+        return 3
+
+    used = [s for s in chosen
+            if (s.key.check, s.key.partition, s.key.point) in table]
+    try:
+        text = render(system, table, provenance(used, source))
+    except ReferenceFileError as e:
+        # what we write must load: nothing is written
+        print(f'clustergate baseline: error: {e}', file=err)
+        return 2
+    _show(system, table, used, out)
+    path = args.output or link_file(system)
+    try:
+        with open(path) as fp:
+            old = fp.read()
+    except FileNotFoundError:
+        old = ''
+    shown = references._rel(path)
+    print(''.join(difflib.unified_diff(
+        old.splitlines(True), text.splitlines(True), f'a/{shown}',
+        f'b/{shown}')) or f'{shown}: unchanged', file=out)
+    if args.dry_run:
+        print('(dry run: nothing written)', file=out)
+        return 0
+
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path + '.tmp', 'w') as fp:
+        fp.write(text)
+    os.replace(path + '.tmp', path)
+    print(f'wrote {path}', file=out)
+    return 0

@@ -1,0 +1,853 @@
+"""Adaptive retest of suspect and borderline node links, inside the job
+that measured the link matrix (in the manner of NVIDIA ClusterKit:
+measure again, alone, in smaller groups, until it is clear).
+
+One full matrix is one sample: a node link's figure in it rests on 2-3
+flows (on the 9-node tree) that ran beside other flows. Every node link
+that the first round names -- by the per-link verdict or, a gross fault,
+by the fabric's (``suspect node``) -- and every *borderline* one (beyond
+half of both naming bounds of :mod:`clustergate.links.baseline`: with a
+baseline at most 0.975x of it and 2.5 MADs below, without one at most
+0.925x of its peers and 2.5 of the run's MADs below) is measured again,
+with partners whose pairs cross nothing else the fabric's verdict named
+(a cut trunk, a slow pair, a miscabled node's real leaf):
+
+* **alone**: the candidate node's flows to and from healthy *partners*
+  (nodes the first round found typical), one pair at a time with nothing
+  else on the fabric (``cg_linkmatrix --pairs``), together with *control*
+  pairs among the partners, in the same launch. A round's figure of the
+  node, per direction, is the median of its pairs over the median of the
+  controls (each pair at its fastest trial);
+* **in halving groups**: to tell the node's own link from a partner's,
+  its figure is taken against each half of its partners, and a half it is
+  slow against is halved again down to single partners. Slow against
+  both halves: its own link. Slow against one partner only: that pair
+  (the partner's link or the route), not the node.
+
+Rounds repeat, only for the candidates not yet decided, until each
+decision is clear or the time budget runs out. Per direction, after at
+least ``MIN_RETESTS`` rounds, a one-sided t-test of the round figures
+against the naming ratio (``RATIO``, 0.95; the standard deviation floored
+at ``SD_FLOOR``: three identical rounds are not infinitely sure):
+
+* **slow** when their mean is below the ratio with p < ``ALPHA`` (0.01);
+* **healthy** when it is above it with p < ``ALPHA``;
+* otherwise another round; at the budget: **inconclusive**.
+
+A first round's verdict therefore never stands on one round: a named node
+link the retests clear is not a fault (a noisy round, or a figure a fault
+elsewhere distorted), a borderline one they confirm is (a 10 % loss the
+peers-only bound would miss), and one the budget left open, or that could
+not be retested, fails saying so: the gate does not pass what it could
+not check. The launches stop at the budget (one still running is
+killed). The rounds' figures are never averaged with the first round's.
+
+The driver (``python -m clustergate.links.retest``) runs in the job script
+after the matrix, with the launch line of the job (see
+:class:`clustergate.rfm.linkmatrix.LinkMatrixTest`); the decision logic
+(:func:`candidates`, :func:`plan`, :func:`decide`) is pure.
+"""
+
+import argparse
+import json
+import math
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+
+from clustergate.parsers import cgoutput
+from clustergate.links import baseline as linkbaseline
+from clustergate.links import matrix as linkmatrix
+from clustergate.links import stats as linkstats
+
+#: the naming ratio of a retest figure (x of the control pairs, alone)
+RATIO = linkbaseline.RATIO
+#: a decision needs p below this (one-sided t-test)
+ALPHA = 0.01
+#: rounds before any decision: one noisy round never decides
+MIN_RETESTS = 3
+#: the standard deviation of the round figures counts at least this much
+SD_FLOOR = 0.01
+#: partners per candidate (two halves of two)
+MAX_PARTNERS = 4
+#: seconds of retests per job (extras 'link_retest_budget_s', the check's
+#: retest_budget)
+BUDGET = 120.0
+#: trials per retested pair (the first is dropped; the fastest counts)
+TRIALS = 4
+
+DIRECTIONS = ('sent', 'recv')
+Pair = Tuple[str, str]
+
+#: what a later run of a case whose failing verdict the retest decided
+#: says (it fails before its job: :class:`clustergate.rfm.linkmatrix.
+#: DecidedVerdict`)
+DECIDED = 'decided by the link retest in an earlier run of this session'
+
+#: the node a fabric verdict line names (flat or tree: its own link, its
+#: cabling)
+_NAMED_NODE = re.compile(r'\b(?:suspect|miscabled) node (\S+) on fabric')
+#: a verdict line that names a node's own link: the fabric's (a gross
+#: fault) or the per-link verdict's
+_NODE_LINK_LINE = re.compile(
+    r'^(?:suspect node|slow node link) (\S+) on fabric \S+: ')
+
+
+def named_nodes(lines) -> set:
+    """The nodes the fabric's verdict lines name."""
+    return {m.group(1) for ln in lines for m in _NAMED_NODE.finditer(ln)}
+
+
+def node_link_of(line: str) -> Optional[str]:
+    """The node whose own link ``line`` names (``suspect node X on fabric
+    F: ...`` or ``slow node link X on fabric F: ...``), else None."""
+    m = _NODE_LINK_LINE.match(line)
+    return m.group(1) if m else None
+
+
+@dataclass
+class Bounds:
+    """The naming bounds of :func:`clustergate.links.baseline.judge`."""
+
+    ratio: float = linkbaseline.RATIO
+    z: float = linkbaseline.Z
+    peer_ratio: float = linkbaseline.PEER_RATIO
+    peer_z: float = linkbaseline.PEER_Z
+    direction_ratio: float = linkbaseline.DIRECTION_RATIO
+
+
+def _halfway(bound):
+    return 1 - (1 - bound) / 2
+
+
+def is_borderline(j: linkbaseline.LinkJudgement, b: Bounds) -> bool:
+    """Not named, but beyond half of both of its naming bounds."""
+    if j.named:
+        return False
+    if j.base is not None:
+        bound = b.ratio if j.direction == 'both' else b.direction_ratio
+        return j.ratio <= _halfway(bound) and j.z <= -b.z / 2
+    bound = b.peer_ratio if j.direction == 'both' else \
+        b.peer_ratio * b.direction_ratio / b.ratio
+    return j.figure <= _halfway(bound) and j.peer_z <= -b.peer_z / 2
+
+
+@dataclass
+class Candidate:
+    """A node link to retest: why, and what the first round said."""
+
+    node: str
+    why: str            # 'named' or 'borderline'
+    first: str          # the first round's figures, for the verdict line
+
+
+def retest_candidates(lines: Sequence[str], verdict: linkbaseline.LinkVerdict,
+                      bounds: Bounds) -> List[Candidate]:
+    """Every node link a first round names, gross or not (``lines``: the
+    fabric's verdict lines; ``suspect node X`` is a node link), and the
+    named and borderline ones of the per-link ``verdict``: what the retest
+    decides. A miscabled node is a cabling fault, not its link's."""
+    gross = {}
+    for ln in lines:
+        node = node_link_of(ln)
+        if node is not None and ln.startswith('suspect node '):
+            gross.setdefault(node, ln.split(': ', 1)[1])
+    out = [Candidate(n, 'named', f'the fabric verdict: {first}')
+           for n, first in sorted(gross.items())]
+    return sorted(out + candidates(verdict, bounds, named_nodes(lines)),
+                  key=lambda c: c.node)
+
+
+def candidates(verdict: linkbaseline.LinkVerdict, bounds: Bounds,
+               skip: Sequence[str] = ()) -> List[Candidate]:
+    """The named and the borderline node links of a first round, per node
+    (``skip``: nodes a fabric verdict named already)."""
+    by_node: Dict[str, List] = {}
+    for j in verdict.judgements:
+        if j.node in skip:
+            continue
+        if j.named or is_borderline(j, bounds):
+            by_node.setdefault(j.node, []).append(j)
+    out = []
+    for node, js in sorted(by_node.items()):
+        worst = min(js, key=lambda j: j.ratio if j.ratio is not None
+                    else j.figure)
+        out.append(Candidate(
+            node, 'named' if any(j.named for j in js) else 'borderline',
+            f'{worst.direction} ' + worst.describe()))
+    return out
+
+
+def partners_of(nodes: Sequence[str], figures: Mapping, exclude) -> List:
+    """Healthy nodes to pair candidates with, the most typical first (the
+    first round's both-ways figure closest to its peers')."""
+    bad = set(exclude)
+
+    def off(n):
+        f = figures.get((n, 'both'))
+        return abs(f.peer - 1.0) if f is not None else math.inf
+
+    return sorted((n for n in nodes if n not in bad), key=lambda n:
+                  (off(n), n))
+
+
+@dataclass
+class FabricFaults:
+    """What the fabric's verdict named besides node links, as the retest
+    needs it: a pair measured alone must not cross a named trunk or be a
+    named pair, or an innocent node would be confirmed by its partner's
+    route (an uplink at 25 % and n2 at 50 % had named n1 beside them)."""
+
+    nodes: List[str] = field(default_factory=list)      # their own links
+    miscabled: Dict[str, str] = field(default_factory=dict)  # node: leaf
+    trunks: List[Tuple] = field(default_factory=list)   # directed links
+    pairs: List[Pair] = field(default_factory=list)     # src, dst
+
+    def routed(self, topo):
+        """The declared tree with each miscabled node where it is."""
+        for node, leaf in sorted(self.miscabled.items()):
+            if topo is not None and node in topo.leaf_of and \
+                    leaf in topo.parent:
+                topo = topo.rehomed(node, leaf)
+        return topo
+
+    def clear(self, topo, src: str, dst: str) -> bool:
+        """Whether ``src -> dst`` alone crosses nothing the fabric's
+        verdict named (``topo``: :meth:`routed`, None: flat)."""
+        if (src, dst) in self.pairs:
+            return False
+        if topo is None or not self.trunks:
+            return True
+        try:
+            path = topo.path(src, dst)
+        except (KeyError, ValueError):
+            return False
+        return not set(path) & set(self.trunks)
+
+
+def fabric_faults(analysis) -> FabricFaults:
+    """The :class:`FabricFaults` of a fabric verdict: a switch-tree
+    :class:`clustergate.links.topology.Analysis` or a flat
+    :class:`clustergate.links.matrix.Analysis`."""
+    out = FabricFaults()
+    for v in analysis.verdicts:
+        fault = getattr(v, 'fault', None)
+        subject = tuple(getattr(v, 'subject', None) or v.nodes)
+        if v.kind == 'node':
+            out.nodes.append(subject[0])
+        elif v.kind == 'miscabled' and fault is not None:
+            out.miscabled[fault.subject] = fault.leaf
+        elif v.kind == 'uplink' and fault is not None:
+            out.trunks += [tuple(x) for x in fault.links]
+        elif v.kind == 'link':
+            pairs = list(getattr(v, 'pairs', None) or [subject])
+            out.pairs += [tuple(p) for p in pairs]
+            out.pairs += [(d, s) for s, d in pairs]
+    return out
+
+
+def refs_of(cands: Sequence[str], refs: Sequence[str], faults: FabricFaults,
+            topo=None) -> Dict[str, List[str]]:
+    """Per candidate, the references (in ``refs``' order) whose pairs with
+    it, both ways, cross nothing the fabric's verdict named."""
+    routed = faults.routed(topo)
+    return {c: [r for r in refs if faults.clear(routed, c, r) and
+                faults.clear(routed, r, c)] for c in cands}
+
+
+@dataclass
+class Plan:
+    """The pairs of one retest round (each measured alone): per candidate
+    its partners and the control pairs among them."""
+
+    partners: Dict[str, List[str]]
+    controls: Dict[str, List[Pair]]
+    pairs: List[Pair]
+
+
+def _cycle(use):
+    if len(use) == 2:
+        return [(use[0], use[1]), (use[1], use[0])]
+    return [(use[i], use[(i + 1) % len(use)]) for i in range(len(use))]
+
+
+def plan(cands: Sequence[str], refs, max_partners: int = MAX_PARTNERS
+         ) -> Optional[Plan]:
+    """Each candidate with up to ``max_partners`` references (``refs``: one
+    list for all, or ``{candidate: list}``), both ways; controls: a cycle
+    through its partners. A candidate with fewer than 2 references (no
+    control level) is left out; None: no candidate left."""
+    partners, controls = {}, {}
+    for c in cands:
+        use = list((refs.get(c, []) if isinstance(refs, Mapping) else
+                    refs)[:max_partners])
+        if len(use) >= 2:
+            partners[c], controls[c] = use, _cycle(use)
+    if not partners:
+        return None
+    every = list(dict.fromkeys(p for c in partners for p in controls[c]))
+    # controls first and last: the level around the candidates' pairs
+    half = len(every) // 2
+    pairs = every[:half]
+    for c, use in partners.items():
+        for p in use:
+            pairs += [(c, p), (p, c)]
+    return Plan(partners, controls, pairs + every[half:])
+
+
+# -- statistics ------------------------------------------------------------
+
+def _t_sf(t, df):
+    """P(T > t) of Student's t with ``df`` degrees of freedom."""
+    from scipy import stats
+    return float(stats.t.sf(t, df))
+
+
+@dataclass
+class Series:
+    """One direction of one candidate over the retest rounds."""
+
+    values: List[float]
+    ratio: float
+
+    @property
+    def n(self):
+        return len(self.values)
+
+    @property
+    def mean(self):
+        return statistics.fmean(self.values) if self.values else math.nan
+
+    def sd(self):
+        s = statistics.stdev(self.values) if self.n > 1 else 0.0
+        return max(s, SD_FLOOR)
+
+    def t(self):
+        return (self.mean - self.ratio) / (self.sd() / math.sqrt(self.n))
+
+    def p_slow(self):
+        """p of 'not below the ratio' (small: clearly below)."""
+        return _t_sf(-self.t(), self.n - 1) if self.n > 1 else 1.0
+
+    def p_healthy(self):
+        """p of 'not above the ratio' (small: clearly above)."""
+        return _t_sf(self.t(), self.n - 1) if self.n > 1 else 1.0
+
+    def below(self):
+        return sum(v <= self.ratio for v in self.values)
+
+    def state(self, alpha=ALPHA, min_retests=MIN_RETESTS):
+        if self.n < min_retests:
+            return 'open'
+        if self.p_slow() < alpha:
+            return 'slow'
+        if self.p_healthy() < alpha:
+            return 'healthy'
+        return 'open'
+
+
+def _control_level(rnd: Mapping[Pair, float], controls) -> Optional[float]:
+    vals = [rnd[p] for p in controls if rnd.get(p)]
+    return statistics.median(vals) if vals else None
+
+
+def _pairs(node, partners, direction):
+    return [(node, p) if direction == 'sent' else (p, node)
+            for p in partners]
+
+
+def series(rounds: Sequence[Mapping[Pair, float]], node, partners,
+           controls, direction, ratio=RATIO) -> Series:
+    """The node's round figures against ``partners`` in ``direction``:
+    median of its pairs over the median of the controls, per round."""
+    out = []
+    for rnd in rounds:
+        level = _control_level(rnd, controls)
+        vals = [rnd[p] for p in _pairs(node, partners, direction)
+                if rnd.get(p)]
+        if level and vals:
+            out.append(statistics.median(vals) / level)
+    return Series(out, ratio)
+
+
+def _blame(rounds, node, parts, controls, direction, ratio, alpha,
+           min_retests):
+    """The partners the node is clearly slow with, by halving ``parts``:
+    a group it is slow against is halved again, down to single partners
+    (a half that hides one slow partner behind a healthy one is taken
+    whole)."""
+    s = series(rounds, node, parts, controls, direction, ratio)
+    if s.state(alpha, min_retests) != 'slow':
+        return []
+    if len(parts) == 1:
+        return list(parts)
+    half = len(parts) // 2
+    found = [p for h in (parts[:half], parts[half:])
+             for p in _blame(rounds, node, h, controls, direction, ratio,
+                             alpha, min_retests)]
+    return found or list(parts)
+
+
+def _halves(parts):
+    half = len(parts) // 2
+    return [h for h in (parts[:half], parts[half:]) if h]
+
+
+@dataclass
+class Decision:
+    """A candidate's retest verdict."""
+
+    node: str
+    why: str
+    status: str         # slow, partner, healthy, inconclusive, untested
+    first: str = ''
+    retests: int = 0
+    directions: Dict[str, Dict] = field(default_factory=dict)
+    blamed: List[str] = field(default_factory=list)
+    direction: str = ''     # the slow one (slow/partner), else ''
+    text: str = ''
+
+
+def _describe(node, direction, s: Series, against='its partners'):
+    label = {'sent': 'sent', 'recv': 'received'}[direction]
+    return (f'{label} {s.mean:.2f}x {against} alone, {s.below()} of {s.n} '
+            f'retests at or below {s.ratio:g}x')
+
+
+def _p(p):
+    return 'p < 0.001' if p < 0.001 else f'p = {p:.3f}'
+
+
+# long: the verdict of one candidate: slow (own link or a partner's),
+# healthy, or still open, each with its confidence
+def decide(rounds: Sequence[Mapping[Pair, float]], cand: Candidate,
+           the_plan: Plan, ratio=RATIO, alpha=ALPHA,
+           min_retests=MIN_RETESTS, final=False) -> Decision:
+    """The candidate's decision from the retest rounds so far; ``final``:
+    the budget is spent (open becomes inconclusive)."""
+    node = cand.node
+    parts = the_plan.partners.get(node, [])
+    controls = the_plan.controls.get(node, [])
+    d = Decision(node, cand.why, 'open', cand.first)
+    per = {dr: series(rounds, node, parts, controls, dr, ratio)
+           for dr in DIRECTIONS}
+    d.retests = max(s.n for s in per.values())
+    d.directions = {dr: {'values': [round(v, 4) for v in s.values],
+                         'mean': round(s.mean, 4) if s.n else None,
+                         'p_slow': s.p_slow(), 'p_healthy': s.p_healthy(),
+                         'state': s.state(alpha, min_retests)}
+                    for dr, s in per.items()}
+    states = {dr: s.state(alpha, min_retests) for dr, s in per.items()}
+    slow = [dr for dr in DIRECTIONS if states[dr] == 'slow']
+    if slow:
+        dr = min(slow, key=lambda x: per[x].mean)
+        s = per[dr]
+        d.direction = dr
+        conf = f'({_p(s.p_slow())}, {s.n} retests)'
+        halves = [series(rounds, node, h, controls, dr, ratio)
+                  for h in _halves(parts)]
+        if len(halves) < 2 or all(h.mean <= ratio for h in halves):
+            d.status = 'slow'
+            d.text = (f'retest: {_describe(node, dr, s)} {conf}; slow '
+                      f'against both halves of its partners '
+                      f'({", ".join(parts)}): its own link')
+            return d
+    if slow or all(states[dr] == 'healthy' for dr in DIRECTIONS):
+        # its own link is not slow: is it slow with some of its partners?
+        for dr in (slow or DIRECTIONS):
+            blamed = [p for h in _halves(parts) for p in _blame(
+                rounds, node, h, controls, dr, ratio, alpha, min_retests)]
+            if blamed:
+                s = series(rounds, node, blamed, controls, dr, ratio)
+                d.status, d.direction, d.blamed = 'partner', dr, blamed
+                with_ = 'with ' + ', '.join(blamed)
+                d.text = (f'retest: {_describe(node, dr, s, with_)} '
+                          f'({_p(s.p_slow())}), {per[dr].mean:.2f}x with all '
+                          f'its partners ({", ".join(parts)}): that pair, '
+                          f'not {node}\'s own link')
+                return d
+
+    if all(states[dr] == 'healthy' for dr in DIRECTIONS):
+        p = max(per[dr].p_healthy() for dr in DIRECTIONS)
+        d.status = 'healthy'
+        d.text = ('cleared by retest: ' + ', '.join(
+            f'{"sent" if dr == "sent" else "received"} {per[dr].mean:.2f}x'
+            for dr in DIRECTIONS) + f' its partners alone, above '
+            f'{ratio:g}x ({_p(p)}, {d.retests} retests)')
+        return d
+
+    if final:
+        d.status = 'inconclusive'
+        worst = min(DIRECTIONS, key=lambda x: per[x].mean
+                    if per[x].n else math.inf)
+        s = per[worst]
+        d.text = ('retest inconclusive after the time budget: ' +
+                  (f'{_describe(node, worst, s)} (below: {_p(s.p_slow())}, '
+                   f'above: {_p(s.p_healthy())})' if s.n else
+                   'no retest round fitted in it'))
+    return d
+
+
+# -- the driver (in the job) -----------------------------------------------
+
+@dataclass
+class FirstRound:
+    """The job's matrix judged as the check judges it (no retest)."""
+
+    matrix: object
+    figures: Dict
+    verdict: linkbaseline.LinkVerdict      # each node link
+    lines: List[str]                       # the fabric's verdict
+    named: List[str]                       # nodes those lines name
+    faults: FabricFaults
+    topo: object = None                    # the declared tree, or None
+
+    def __iter__(self):
+        # unpacks as the tuple it was: matrix, figures, verdict, lines,
+        # named
+        return iter((self.matrix, self.figures, self.verdict, self.lines,
+                     self.named))
+
+
+def first_round(text: str, inputs: Mapping) -> FirstRound:
+    """The first round of the job's output ``text`` with the check's
+    ``inputs`` (fabric, bounds, baseline, declared tree)."""
+    from clustergate.links import topology
+
+    run = cgoutput.parse(text)
+    matrix = linkmatrix.from_measurements(run.measurements)
+    fabric = inputs.get('fabric', '?')
+    topo = topology_from_json(inputs.get('topology'))
+    if topo is None:
+        analysis = linkmatrix.analyse(matrix, inputs.get(
+            'fraction', linkmatrix.DEFAULT_FRACTION), fabric)
+    else:
+        analysis = topology.diagnose(
+            topo, topology.rounds_from_measurements(run.measurements),
+            fabric)
+    lines = analysis.messages()
+    stats = {m: linkbaseline.LinkStat(*v)
+             for m, v in (inputs.get('stats') or {}).items()} or None
+    b = Bounds(**inputs.get('bounds', {}))
+    figures, verdict, named = node_links(matrix, run, topo, lines, stats,
+                                         fabric, b)
+    return FirstRound(matrix, figures, verdict, lines, named,
+                      fabric_faults(analysis), topo)
+
+
+def topology_to_json(topo) -> Optional[Dict]:
+    """The declared tree as the check resolved it, for the driver (which
+    then needs neither scontrol nor the site's file on the node)."""
+    if topo is None:
+        return None
+    return {'leaf_of': topo.leaf_of, 'parent': topo.parent,
+            'node_rate': topo.node_rate, 'uplink_rate': topo.uplink_rate,
+            'link_rate': [[list(k), v] for k, v in topo.link_rate.items()],
+            'source': topo.source}
+
+
+def topology_from_json(data):
+    """The inverse of :func:`topology_to_json` (None: flat)."""
+    if not data:
+        return None
+    from clustergate.links.topology import Topology
+    return Topology(data['leaf_of'], data['parent'], data['node_rate'],
+                    data['uplink_rate'],
+                    {tuple(k): v for k, v in data['link_rate']},
+                    data.get('source', ''))
+
+
+def node_links(matrix, run, topo, lines, stats, fabric, b: Bounds,
+               basis=''):
+    """Each node link judged against its baseline and peers, twice: the
+    second time without the slow nodes' flows in their partners' figures
+    (a node link at 90 % pulled a partner to 0.95). Returns ``(figures,
+    verdict, named)``; ``named``: the nodes the fabric's ``lines`` name."""
+    named = sorted(named_nodes(lines) & set(matrix.nodes))
+
+    def judged(figures):
+        return linkbaseline.judge(
+            figures, stats, fabric, skip=named, ratio=b.ratio, z=b.z,
+            peer_ratio=b.peer_ratio, peer_z=b.peer_z, basis=basis,
+            direction_ratio=b.direction_ratio)
+
+    figures = linkstats.figures(matrix, run, topo)
+    verdict = judged(figures)
+    slow = set(named) | {j.node for j in verdict.judgements if j.named}
+    if slow:
+        figures = linkstats.figures(matrix, run, topo, exclude=slow)
+        verdict = judged(figures)
+    return figures, verdict, named
+
+
+def _measure(launch: str, ranks: Mapping[str, int], pairs: Sequence[Pair],
+             trials: int, log, timeout):
+    """One launch of ``cg_linkmatrix --pairs``: ``{pair: MB/s}``."""
+    spec = ','.join(f'{ranks[s]}-{ranks[d]}' for s, d in pairs)
+    # no cache flush between trials: 4 MB over a network link does not
+    # care, and the ranks of a node share its cores with the flushes
+    cmd = f'{launch} --pairs {spec} --trials {trials} --flush-bytes 64'
+    # a session of its own: a launcher that hangs is killed whole
+    proc = subprocess.Popen(cmd, shell=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        stdout, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise RuntimeError(f'retest launch killed after {timeout:.1f} s '
+                           f'(the end of the budget)') from None
+    log.write(f'# {cmd}\n{stdout}')
+    if proc.returncode != 0:
+        raise RuntimeError(f'retest launch exited {proc.returncode}: '
+                           f'{(err.strip().splitlines() or [""])[-1]}')
+    name = {r: n for n, r in ranks.items()}
+    out = {}
+    for m in cgoutput.parse(stdout).measurements:
+        bw = m.best_bandwidth()
+        if m.pattern == 'linkmatrix' and bw:
+            out[(name[int(m['src_rank'])], name[int(m['dst_rank'])])] = \
+                float(bw)
+    return out
+
+
+def _untested(c: Candidate, why: str) -> Decision:
+    return Decision(c.node, c.why, 'untested', c.first,
+                    text=f'not retested: {why}')
+
+
+def _setup(first: FirstRound, inputs: Mapping, result: Dict):
+    """``(candidates, {candidate: partners}, decided)`` of a first round:
+    candidates that no pair can measure cleanly are decided untested."""
+    cands = retest_candidates(first.lines, first.verdict,
+                              Bounds(**inputs.get('bounds', {})))
+    if not cands:
+        result['notes'].append('no suspect or borderline node link')
+        return [], {}, {}
+    gross = set(first.named) | set(first.faults.nodes) | \
+        set(first.faults.miscabled)
+    names = [c.node for c in cands]
+    healthy = partners_of(first.matrix.nodes, first.figures,
+                          gross | set(names))
+    refs = refs_of(names, healthy, first.faults, first.topo)
+    # behind a cut trunk a node may have fewer than 2 clean partners that
+    # are not retested themselves: then its fellow candidates too (the
+    # halving tells a slow partner from its own link)
+    others = refs_of(names, partners_of(names, first.figures, gross),
+                     first.faults, first.topo)
+    for c in names:
+        if len(refs[c]) < 2:
+            refs[c] += [o for o in others[c] if o != c]
+    decided = {}
+    for c in cands:
+        if len(refs[c.node]) < 2:
+            decided[c.node] = _untested(
+                c, f'fewer than 2 healthy partners whose pairs with it '
+                   f'cross nothing the fabric verdict named '
+                   f'({", ".join(refs[c.node]) or "none"})')
+    return [c for c in cands if c.node not in decided], refs, decided
+
+
+def _next_fits(left, last, the_plan, last_pairs):
+    """Whether the next round, as long as the last one per pair, fits."""
+    if left <= 0:
+        return False
+    return not last_pairs or last * len(the_plan.pairs) / last_pairs <= left
+
+
+# long: the adaptive loop: candidates, rounds until clear or the budget
+def retest(text: str, inputs: Mapping, launch: str, budget: float,
+           trials: int = TRIALS, log=None, clock=time.monotonic) -> Dict:
+    """Retest the job's candidates; the result as written to the JSON file
+    the check reads (``decisions``: one per candidate). Every node link
+    the first round names is retested, gross or not, with partners whose
+    pairs cross nothing else the fabric's verdict named; the launches stop
+    at ``budget`` seconds (a launch still running then is killed)."""
+    result = {'budget_s': budget, 'rounds': 0, 'elapsed_s': 0.0,
+              'decisions': [], 'notes': []}
+    t_first = clock()
+    first = first_round(text, inputs)
+    cands, refs, decided = _setup(first, inputs, result)
+    # the budget is the retests' (the first round's analysis is apart)
+    start = clock()
+    result['analysis_s'] = round(start - t_first, 1)
+    ratio = float(inputs.get('ratio', RATIO))
+    alpha = float(inputs.get('alpha', ALPHA))
+    ranks = {n: r for r, n in linkmatrix.labels(
+        cgoutput.parse(text).measurements).items()}
+    rounds: List[Dict[Pair, float]] = []
+    whole = plan([c.node for c in cands], refs)
+    open_ = {c.node: c for c in cands}
+    last, last_pairs = 0.0, 0
+    log = log or open(os.devnull, 'w')
+    while open_:
+        the_plan = plan(sorted(open_), refs)
+        left = budget - (clock() - start)
+        if not _next_fits(left, last, the_plan, last_pairs):
+            break
+        t0 = clock()
+        try:
+            rounds.append(_measure(launch, ranks, the_plan.pairs, trials,
+                                   log, timeout=left))
+        except (RuntimeError, subprocess.SubprocessError, OSError) as err:
+            result['notes'].append(str(err))
+            break
+        last, last_pairs = clock() - t0, len(the_plan.pairs)
+        for node in sorted(open_):
+            d = decide(rounds_of(rounds, node), open_[node], whole, ratio,
+                       alpha)
+            if d.status != 'open':
+                decided[node] = d
+                del open_[node]
+    for node, c in open_.items():
+        decided[node] = decide(rounds_of(rounds, node), c, whole, ratio,
+                               alpha, final=True)
+    result['rounds'] = len(rounds)
+    result['elapsed_s'] = round(clock() - start, 1)
+    result['decisions'] = [asdict(decided[n]) for n in sorted(decided)]
+    return result
+
+
+def rounds_of(rounds, node):
+    """The rounds that measured ``node`` (a node decided early is not
+    measured any more)."""
+    return [r for r in rounds if any(node in p for p in r)]
+
+
+#: what a first-round line stands on, when it does not say it
+FABRIC_BASIS = {True: 'fabric model', False: 'matrix median'}
+_FABRIC_LINE = re.compile(r'^(?:suspect node|suspect link|uplink|'
+                          r'miscabled node) \S+ on fabric ')
+
+
+def with_basis(line: str, tree: bool) -> str:
+    """``line`` saying which basis judged it: the per-link verdict's lines
+    say it already (its baseline, or its peers only); the fabric's are
+    judged against the fitted fabric model on a tree, the matrix median
+    when flat."""
+    if '[basis: ' in line or not _FABRIC_LINE.match(line):
+        return line         # a subclass's own verdict: its own words
+    return f'{line} [basis: {FABRIC_BASIS[bool(tree)]}]'
+
+
+# long: one branch per retest outcome of a named line, then of a
+# borderline candidate, each saying what became of it
+def apply(lines: List[str], result: Optional[Mapping], fabric: str,
+          cands: Optional[Sequence[Candidate]], tree: bool = False
+          ) -> Tuple[List[str], List[str]]:
+    """The verdict lines after the retest, and the notes to log.
+
+    ``lines``: the first round's lines (the fabric's and the per-link
+    verdict's); ``result``: the driver's result (None: none was written);
+    ``cands``: what the retest had to decide (:func:`retest_candidates`;
+    None: no retest, its budget is 0). A named node link the retest
+    cleared is dropped (logged); a confirmed one keeps its line with the
+    retest's confidence; one the retest could not decide (inconclusive
+    within the budget, or not retested) keeps its line saying why: the
+    gate does not pass what it could not check. A borderline one becomes a
+    line when confirmed or undecided."""
+    out = [with_basis(ln, tree) for ln in lines]
+    if cands is None:
+        return out, ['no retest (its budget is 0): named node links stand '
+                     'on the first round']
+    by_node = {d['node']: d for d in (result or {}).get('decisions', [])}
+    notes = list((result or {}).get('notes', []))
+    why = '; '.join(notes) or ('no retest result' if result is None else
+                               'no decision')
+    lined = {node_link_of(ln) for ln in lines} - {None}
+    final = []
+    for ln in out:
+        node = node_link_of(ln)
+        d = by_node.get(node)
+        if node is None or node not in {c.node for c in cands}:
+            final.append(ln)
+        elif d is None:
+            final.append(f'{ln}; not retested: {why}')
+        elif d['status'] == 'healthy':
+            notes.append(f'{ln} -- {d["text"]}')
+        elif d['status'] == 'partner':
+            final.append(_partner_line(d, fabric))
+        else:               # slow, inconclusive, untested
+            final.append(f'{ln}; {d["text"]}')
+    head = 'slow node link {} on fabric ' + fabric + ': '
+    for c in cands:
+        if c.node in lined:
+            continue
+        d = by_node.get(c.node) or {'status': 'missing', 'text':
+                                     f'not retested: {why}'}
+        if d['status'] == 'partner':
+            final.append(_partner_line(d, fabric))
+        elif d['status'] == 'healthy':
+            notes.append(f'borderline node link {c.node} on fabric {fabric} '
+                         f'({c.first}): {d["text"]}')
+        else:
+            what = head if d['status'] == 'slow' else \
+                'undecided node link {} on fabric ' + fabric + ': '
+            final.append(what.format(c.node) + f'{d["text"]} (first round: '
+                         f'{c.first}, not named on its own)')
+    return final, notes
+
+
+def decided_all(result: Optional[Mapping],
+                cands: Optional[Sequence[Candidate]]) -> bool:
+    """Whether the retest ran and decided every candidate (slow, a
+    partner's, healthy, inconclusive within its budget, or untested for
+    want of clean partners): then a later run has nothing to add."""
+    if result is None or cands is None:
+        return False
+    done = {d['node'] for d in result.get('decisions', [])}
+    return {c.node for c in cands} <= done
+
+
+def _partner_line(d, fabric):
+    node, ends = d['node'], d['blamed']
+    arrow = '->' if d['direction'] == 'sent' else '<-'
+    return (f'slow link {node}{arrow}{",".join(ends)} on fabric {fabric}: '
+            f'{d["text"]}')
+
+
+def main(argv=None):
+    """``python -m clustergate.links.retest --output STDOUT --inputs JSON
+    --launch 'LAUNCH EXE --bytes B' --result JSON``: in the job script.
+    Always exits 0: the check judges what it wrote (or its absence)."""
+    ap = argparse.ArgumentParser(prog='clustergate.links.retest')
+    ap.add_argument('--output', required=True, help='the matrix output')
+    ap.add_argument('--inputs', required=True)
+    ap.add_argument('--launch', required=True)
+    ap.add_argument('--result', required=True)
+    ap.add_argument('--log', default=None, help='the retests\' CG lines')
+    ap.add_argument('--budget', type=float, default=BUDGET)
+    ap.add_argument('--trials', type=int, default=TRIALS)
+    args = ap.parse_args(argv)
+    try:
+        with open(args.output, errors='replace') as fp:
+            text = fp.read()
+        with open(args.inputs) as fp:
+            inputs = json.load(fp)
+        log = open(args.log, 'w') if args.log else None
+        result = retest(text, inputs, args.launch, args.budget, args.trials,
+                        log)
+        if log:
+            log.close()
+    except Exception as err:    # noqa: BLE001 (the job must go on)
+        result = {'budget_s': args.budget, 'rounds': 0, 'decisions': [],
+                  'notes': [f'retest failed: {type(err).__name__}: {err}']}
+    with open(args.result, 'w') as fp:
+        json.dump(result, fp, indent=1)
+    for d in result.get('decisions', []):
+        print(f'linkretest: {d["node"]} {d["status"]}: {d["text"]}',
+              file=sys.stderr)
+    for n in result.get('notes', []):
+        print(f'linkretest: {n}', file=sys.stderr)
+    return 0
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())

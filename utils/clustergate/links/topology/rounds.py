@@ -1,0 +1,172 @@
+"""Rounds of concurrent flows: from the measurements of ``cg_linkmatrix``,
+and generated patterns for a given topology.
+
+A round is the set of flows that ran at the same time, each with its
+measured rate (MB/s, the pair's fastest trial as in
+:mod:`clustergate.links.matrix`). ``cg_linkmatrix`` prints one line per flow
+with ``round=<k>``; the mutual round k = N/2 (N even) runs in two halves,
+one direction each: lines with a ``half=<h>`` field are grouped by
+``(round, half)``; without it, the halves of round N/2 are told apart the
+way ``cg_linkmatrix`` orders them (half 0: the lower rank sends). Any
+other ``round=`` label (e.g. ``round=X3`` of an extra pattern) is one
+concurrent round of its own.
+
+Patterns for large fabrics (:func:`leaf_rounds`), one message per flow,
+every node sending one flow and receiving one per round:
+
+* ``I<k>`` intra-leaf shift: node i of each leaf sends to node i+k of the
+  *same* leaf (all leaves at once). No trunk is used: every flow should run
+  at its node link's rate. Exposes slow node links; it is the "within
+  switch" reference of the uplink verdict.
+* ``X<j>`` leaf shift: node i of leaf A sends to node i of leaf A+j. Every
+  flow crosses the spine, every trunk carries one flow per node of its
+  leaf in each direction: a trunk cut shows on all its leaf's flows, and
+  over the rounds j = 1..L-1 each leaf sends to every other leaf. A node
+  miscabled to leaf B runs *faster* than predicted in the round where its
+  partner is on B (there, its flow stays inside B).
+* ``C<b><v>`` contrast: leaves whose index has bit b equal to v send
+  across (leaf shift within that set), the others run an intra-leaf shift.
+  A node declared on an intra leaf A but cabled to a crossing leaf B then
+  sends and receives through B's saturated trunk instead of staying in A:
+  it runs at the trunk share (1/oversubscription), predicted full rate.
+  Over all bits b and v = 0, 1 every pair of leaves (A, B) has a round
+  with A intra and B crossing, so every miscabling is seen twice at least.
+
+These need a trunk that is oversubscribed by the pattern (trunk rate
+below the sum of the node links under it): in a non-blocking tree a
+single miscabled node costs at most 1/(nodes per leaf) of any flow and is
+not visible in bandwidth at all.
+"""
+
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from .model import Topology
+
+Flow = Tuple[str, str]
+
+
+@dataclass
+class Round:
+    """Concurrent flows, and their measured rates when measured."""
+
+    label: str
+    flows: List[Flow]
+    measured: Optional[List[float]] = None
+
+    def __len__(self):
+        return len(self.flows)
+
+
+def _node_names(lines):
+    names = {}
+    for m in lines:
+        names[int(m['src_rank'])] = str(m['src'])
+        names[int(m['dst_rank'])] = str(m['dst'])
+    counts: Dict[str, int] = {}
+    for n in names.values():
+        counts[n] = counts.get(n, 0) + 1
+    return {r: (n if counts[n] == 1 else f'{n}#{r}')
+            for r, n in names.items()}
+
+
+def rounds_from_measurements(measurements, split: bool = True) -> List[Round]:
+    """Rounds of the ``linkmatrix`` CG lines (:mod:`clustergate.parsers.cgoutput`),
+    each flow at its fastest trial (see the module doc for the halves;
+    ``split=False`` for output of ``cg_linkmatrix --no-split``)."""
+    lines = [m for m in measurements if m.pattern == 'linkmatrix']
+    label = _node_names(lines)
+    groups: Dict[Tuple, Round] = {}
+    for m in lines:
+        k = m.fields.get('round')
+        half = m.fields.get('half')
+        ranks = m.fields.get('ranks')
+        src, dst = int(m['src_rank']), int(m['dst_rank'])
+        if half is None and split and isinstance(k, int) and ranks and \
+                2 * k == int(ranks):
+            half = 0 if src < dst else 1
+        key = (str(k), '' if half is None else str(half))
+        label_text = key[0] + ('' if half is None else f'.{half}')
+        r = groups.setdefault(key, Round(label_text, [], []))
+        value = m.best_bandwidth()
+        if value is None:
+            continue
+        r.flows.append((label[src], label[dst]))
+        r.measured.append(float(value))
+
+    def order(key):
+        k, h = key
+        return (0, int(k), h) if k.lstrip('-').isdigit() else (1, k, h)
+
+    return [groups[k] for k in sorted(groups, key=order)]
+
+
+def shift_rounds(nodes: Sequence[str], split: bool = True) -> List[Round]:
+    """The N-1 shift rounds of ``cg_linkmatrix`` (the mutual round N/2
+    in two halves unless ``split`` is false)."""
+    n = len(nodes)
+    out = []
+    for k in range(1, n):
+        flows = [(nodes[r], nodes[(r + k) % n]) for r in range(n)]
+        if split and 2 * k == n:
+            out.append(Round(f'{k}.0', [(a, b) for a, b in flows
+                                        if nodes.index(a) < nodes.index(b)]))
+            out.append(Round(f'{k}.1', [(a, b) for a, b in flows
+                                        if nodes.index(a) > nodes.index(b)]))
+        else:
+            out.append(Round(str(k), flows))
+    return out
+
+
+def _groups(topology: Topology) -> List[List[str]]:
+    return [topology.nodes_of(s) for s in topology.leaves]
+
+
+def intra_round(groups, k) -> List[Flow]:
+    flows = []
+    for g in groups:
+        if len(g) > 1 and k % len(g):
+            flows += [(g[i], g[(i + k) % len(g)]) for i in range(len(g))]
+    return flows
+
+
+def cross_round(groups, j) -> List[Flow]:
+    flows = []
+    L = len(groups)
+    for a in range(L):
+        src, dst = groups[a], groups[(a + j) % L]
+        if src is dst:
+            continue
+        # node i -> node i of the target leaf (wrapping when sizes differ)
+        flows += [(src[i], dst[i % len(dst)]) for i in range(len(src))]
+    return flows
+
+
+def leaf_rounds(topology: Topology, intra: Optional[Sequence[int]] = None,
+                cross: Optional[Sequence[int]] = None,
+                contrast: bool = True) -> List[Round]:
+    """Patterns of the module doc for ``topology``'s leaves: intra-leaf
+    shifts ``intra`` (default: 1 and half a leaf), leaf shifts ``cross``
+    (default: all, 1..L-1) and the contrast rounds."""
+    groups = _groups(topology)
+    L = len(groups)
+    size = max(len(g) for g in groups)
+    if intra is None:
+        intra = sorted({1, max(1, size // 2)})
+    if cross is None:
+        cross = range(1, L)
+    out = [Round(f'I{k}', intra_round(groups, k)) for k in intra]
+    out += [Round(f'X{j}', cross_round(groups, j)) for j in cross]
+    if contrast and L >= 2:
+        bits = max(1, (L - 1).bit_length())
+        for b in range(bits):
+            for v in (0, 1):
+                across = [g for i, g in enumerate(groups) if (i >> b) & 1 == v]
+                inside = [g for i, g in enumerate(groups) if (i >> b) & 1 != v]
+                flows = intra_round(inside, 1)
+                if len(across) >= 2:
+                    flows += cross_round(across, 1)
+                else:
+                    flows += intra_round(across, 1)
+                out.append(Round(f'C{b}{v}', flows))
+    return [r for r in out if r.flows]

@@ -1,0 +1,773 @@
+"""The verdict page of ``clustergate report`` (see :mod:`clustergate.commands.report`
+for what it shows): samples and outcomes read from perflogs, the results
+database or JSON reports, the figures (matplotlib) and the HTML page.
+"""
+
+import datetime as dt
+import glob
+import math
+import os
+import re
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence
+
+from clustergate.refs import baseline
+from clustergate.report import fabricsvg
+from clustergate.results import history
+from clustergate.links import matrix as linkmatrix
+from clustergate.refs import references
+
+#: perflog samples carry no session id: samples further apart than this
+#: belong to different sessions (a night's run has no such gap)
+SESSION_GAP_S = 3600
+
+
+def pyplot():
+    """matplotlib.pyplot on the Agg backend (no display); imported on
+    first use: the report extra is optional."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def _slug(text):
+    return re.sub(r'[^A-Za-z0-9_.-]+', '_', text).strip('_')[:120]
+
+
+def _axes(point):
+    return references.parse_axes(point) if point != '*' else {}
+
+
+# -- data ------------------------------------------------------------------
+
+def load_samples(perflogs=(), db=None,
+                 json_reports=()) -> List[baseline.Sample]:
+    return baseline.load_samples(db, json_reports, perflogs)
+
+
+@dataclass
+class Outcome:
+    """One test case of one session that did not pass."""
+
+    name: str
+    where: str          # system:partition+environ
+    result: str         # 'fail', 'abort', 'fail_deps'
+    phase: str
+    reason: str
+    time: float
+    session: str
+
+
+def _report_outcomes(report) -> List[Outcome]:
+    uuid = report.get('session_info', {}).get('uuid', '?')
+    runs = report.get('runs', [])
+    last = {}
+    # a retried case counts by its last attempt (ReFrame's own rule)
+    for run in runs:
+        for tc in run.get('testcases', []):
+            last[(tc.get('name'), tc.get('system'), tc.get('partition'),
+                  tc.get('environ'))] = tc
+
+    out = []
+    for tc in last.values():
+        if tc.get('result') not in ('fail', 'abort', 'fail_deps'):
+            continue
+
+        # every line: the first is often only 'performance error:', the
+        # figures (latency=12420 us, expected 7821) are on the next ones
+        reason = [' '.join((tc.get('fail_reason') or '').split())]
+        # a sentinel (run every night by the rotation) says so
+        mark = ' [sentinel]' if 'sentinel' in (tc.get('tags') or ()) else ''
+        out.append(Outcome(
+            (tc.get('display_name') or tc.get('name', '?')) + mark,
+            f'{tc.get("system")}:{tc.get("partition")}+{tc.get("environ")}',
+            tc['result'], tc.get('fail_phase') or '',
+            reason[0] if reason else '',
+            float(tc.get('job_completion_time_unix') or
+                  report.get('session_info', {}).get('time_end_unix') or 0),
+            uuid))
+
+    return out
+
+
+def _reports(db=None, json_reports=()) -> List[Dict]:
+    """Every run report of the results database and the JSON files."""
+    reports = []
+    if db:
+        reports += baseline.results_db_reports(db)
+
+    for path in json_reports or ():
+        with open(path) as fp:
+            reports.append(__import__('json').load(fp))
+
+    return reports
+
+
+def load_outcomes(db=None, json_reports=()) -> Optional[List[Outcome]]:
+    """Failed test cases of the latest session of the results database and
+    JSON reports; None when there is no such source (perflogs hold only
+    measurements)."""
+    reports = _reports(db, json_reports)
+    if not reports:
+        return None
+
+    latest = max(reports, key=lambda r: r.get('session_info', {})
+                 .get('time_end_unix') or 0)
+    return _report_outcomes(latest)
+
+
+def matrix_verdicts(db=None, json_reports=()) -> Dict[str, Dict]:
+    """The LinkMatrix check's own verdict per directory its matrix was kept
+    in (stage and output directory of each test case): the check judges the
+    matrix against the declared switch tree when there is one, which the
+    flat ratio to the median cannot (on an oversubscribed tree every
+    cross-switch flow is "slow" against the median)."""
+    out = {}
+    for report in _reports(db, json_reports):
+        for run in report.get('runs', []):
+            for tc in run.get('testcases', []):
+                # LinkMatrix, and LeafSpanLinkMatrix (the ci's span of a tree)
+                if not (tc.get('name') or '?').split()[0].endswith(
+                        'LinkMatrix'):
+                    continue
+
+                seen = {'result': tc.get('result'),
+                        'phase': tc.get('fail_phase') or '',
+                        'reason': (tc.get('fail_reason') or '').strip()}
+                for d in (tc.get('stagedir'), tc.get('outputdir')):
+                    if d:
+                        out[os.path.normpath(d)] = seen
+
+    return out
+
+
+def _by_run_and_key(samples):
+    """Latest run's sample per key, and all samples per key (by time)."""
+    groups = {}
+    for s in samples:
+        groups.setdefault(s.key, []).append(s)
+
+    for g in groups.values():
+        g.sort(key=lambda s: s.time)
+
+    return groups
+
+
+def status(s: baseline.Sample) -> str:
+    """'ok', 'out of reference' or 'no reference' of one sample."""
+    if references.status_of(s.ref, s.lower, s.upper) == \
+            references.NO_REFERENCE:
+        return references.NO_REFERENCE
+
+    lo = s.ref * (1 + s.lower) if s.lower is not None else None
+    hi = s.ref * (1 + s.upper) if s.upper is not None else None
+    if (lo is not None and s.value < lo) or (hi is not None and s.value > hi):
+        return 'out of reference'
+
+    return 'ok'
+
+
+def band(s: baseline.Sample):
+    if s.ref in (None, 0):
+        return None, None
+
+    lo = s.ref * (1 + s.lower) if s.lower is not None else None
+    hi = s.ref * (1 + s.upper) if s.upper is not None else None
+    return lo, hi
+
+
+@dataclass
+class Deviation:
+    """A latest value out of its reference, and which way."""
+
+    key: baseline.Key
+    value: float
+    ref: float
+    unit: Optional[str]
+    deviation: Optional[float]  # value / ref - 1 (None: reference 0)
+    kind: str               # 'regression' or 'better than reference'
+
+
+def deviations(groups) -> List[Deviation]:
+    """Latest values out of their reference, regressions first (largest
+    first). A value far on the *good* side is listed apart: a network
+    figure that suddenly doubles most likely went through shared memory."""
+    out = []
+    for key, ss in groups.items():
+        s = ss[-1]
+        if status(s) != 'out of reference':
+            continue
+
+        # a bound of 0 (the link matrix's ``faults``: no verdict expected)
+        # has no relative deviation: shown as the value against 0
+        dev = s.value / s.ref - 1 if s.ref else None
+        delta = dev if dev is not None else s.value - s.ref
+        good = {'lower': delta < 0, 'higher': delta > 0}.get(
+            baseline.direction(key.check, key.metric), False)
+        out.append(Deviation(key, s.value, s.ref, s.unit, dev,
+                             'better than reference' if good
+                             else 'regression'))
+
+    return sorted(out, key=lambda d: (
+        d.kind != 'regression',
+        -abs(d.deviation) if d.deviation is not None else -math.inf,
+        d.key.label()))
+
+
+@dataclass
+class Verdict:
+    """What the page says first."""
+
+    failures: Optional[List[Outcome]]   # None: no source of test results
+    deviations: List[Deviation]
+    changes: List[history.Finding]
+    metrics: int
+    referenced: int
+
+    @property
+    def red(self) -> bool:
+        return bool(self.failures) or any(
+            d.kind == 'regression' for d in self.deviations) or any(
+            c.band == 'fail' for c in self.changes)
+
+    @property
+    def unchecked(self) -> int:
+        """Metrics measured with no reference: run and logged, not
+        judged."""
+        return self.metrics - self.referenced
+
+    @property
+    def word(self) -> str:
+        """RED; UNCHECKED when there was nothing to be red about and no
+        metric was judged against a reference (green would claim a check
+        that did not happen); else GREEN."""
+        if self.red:
+            return 'RED'
+
+        if not self.referenced and (self.metrics or self.failures is None):
+            return 'UNCHECKED'
+
+        return 'GREEN'
+
+    def counts(self) -> str:
+        """'12 of 511 metric(s) judged against a reference, 499 with no
+        reference (run and logged, not checked)'."""
+        return (f'{self.referenced} of {self.metrics} metric(s) judged '
+                f'against a reference, {self.unchecked} with no reference '
+                f'(run and logged, not checked)')
+
+    def headline(self) -> str:
+        """The verdict in one line: the word, what failed, what was judged
+        and what was not (the terminal, the page and JUnit say it
+        alike)."""
+        tests = (f'{len(self.failures)} failed test case(s)'
+                 if self.failures is not None
+                 else 'no test results read (perflogs only)')
+        worse = sum(1 for d in self.deviations if d.kind == 'regression')
+        if self.word == 'UNCHECKED':
+            return (f'UNCHECKED: no metric was judged: none of the '
+                    f'{self.metrics} metric(s) measured has a reference; '
+                    f'{tests} (write references: clustergate baseline)')
+
+        return (f'{self.word}: {tests}, {worse} metric(s) out of reference '
+                f'the worse way, {len(self.changes)} change point(s) across '
+                f'runs; {self.counts()}')
+
+    def empty_reasons(self) -> Dict[str, str]:
+        """Why each empty section is empty."""
+        why = {}
+        if self.failures is None:
+            why['failures'] = ('no test results read: perflogs hold only '
+                               'measurements (give --db or --json)')
+        elif not self.failures:
+            why['failures'] = 'none: every test case of the latest ' \
+                              'session passed or was skipped'
+        if not self.deviations:
+            why['deviations'] = (
+                'none: no metric has a reference' if not self.referenced
+                else f'none: all {self.referenced} metric(s) with a '
+                     f'reference are within it')
+        if not self.changes:
+            why['changes'] = (f'none in {self.metrics} metric(s): every '
+                              f'history is within its noise (or has fewer '
+                              f'than 4 runs)')
+        return why
+
+
+def verdict(samples, outcomes=None) -> Verdict:
+    groups = _by_run_and_key(samples)
+    referenced = sum(1 for ss in groups.values()
+                     if status(ss[-1]) != references.NO_REFERENCE)
+    changes = [c for c in history.analyse(samples)
+               if c.band != 'improvement']
+    return Verdict(outcomes, deviations(groups), changes, len(groups),
+                   referenced)
+
+
+def _case(suite, classname, name, kind=None, message=''):
+    from xml.etree import ElementTree as ET
+
+    case = ET.SubElement(suite, 'testcase', classname=classname, name=name)
+    if kind:
+        ET.SubElement(case, kind, message=message).text = message
+    return case
+
+
+def junit(ver: Verdict) -> str:
+    """The verdict as a JUnit file: a ``verdict`` case (failed when RED,
+    skipped when UNCHECKED) whose message is the headline, a failed case
+    per failed test and per regression, a skipped case counting the
+    metrics with no reference; the counts as properties."""
+    from xml.etree import ElementTree as ET
+
+    root = ET.Element('testsuites')
+    suite = ET.SubElement(root, 'testsuite', name='clustergate verdict')
+    props = ET.SubElement(suite, 'properties')
+    for name, value in (('verdict', ver.word), ('metrics', ver.metrics),
+                        ('judged', ver.referenced),
+                        ('no_reference', ver.unchecked),
+                        ('failed_tests', '' if ver.failures is None
+                         else len(ver.failures))):
+        ET.SubElement(props, 'property', name=name, value=str(value))
+
+    kind = {'RED': 'failure', 'UNCHECKED': 'skipped'}.get(ver.word)
+    _case(suite, 'clustergate', 'verdict', kind, ver.headline())
+    for f in ver.failures or ():
+        _case(suite, 'clustergate.failed', f'{f.name} {f.where}', 'failure',
+              f'{f.result} in {f.phase or "?"}: {f.reason}')
+    for d in ver.deviations:
+        if d.kind == 'regression':
+            dev = '' if d.deviation is None else f' ({100 * d.deviation:+.1f} %)'
+            _case(suite, 'clustergate.regression', d.key.label(), 'failure',
+                  f'{d.value:g} {d.unit or ""} against {d.ref:g}{dev}')
+    if ver.unchecked:
+        _case(suite, 'clustergate', 'metrics with no reference', 'skipped',
+              f'{ver.unchecked} of {ver.metrics} metric(s) have no '
+              f'reference: run and logged, not checked')
+
+    cases = suite.findall('testcase')
+    suite.set('tests', str(len(cases)))
+    suite.set('failures', str(sum(1 for c in cases if c.find('failure')
+                                  is not None)))
+    suite.set('skipped', str(sum(1 for c in cases if c.find('skipped')
+                                 is not None)))
+    return ET.tostring(root, encoding='unicode')
+
+
+# -- figures ---------------------------------------------------------------
+
+def _latest_value(ss):
+    return ss[-1].value
+
+
+def _session(sample: baseline.Sample) -> str:
+    """Session id of a sample of a results DB or JSON report, '' for a
+    perflog sample (job@time)."""
+    return sample.run.split(':')[0] if '@' not in sample.run else ''
+
+
+def latest_session(
+        samples: Sequence[baseline.Sample]) -> List[baseline.Sample]:
+    """The samples of the most recent session: by session id where the
+    source has one, else the samples after the last gap of more than
+    SESSION_GAP_S (perflogs), so that a figure never mixes two runs."""
+    if not samples:
+        return []
+
+    newest = max(samples, key=lambda s: s.time)
+    if _session(newest):
+        return [s for s in samples if _session(s) == _session(newest)]
+
+    times = sorted(s.time for s in samples)
+    start = times[0]
+    for a, b in zip(times, times[1:]):
+        if b - a > SESSION_GAP_S:
+            start = b
+
+    return [s for s in samples if s.time >= start]
+
+
+def _size_series(groups):
+    """{(system, partition, check): {metric: {label: [(size, value)]}}} of
+    the latency and bandwidth of the latest session, one label per MPI,
+    interconnect and scale."""
+    series = {}
+    by_check = {}
+    for key, ss in groups.items():
+        by_check.setdefault((key.system, key.partition, key.check),
+                            []).extend(ss)
+    latest = {k: {id(s) for s in latest_session(v)}
+              for k, v in by_check.items()}
+    for key, all_ss in groups.items():
+        ss = [s for s in all_ss if id(s) in
+              latest[(key.system, key.partition, key.check)]]
+        if not ss:
+            continue
+
+        ax = _axes(key.point)
+        if 'msg_bytes' not in ax or key.metric not in ('latency',
+                                                        'bandwidth'):
+            continue
+
+        try:
+            size = float(ax['msg_bytes'])
+        except ValueError:
+            continue
+
+        if size <= 0:
+            continue
+
+        label = (f'{ax.get("environ", "?")} {ax.get("interconnect", "?")} '
+                 f'{ax.get("num_nodes", "?")}n x {ax.get("ppn", "?")}ppn')
+        series.setdefault((key.system, key.partition, key.check), {}) \
+            .setdefault(key.metric, {}).setdefault(label, []) \
+            .append((size, _latest_value(ss)))
+
+    return series
+
+
+#: line styles cycled with the colours: with many lines (MPI x fabric x
+#: scale) colours repeat and some cannot be told apart without colour vision
+_MARKERS = 'os^vD<>px*'
+_DASHES = ('-', '--', ':', '-.')
+
+
+def _size_lines(ax, lines, ylabel, title):
+    """One line per label of ``lines`` (label -> [(size, value)]) against
+    the message size on a log axis; the legend outside the axes (a dozen
+    labels inside hid the data)."""
+    for i, (label, pts) in enumerate(sorted(lines.items())):
+        pts = sorted(pts)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts],
+                marker=_MARKERS[i % len(_MARKERS)],
+                ls=_DASHES[(i // 10) % len(_DASHES)], label=label,
+                markersize=4)
+
+    ax.set_xscale('log')
+    ax.set_xlabel('message size (B)')
+    ax.set_ylabel(ylabel)
+    ax.grid(True, which='both', alpha=0.3)
+    ax.legend(fontsize=7, loc='upper left', bbox_to_anchor=(1.01, 1.0),
+              borderaxespad=0)
+    ax.set_title(title, fontsize=10)
+
+
+def _saved(plt, fig, outdir, name_parts, title) -> Dict:
+    """Writes ``fig`` as ``<kind>_<system>_<partition>_<check>.png``
+    (``name_parts``) in ``outdir``: its entry in the page."""
+    fig.tight_layout()
+    name = '_'.join([name_parts[0]] + [_slug(p) for p in name_parts[1:]])
+    name += '.png'
+    fig.savefig(os.path.join(outdir, name), dpi=100)
+    plt.close(fig)
+    return {'file': name, 'title': title}
+
+
+def size_figures(groups, outdir) -> List[Dict]:
+    """Latency and bandwidth vs message size per check (log-log), of one
+    session: a line joins the points of one MPI, interconnect and scale."""
+    plt = pyplot()
+    series = _size_series(groups)
+    figs = []
+    for (system, part, check), metrics in sorted(series.items()):
+        names = [m for m in ('latency', 'bandwidth') if m in metrics]
+        # one above the other, legends on the right: side by side, two
+        # 6-inch panels were shrunk to half their size on the page
+        fig, axs = plt.subplots(len(names), 1,
+                                figsize=(9.5, 3.8 * len(names)),
+                                squeeze=False)
+        for ax, metric in zip(axs[:, 0], names):
+            _size_lines(ax, metrics[metric],
+                        'latency (us)' if metric == 'latency'
+                        else 'bandwidth (MB/s)', f'{check} {metric}')
+            ax.set_yscale('log')
+
+        fig.suptitle(f'{system}:{part} {check}: {" and ".join(names)} vs '
+                     f'message size (latest session)', fontsize=10)
+        figs.append(dict(_saved(plt, fig, outdir,
+                                ('size', system, part, check),
+                                f'{check} vs message size ({system}:'
+                                f'{part})'), wide=True))
+
+    return figs
+
+
+def ppn_ratio_figures(groups, outdir) -> List[Dict]:
+    """(k ppn)/(1 ppn) of the latency (time) at equal nodes, interconnect
+    and size."""
+    plt = pyplot()
+    values = {}
+    for key, ss in groups.items():
+        if key.metric != 'latency':
+            continue
+
+        ax = _axes(key.point)
+        if 'ppn' not in ax:
+            continue
+
+        rest = {k: v for k, v in ax.items() if k != 'ppn'}
+        values.setdefault((key.system, key.partition, key.check), {})[
+            (references.format_axes(rest), int(ax['ppn']))] = \
+            _latest_value(ss)
+
+    figs = []
+    for (system, part, check), vals in sorted(values.items()):
+        lines = {}
+        for (rest, k), v in vals.items():
+            one = vals.get((rest, 1))
+            if k == 1 or not one:
+                continue
+
+            r = _axes(rest)
+            size = float(r.get('msg_bytes', 0) or 0)
+            label = (f'{r.get("environ", "?")} {r.get("interconnect", "?")} '
+                     f'{r.get("num_nodes", "?")}n, {k} ppn / 1 ppn')
+            lines.setdefault(label, []).append((size, v / one))
+
+        if not lines:
+            continue
+
+        fig, ax = plt.subplots(figsize=(6.5, 4.2))
+        # 0 B on a log axis: drawn at 1 B
+        _size_lines(ax, {label: [(max(x, 1), y) for x, y in pts]
+                         for label, pts in lines.items()},
+                    'time ratio (k ppn) / (1 ppn)',
+                    f'{system}:{part} {check}: (k ppn)/(1 ppn)')
+        ax.axhline(1.0, color='grey', lw=0.8)
+        figs.append(_saved(plt, fig, outdir, ('ppn', system, part, check),
+                           f'{check}: (k ppn)/(1 ppn) ({system}:{part})'))
+
+    return figs
+
+
+def find_matrices(dirs: Sequence[str]) -> Dict[str, str]:
+    """Latest ``linkmatrix_<fabric>.csv`` per system/partition/fabric
+    below ReFrame output (or stage) directories."""
+    found = {}
+    for d in dirs:
+        for path in glob.glob(os.path.join(d, '**', 'linkmatrix_*.csv'),
+                              recursive=True):
+            parts = os.path.normpath(path).split(os.sep)
+            fabric = os.path.basename(path)[len('linkmatrix_'):-4]
+            # <prefix>/<system>/<partition>/<environ>/<test>/file
+            where = '/'.join(parts[-5:-3]) if len(parts) >= 5 else '?'
+            label = f'{where} {fabric}'
+            if label not in found or \
+                    os.path.getmtime(path) > os.path.getmtime(found[label]):
+                found[label] = path
+
+    return found
+
+
+def _matrix_caption(path, analysis, verdicts):
+    """(caption, bad) of a matrix: the check's verdict where the run report
+    has it, else the flat analysis (ratio to the median, no topology)."""
+    seen = verdicts.get(os.path.dirname(os.path.abspath(path)))
+    flat = f'ratio to the median, no topology: {analysis.summary()}'
+    if seen is None:
+        return flat, not analysis.healthy
+
+    if seen['result'] == 'pass':
+        return ('LinkMatrix passed: no fault named (its verdict on the '
+                'declared topology, or the flat matrix where none is '
+                'declared)'), False
+
+    return (f'LinkMatrix failed in {seen["phase"] or "?"}: '
+            f'{seen["reason"]}'), True
+
+
+def matrix_figures(dirs, outdir, fraction=linkmatrix.DEFAULT_FRACTION,
+                   verdicts=None):
+    figs = []
+    for label, path in sorted(find_matrices(dirs).items()):
+        mat = linkmatrix.read_csv(path)
+        fabric = label.split()[-1]
+        analysis = linkmatrix.analyse(mat, fraction, fabric)
+        when = dt.datetime.fromtimestamp(os.path.getmtime(path),
+                                         dt.timezone.utc)
+        name = f'linkmatrix_{_slug(label)}.png'
+        linkmatrix.heatmap(mat, os.path.join(outdir, name),
+                           f'{label}: link matrix (MB/s), '
+                           f'{when:%Y-%m-%d %H:%M} UTC', fraction, analysis)
+        text, bad = _matrix_caption(path, analysis, verdicts or {})
+        figs.append({'file': name, 'title': f'link matrix {label}',
+                     'text': text, 'bad': bad})
+        where = os.path.dirname(os.path.abspath(path))
+        figs.append(fabricsvg.figure(where, fabric, label,
+                                     (verdicts or {}).get(where)))
+
+    return figs
+
+
+def trend_figures(groups, outdir, max_figures=40,
+                  changes: Sequence[history.Finding] = ()) -> List[Dict]:
+    """Value over time with the reference band and the change points, for
+    metrics that have a reference or a change point."""
+    plt = pyplot()
+    found = history.by_key(changes)
+    keys = [k for k, ss in groups.items()
+            if (status(ss[-1]) != references.NO_REFERENCE or k in found)
+            and len(ss) > 1]
+    single = sum(1 for k, ss in groups.items() if len(ss) == 1 and
+                 status(ss[-1]) != references.NO_REFERENCE)
+    # changed metrics first: they are what the reader came for
+    keys.sort(key=lambda k: (k not in found, k.label()))
+    figs = []
+    for key in keys[:max_figures]:
+        figs.append(_trend_figure(plt, key, groups[key], found.get(key, []),
+                                  outdir))
+
+    if len(keys) > max_figures:
+        figs.append({'file': None, 'title': f'{len(keys) - max_figures} '
+                     f'more trend(s) not drawn (--max-trends)'})
+    if single:
+        figs.append({'file': None, 'title': f'{single} metric(s) with a '
+                     f'reference have a single run: no trend to draw (their '
+                     f'value is in the table below)'})
+
+    return figs
+
+
+def _trend_figure(plt, key, ss, changes, outdir) -> Dict:
+    fig, ax = plt.subplots(figsize=(6.5, 3.2))
+    times = [dt.datetime.fromtimestamp(s.time, dt.timezone.utc) for s in ss]
+    vals = [s.value for s in ss]
+    ax.plot(times, vals, '-', color='#0072B2', lw=1)
+    bad = [status(s) == 'out of reference' for s in ss]
+    # Okabe-Ito blue / vermillion, squares for out of reference: readable
+    # without colour
+    ax.scatter([t for t, b in zip(times, bad) if not b],
+               [v for v, b in zip(vals, bad) if not b], color='#0072B2',
+               s=18, zorder=3, label='within reference')
+    if any(bad):
+        ax.scatter([t for t, b in zip(times, bad) if b],
+                   [v for v, b in zip(vals, bad) if b], color='#D55E00',
+                   marker='s', s=24, zorder=3, label='out of reference')
+    lo, hi = band(ss[-1])
+    ref = ss[-1].ref
+    ymin = min(vals + [v for v in (lo, ref) if v])
+    ymax = max(vals + [v for v in (hi, ref) if v])
+    pad = 0.1 * (ymax - ymin or abs(ymax) or 1)
+    if ref:
+        ax.axhline(ref, color='#009E73', lw=0.8, ls='--', label='reference')
+        ax.axhspan(lo if lo is not None else ymin - pad,
+                   hi if hi is not None else ymax + pad,
+                   color='#009E73', alpha=0.12, label='accepted band')
+    for i, c in enumerate(changes):
+        ax.axvline(dt.datetime.fromtimestamp(c.time, dt.timezone.utc),
+                   color='#CC79A7', lw=1.5, ls=':',
+                   label='change point' if i == 0 else None)
+    ax.set_ylim(ymin - pad, ymax + pad)
+    ax.set_ylabel(f'{key.metric} ({ss[-1].unit or ""})')
+    ax.set_xlabel('job completion (UTC)')
+    ax.set_title(f'{key.check} [{key.point}] {key.metric}', fontsize=8)
+    ax.legend(fontsize=7, loc='best')
+    ax.grid(True, alpha=0.3)
+    fig.autofmt_xdate()
+    fig.tight_layout()
+    name = f'trend_{_slug(key.system)}_{_slug(key.check)}_' \
+           f'{_slug(key.point)}_{_slug(key.metric)}.png'
+    fig.savefig(os.path.join(outdir, name), dpi=90)
+    plt.close(fig)
+    return {'file': name, 'title': key.label(),
+            # the findings name the metric already: its label once
+            'text': '; '.join(c.message() for c in changes) or key.label(),
+            'bad': status(ss[-1]) == 'out of reference' or bool(changes)}
+
+
+# -- page ------------------------------------------------------------------
+
+def _utc(t):
+    return dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime(
+        '%Y-%m-%d %H:%M')
+
+
+def _number(value):
+    """A table cell: 4 significant digits, empty for no value."""
+    return '' if value is None else f'{value:.4g}'
+
+
+def _rows(groups):
+    """Rows of the table of latest values, and the status counts."""
+    rows = []
+    counts = {'ok': 0, 'out of reference': 0, references.NO_REFERENCE: 0}
+    for key in sorted(groups, key=lambda k: k.label()):
+        latest = groups[key][-1]
+        verdict = status(latest)
+        counts[verdict] += 1
+        lo, hi = band(latest)
+        rows.append({
+            'key': key, 'value': _number(latest.value),
+            'unit': latest.unit or '',
+            'ref': (_number(latest.ref)
+                    if verdict != references.NO_REFERENCE else ''),
+            'band': f'{_number(lo)} .. {_number(hi)}', 'status': verdict,
+            'cls': {'ok': 'ok', 'out of reference': 'bad'}.get(verdict,
+                                                                'noref'),
+            'runs': len(groups[key]), 'when': _utc(latest.time),
+        })
+
+    summary = (f'{counts["ok"]} within reference, '
+               f'{counts["out of reference"]} out of reference, '
+               f'{counts[references.NO_REFERENCE]} with no reference '
+               f'(run and logged, not checked)')
+    return rows, summary
+
+
+#: why a figure section can be empty
+_EMPTY_FIGURES = {
+    'Latency and bandwidth vs message size':
+        'no metric of these runs has a message size (msg_bytes)',
+    '(k ppn) / (1 ppn) ratios':
+        'no latency measured at 1 ppn and at more than 1 ppn on the same '
+        'nodes, interconnect and size',
+    'Link matrices': 'no linkmatrix_<fabric>.csv below --matrices',
+    'Trends with reference bands and change points':
+        'no metric has a reference or a change point',
+}
+
+
+def render(samples, outdir, matrix_dirs=(), max_trends=40,
+           title='clustergate report', outcomes=None,
+           verdicts=None, ver=None) -> str:
+    """Write the figures and ``index.html`` to ``outdir``; return the
+    page's path. ``outcomes``: failed test cases (:func:`load_outcomes`),
+    None when the sources hold no test results; ``verdicts``: the
+    LinkMatrix check's verdict per matrix directory
+    (:func:`matrix_verdicts`); ``ver``: the :class:`Verdict` if the caller
+    has it."""
+    import jinja2
+
+    os.makedirs(outdir, exist_ok=True)
+    groups = _by_run_and_key(samples)
+    ver = ver or verdict(samples, outcomes)
+    sections = [
+        ('Latency and bandwidth vs message size', size_figures(groups,
+                                                               outdir)),
+        ('(k ppn) / (1 ppn) ratios', ppn_ratio_figures(groups, outdir)),
+        ('Link matrices', matrix_figures(matrix_dirs, outdir,
+                                         verdicts=verdicts)),
+        ('Trends with reference bands and change points',
+         trend_figures(groups, outdir, max_trends, ver.changes)),
+    ]
+    rows, summary = _rows(groups)
+    span = ''
+    if samples:
+        span = (f'{_utc(min(s.time for s in samples))} .. '
+                f'{_utc(max(s.time for s in samples))} UTC')
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader('clustergate.report', 'templates'),
+        autoescape=True, undefined=jinja2.StrictUndefined)
+    page = env.get_template('report.html.j2').render(
+        title=title, verdict=ver, why=ver.empty_reasons(),
+        regressions=[d for d in ver.deviations if d.kind == 'regression'],
+        now=_utc(dt.datetime.now().timestamp()), measurements=len(samples),
+        span=span, summary=summary, sections=sections,
+        empty_figures=_EMPTY_FIGURES, rows=rows)
+    path = os.path.join(outdir, 'index.html')
+    with open(path, 'w') as fp:
+        fp.write(page)
+
+    return path

@@ -1,0 +1,213 @@
+"""What ci, nightly and acceptance cost on a site: jobs, node-hours, wall.
+
+The model (docs/cost-model.md)::
+
+    jobs(m)       = sum_p sum_f sum_{n in N(p,m)} |PPN(p,m)| |IC(p,m)| E(p) c(f)
+    t(f, n)       = o + r(f) * (n / n0(f)) ** alpha(f)
+    wall(m)       = sum over those jobs of t(f, n)        (one after the other)
+    node_hours(m) = sum over those jobs of n * t(f, n) / 3600
+
+with, for partition p and mode m: N the node counts, PPN the processes per
+node, IC the interconnects, E the MPI environments; for family f: c the
+cases per sweep point and environment (patterns x message sizes ...), r the
+median run time of one case at n0 nodes, alpha how it grows with the node
+count (0: flat, 1: linear as an all-to-all or an N-1-round link matrix);
+o the fixed cost of one job (submit, schedule, launch, MPI start-up).
+
+Concurrency: fabric checks never share a fabric, so a partition's jobs run
+one after the other; ``parallel_partitions`` lets partitions with separate
+fabrics run at once (wall = the longest partition instead of the sum).
+
+Family figures can be taken from a measured session (``measured_families``:
+a ReFrame JSON report, via :mod:`clustergate.results.timing`).
+"""
+
+import statistics
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence
+
+MODES = ('ci', 'nightly', 'acceptance')
+
+
+@dataclass
+class Family:
+    """Cost figures of one family of checks."""
+
+    name: str
+    cases_per_point: float      # c: cases per sweep point and environment
+    run_s: float                # r: median run time of one case at n0
+    n0: int = 2                 # node count r was measured at
+    alpha: float = 0.0          # growth with the node count
+    min_nodes: int = 1          # points below this are not created
+    max_nodes: Optional[int] = None   # e.g. node-level checks: 1
+
+
+@dataclass
+class Partition:
+    """One partition and its sweep per mode."""
+
+    name: str
+    nodes: int
+    environments: int
+    sweep: Dict[str, Dict[str, List]]   # mode -> nodes / ppn / interconnects
+    families: List[str] = field(default_factory=list)
+
+
+@dataclass
+class Site:
+    overhead_s: float
+    families: Dict[str, Family]
+    partitions: List[Partition]
+    parallel_partitions: bool = False
+
+
+@dataclass
+class Cost:
+    jobs: int = 0
+    wall_s: float = 0.0
+    node_hours: float = 0.0
+    per_partition_wall: Dict[str, float] = field(default_factory=dict)
+
+
+def job_time(site: Site, fam: Family, nodes: int) -> float:
+    return site.overhead_s + fam.run_s * (nodes / fam.n0) ** fam.alpha
+
+
+#: Defaults where nothing was measured (the nightly rotation's estimate of
+#: a test case not yet in the results database): the per-job overhead and
+#: the run time of one job per family. Measured on the emulated cluster
+#: (docs/cost-model.md, "Inputs measured here"): the overhead, contention,
+#: hpcc and node; the other families were not measured there yet: rough
+#: figures, replaced by the results database's after their first run.
+DEFAULT_OVERHEAD_S = 3.3
+DEFAULT_RUN_S = 10.0
+DEFAULT_FAMILIES = {
+    f.name: f for f in (
+        Family('contention', 1, 5.8, n0=2, alpha=1.0),
+        Family('hpcc', 1, 164.0, n0=1, alpha=0.5),
+        Family('node', 1, 86.0, n0=1, alpha=0.0, max_nodes=1),
+        Family('imb', 1, 20.0, n0=2, alpha=0.5),
+        Family('osu', 1, 8.0, n0=2, alpha=0.5),
+        Family('npb', 1, 15.0, n0=2, alpha=0.0),
+        # one job of the 9-node emulated tree (250 Mbit/s links, 4 MB x 8
+        # per pair, retest not triggered): 24-26 s (2026-11-23); N-1 rounds
+        Family('linkmatrix', 1, 25.0, n0=9, alpha=1.0),
+        Family('nic', 1, 10.0, n0=2, alpha=0.0),
+        Family('fidelity', 1, 10.0, n0=2, alpha=0.0),
+        Family('stream', 1, 5.0, n0=1, alpha=0.0),
+    )
+}
+
+
+def default_case_seconds(family: str, nodes: int) -> float:
+    """Estimated seconds of one test case of ``family`` on ``nodes``
+    nodes from the defaults above (overhead + run)."""
+    fam = DEFAULT_FAMILIES.get(family) or Family(family, 1, DEFAULT_RUN_S)
+    return DEFAULT_OVERHEAD_S + fam.run_s * (nodes / fam.n0) ** fam.alpha
+
+
+def cost(site: Site, mode: str) -> Cost:
+    """Jobs, wall time and node-hours of one mode (see module doc)."""
+    if mode not in MODES:
+        raise ValueError(f'unknown mode {mode!r} (one of {", ".join(MODES)})')
+
+    out = Cost()
+    for part in site.partitions:
+        sweep = part.sweep.get(mode) or part.sweep['acceptance']
+        wall = 0.0
+        for fname in part.families:
+            fam = site.families[fname]
+            for n in sweep['nodes']:
+                if n < fam.min_nodes or (fam.max_nodes and n > fam.max_nodes)\
+                        or n > part.nodes:
+                    continue
+
+                jobs = (len(sweep['ppn']) * len(sweep['interconnects']) *
+                        part.environments * fam.cases_per_point)
+                t = job_time(site, fam, n)
+                out.jobs += round(jobs)
+                wall += jobs * t
+                out.node_hours += jobs * n * t / 3600
+
+        out.per_partition_wall[part.name] = wall
+
+    walls = out.per_partition_wall.values()
+    out.wall_s = (max(walls, default=0.0) if site.parallel_partitions
+                  else sum(walls))
+    return out
+
+
+def measured_families(cases, defaults: Dict[str, Family]
+                      ) -> Dict[str, Family]:
+    """Family figures from the test cases of a measured session
+    (:func:`clustergate.results.timing.case_times`): c = cases per (point,
+    environment), r = median run time; n0 the median node count; alpha
+    kept from ``defaults`` (one session cannot tell growth from noise)."""
+    by = {}
+    for c in cases:
+        if c.family == 'build' or c.result in ('skip', 'fail_deps'):
+            continue
+
+        by.setdefault(c.family, []).append(c)
+
+    out = dict(defaults)
+    for name, cases in by.items():
+        points = {(c.point, c.environ) for c in cases}
+        base = defaults.get(name) or Family(name, 1, 0)
+        out[name] = Family(
+            name, len(cases) / max(1, len(points)),
+            statistics.median(c.run for c in cases),
+            int(statistics.median(c.nodes for c in cases)), base.alpha,
+            base.min_nodes, base.max_nodes)
+
+    return out
+
+
+def load_site(data: Dict) -> Site:
+    """A site from a parsed YAML/JSON description (docs/cost-model.md);
+    raises ValueError naming the key that is wrong."""
+    def need(d, key, where):
+        if key not in d:
+            raise ValueError(f'{where}: missing key {key!r}')
+        return d[key]
+
+    fams = {}
+    for name, f in need(data, 'families', 'site').items():
+        fams[name] = Family(name, float(need(f, 'cases_per_point', name)),
+                            float(need(f, 'run_s', name)),
+                            int(f.get('n0', 2)), float(f.get('alpha', 0.0)),
+                            int(f.get('min_nodes', 1)), f.get('max_nodes'))
+
+    parts = []
+    for p in need(data, 'partitions', 'site'):
+        name = need(p, 'name', 'partition')
+        sweep = need(p, 'sweep', name)
+        if 'acceptance' not in sweep:
+            raise ValueError(f'{name}: sweep needs an acceptance entry')
+        for mode, axes in sweep.items():
+            if mode not in MODES:
+                raise ValueError(f'{name}: unknown mode {mode!r} in sweep')
+            for axis in ('nodes', 'ppn', 'interconnects'):
+                need(axes, axis, f'{name}.sweep.{mode}')
+        families = p.get('families', list(fams))
+        for f in families:
+            if f not in fams:
+                raise ValueError(f'{name}: unknown family {f!r}')
+        parts.append(Partition(name, int(need(p, 'nodes', name)),
+                               int(p.get('environments', 1)), sweep,
+                               families))
+
+    return Site(float(need(data, 'overhead_s', 'site')), fams, parts,
+                bool(data.get('parallel_partitions', False)))
+
+
+def table(site: Site, modes: Sequence[str] = MODES) -> List[str]:
+    lines = [f'{"mode":<11} {"jobs":>8} {"node-hours":>11} {"wall":>10}'
+             + ('  (partitions at once)' if site.parallel_partitions
+                else '  (one job at a time)')]
+    for m in modes:
+        c = cost(site, m)
+        lines.append(f'{m:<11} {c.jobs:>8} {c.node_hours:>11.1f} '
+                     f'{c.wall_s / 3600:>9.2f}h')
+
+    return lines

@@ -1,0 +1,500 @@
+"""The keys clustergate reads from ReFrame's ``extras``: of a partition and
+of a programming environment. One name per key, one place that knows them
+all, checked when the configuration loads.
+
+ReFrame accepts any ``extras``: a misspelt key (``core_per_node``) would be
+silently ignored and the check would run with a default. So every key is
+declared here with what it means, :func:`check_partition` and
+:func:`check_environment` reject an unknown one naming it, and the checks'
+base classes read the keys through these constants (``from clustergate
+import extras as keys``). docs/site-guide.md lists the same keys;
+``tests/test_extras_schema.py`` keeps both in step.
+"""
+
+import os
+from typing import Mapping, Optional
+
+from clustergate import PROJECT_ROOT
+
+# -- partition extras -------------------------------------------------------
+
+#: node counts and ppn the partition can run, and the ci/nightly subsets
+SWEEP = 'sweep'
+#: interconnect name -> {'scope': 'node'|'network', 'env': {family: vars}}
+INTERCONNECTS = 'interconnects'
+#: cores of one node (STREAM threads; ppn may not exceed it)
+CORES_PER_NODE = 'cores_per_node'
+#: memory of one node in GiB (NPB skips a class that does not fit)
+MEMORY_PER_NODE_GIB = 'memory_per_node_gib'
+#: NUMA domains of one node (STREAM threads per domain)
+NUMA_DOMAINS_PER_NODE = 'numa_domains_per_node'
+#: NUMA domain counts STREAM runs on (0 or absent: the whole node)
+STREAM_NUMA_COUNTS = 'stream_numa_counts'
+#: benchmark family -> source of its binaries (see clustergate.site.benchmarks)
+BENCHMARKS = 'benchmarks'
+#: HPC Challenge sizing: memory_fraction, nb, max_n (clustergate.rfm.hpcc)
+HPCC = 'hpcc'
+#: check families (folders of checks/) this partition must run: a session
+#: that selects one of them and runs none of its cases exits non-zero
+EXPECTED_FAMILIES = 'expected_families'
+#: the declared switch tree of the partition's fabrics, for the link
+#: matrix: {'source': 'scontrol'} or {'file': PATH}, optional node_rate,
+#: uplink_rate, interconnects (clustergate.rfm.linkmatrix)
+TOPOLOGY = 'topology'
+#: the nightly rotation: {'budget_min': minutes, 'pin_subset': bool};
+#: --mode nightly runs the night's share of the acceptance space
+#: (clustergate.site.rotation)
+ROTATION = 'rotation'
+#: which jobs may run at once: {'policy': 'serial'|'async',
+#: 'fabric_licenses': {interconnect: Slurm license}}
+#: (clustergate.site.concurrency)
+CONCURRENCY = 'concurrency'
+#: seconds the link matrix may spend retesting suspect and borderline node
+#: links in its job (clustergate.links.retest; 0: no retest)
+LINK_RETEST_BUDGET = 'link_retest_budget_s'
+#: a value beyond its reference on the better side (faster than the
+#: reference allows): 'report' it (default; the run passes, the perflog
+#: and ``clustergate report`` show it as better than reference) or 'fail'
+#: the run (clustergate.refs.references)
+IMPROVEMENTS = 'improvements'
+IMPROVEMENT_POLICIES = ('report', 'fail')
+#: what the nightly rotation runs every night, whatever the night:
+#: {'checks': [check names], 'canaries': bool}; absent: the link matrix
+#: and one canary per family (clustergate.rfm.rotation)
+SENTINELS = 'sentinels'
+
+PARTITION_KEYS = {
+    SWEEP: 'node counts, ppn and the ci/nightly subsets',
+    INTERCONNECTS: 'interconnects and the variables selecting each',
+    CORES_PER_NODE: 'cores of one node',
+    MEMORY_PER_NODE_GIB: 'memory of one node in GiB',
+    NUMA_DOMAINS_PER_NODE: 'NUMA domains of one node',
+    STREAM_NUMA_COUNTS: 'NUMA domain counts STREAM runs on',
+    BENCHMARKS: 'source of each third-party benchmark family',
+    HPCC: 'HPC Challenge sizing (memory_fraction, nb, max_n)',
+    EXPECTED_FAMILIES: 'check families that must run in a session',
+    TOPOLOGY: 'declared switch tree of the fabrics (link matrix)',
+    ROTATION: 'nightly budget in minutes: the acceptance space rotates',
+    CONCURRENCY: 'jobs at once: exec policy and a license per fabric',
+    LINK_RETEST_BUDGET: 'seconds of link-matrix retests per job (0: none)',
+    IMPROVEMENTS: "better than the reference: 'report' (default) or 'fail'",
+    SENTINELS: 'what the nightly rotation runs every night',
+}
+
+#: keys of ``extras['rotation']``
+ROTATION_BUDGET = 'budget_min'
+ROTATION_PIN = 'pin_subset'
+ROTATION_KEYS = (ROTATION_BUDGET, ROTATION_PIN)
+
+#: keys of ``extras['sentinels']``: every point of these checks (class
+#: names) on the partition, and one small point per check family
+SENTINEL_CHECKS = 'checks'
+SENTINEL_CANARIES = 'canaries'
+SENTINEL_KEYS = (SENTINEL_CHECKS, SENTINEL_CANARIES)
+#: the sentinels of a partition that does not declare them: the link
+#: matrix (every fabric, the whole partition) and a canary per family
+DEFAULT_SENTINELS = {SENTINEL_CHECKS: ('LinkMatrix',),
+                     SENTINEL_CANARIES: True}
+
+#: which file declared each system (config/settings.py notes it), so that
+#: an error found after the configuration loaded still names the file
+_SOURCES = {}
+
+#: keys of ``extras['sweep']``
+SWEEP_NODES = 'nodes'
+SWEEP_PPN = 'ppn'
+#: mode subsets of the sweep: each names some of the declared values
+SUBSETS = ('ci', 'nightly')
+#: keys of a subset, and the axis of the sweep each one narrows
+SUBSET_KEYS = ('nodes', 'ppn', 'interconnects')
+SWEEP_KEYS = (SWEEP_NODES, SWEEP_PPN) + SUBSETS
+
+#: keys of one interconnect
+IC_SCOPE = 'scope'
+IC_ENV = 'env'
+#: per MPI family, how a run shows it used this interconnect
+#: (clustergate.site.transport)
+IC_VERIFY = 'verify'
+INTERCONNECT_KEYS = (IC_SCOPE, IC_ENV, IC_VERIFY)
+
+# -- environment extras ---------------------------------------------------
+
+#: which MPI the environment is: 'openmpi', 'mpich' or 'intelmpi'; selects
+#: the interconnect's variables and the launcher's placement flags
+MPI_FAMILY = 'mpi_family'
+#: options added to ``srun`` for this MPI (e.g. ``--mpi=pmix``)
+SRUN_OPTIONS = 'srun_options'
+
+#: launcher of this environment's jobs instead of the partition's (e.g.
+#: 'cg-mpirun': OpenMPI's mpirun inside the allocation on emucluster)
+LAUNCHER = 'launcher'
+
+ENVIRONMENT_KEYS = {
+    MPI_FAMILY: 'openmpi, mpich or intelmpi',
+    SRUN_OPTIONS: 'srun options for this MPI (e.g. --mpi=pmix)',
+    LAUNCHER: "launcher instead of the partition's (e.g. cg-mpirun)",
+}
+MPI_FAMILIES = ('openmpi', 'mpich', 'intelmpi')
+
+
+class ExtrasError(ValueError):
+    """A configuration's extras are wrong; the message is one line naming
+    the partition (or environment) and the key."""
+
+
+def note_source(system: str, path: str):
+    """Remember that ``path`` declares ``system``."""
+    _SOURCES[system] = path
+
+
+def source_of(system: str) -> str:
+    """The file that declared ``system`` (or a phrase saying it is
+    unknown)."""
+    return _SOURCES.get(system, f'the configuration of system {system}')
+
+
+def sentinels(extras: Mapping) -> Mapping:
+    """A partition's sentinels (:data:`DEFAULT_SENTINELS` where it
+    declares none; a key it leaves out takes the default's value)."""
+    return {**DEFAULT_SENTINELS, **extras.get(SENTINELS, {})}
+
+
+def check_families():
+    """The check families: the folders of ``checks/`` (``src`` holds the C
+    programs, not checks)."""
+    root = os.path.join(PROJECT_ROOT, 'checks')
+    return sorted(d for d in os.listdir(root)
+                  if os.path.isdir(os.path.join(root, d)) and
+                  d != 'src' and not d.startswith(('.', '_')))
+
+
+def _unknown(given, known, where):
+    extra = sorted(set(given) - set(known))
+    if extra:
+        raise ExtrasError(f'{where}.{extra[0]}: unknown key (known: '
+                          f'{", ".join(sorted(known))})')
+
+
+def _cores(part: Mapping) -> Optional[int]:
+    cores = part.get('extras', {}).get(CORES_PER_NODE)
+    if cores is None:
+        cores = part.get('processor', {}).get('num_cpus')
+
+    return cores
+
+
+def _check_subsets(sweep, ics, where):
+    declared = {'nodes': sweep.get(SWEEP_NODES) or [],
+                'ppn': sweep.get(SWEEP_PPN) or [],
+                'interconnects': list(ics or {})}
+    for mode in SUBSETS:
+        sub = sweep.get(mode)
+        if sub is None:
+            continue
+
+        swhere = f'{where}.{SWEEP}.{mode}'
+        if not isinstance(sub, Mapping):
+            raise ExtrasError(f'{swhere}: must map {", ".join(SUBSET_KEYS)} '
+                              f'to lists')
+
+        _unknown(sub, SUBSET_KEYS, swhere)
+        for key in SUBSET_KEYS:
+            if key not in sub:
+                continue
+
+            values = sub[key]
+            if not isinstance(values, (list, tuple)) or not values:
+                raise ExtrasError(f'{swhere}.{key}: must be a non-empty '
+                                  f'list, got {values!r}')
+
+            bad = [v for v in values if v not in declared[key]]
+            if bad:
+                raise ExtrasError(
+                    f'{swhere}.{key}: {bad[0]!r} is not declared by the '
+                    f'partition ({key}: {declared[key]})'
+                )
+
+
+def _known_extras(entry: Mapping, where: str, known) -> Mapping:
+    extras = entry.get('extras', {})
+    if not isinstance(extras, Mapping):
+        raise ExtrasError(f'{where}: must be a mapping')
+
+    _unknown(extras, known, where)
+    return extras
+
+
+def _check_rotation(rot, where):
+    where = f'{where}.{ROTATION}'
+    if not isinstance(rot, Mapping):
+        raise ExtrasError(f'{where}: must be a mapping with '
+                          f'{ROTATION_BUDGET} (minutes)')
+
+    _unknown(rot, ROTATION_KEYS, where)
+    budget = rot.get(ROTATION_BUDGET)
+    if isinstance(budget, bool) or not isinstance(budget, (int, float)) \
+            or budget <= 0:
+        raise ExtrasError(f'{where}.{ROTATION_BUDGET}: must be a number of '
+                          f'minutes above 0, got {budget!r}')
+
+    pin = rot.get(ROTATION_PIN, False)
+    if not isinstance(pin, bool):
+        raise ExtrasError(f'{where}.{ROTATION_PIN}: must be true or false, '
+                          f'got {pin!r}')
+
+
+def _check_sentinels(sent, where):
+    where = f'{where}.{SENTINELS}'
+    if not isinstance(sent, Mapping):
+        raise ExtrasError(f'{where}: must be a mapping with '
+                          f'{", ".join(SENTINEL_KEYS)}')
+
+    _unknown(sent, SENTINEL_KEYS, where)
+    checks = sent.get(SENTINEL_CHECKS, [])
+    if not isinstance(checks, (list, tuple)) or not all(
+            isinstance(c, str) and c for c in checks):
+        raise ExtrasError(f'{where}.{SENTINEL_CHECKS}: must be a list of '
+                          f'check names, got {checks!r}')
+
+    canaries = sent.get(SENTINEL_CANARIES, True)
+    if not isinstance(canaries, bool):
+        raise ExtrasError(f'{where}.{SENTINEL_CANARIES}: must be true or '
+                          f'false, got {canaries!r}')
+
+
+def _check_concurrency(conc, ics, where):
+    from clustergate.site import concurrency as cc
+
+    where = f'{where}.{CONCURRENCY}'
+    if not isinstance(conc, Mapping):
+        raise ExtrasError(f'{where}: must be a mapping ({", ".join(cc.KEYS)})')
+
+    _unknown(conc, cc.KEYS, where)
+    pol = conc.get(cc.POLICY, 'serial')
+    if pol not in cc.POLICIES:
+        raise ExtrasError(f'{where}.{cc.POLICY}: {pol!r} is not one of '
+                          f'{", ".join(cc.POLICIES)}')
+
+    lic = conc.get(cc.FABRIC_LICENSES, {})
+    if not isinstance(lic, Mapping) or not all(
+            isinstance(v, str) and v for v in lic.values()):
+        raise ExtrasError(f'{where}.{cc.FABRIC_LICENSES}: must map '
+                          f'interconnects to Slurm license names')
+
+    ics = ics if isinstance(ics, Mapping) else {}
+    fabrics = [n for n, ic in ics.items()
+               if isinstance(ic, Mapping) and ic.get(IC_SCOPE) == 'network']
+    bad = [n for n in lic if n not in fabrics]
+    if bad:
+        raise ExtrasError(f'{where}.{cc.FABRIC_LICENSES}.{bad[0]}: not a '
+                          f'network interconnect of the partition '
+                          f'({", ".join(fabrics) or "none"})')
+
+    if pol == 'async':
+        missing = [n for n in fabrics if n not in lic]
+        if missing:
+            raise ExtrasError(
+                f'{where}.{cc.FABRIC_LICENSES}: no license for {missing[0]!r}'
+                f': with policy async its jobs could share the fabric')
+
+
+def _check_improvements(extras, where):
+    policy = extras.get(IMPROVEMENTS, IMPROVEMENT_POLICIES[0])
+    if policy not in IMPROVEMENT_POLICIES:
+        raise ExtrasError(f'{where}.{IMPROVEMENTS}: {policy!r} is not one '
+                          f'of {", ".join(IMPROVEMENT_POLICIES)}')
+
+
+def check_partition(part: Mapping, system: str = '?'):
+    """Validate the clustergate keys of one partition description (the
+    dictionary of ReFrame's configuration). Raises :class:`ExtrasError`."""
+    where = f'partition {system}:{part.get("name", "?")}: extras'
+    extras = _known_extras(part, where, PARTITION_KEYS)
+    sweep = extras.get(SWEEP)
+    if sweep is not None:
+        if not isinstance(sweep, Mapping):
+            raise ExtrasError(f'{where}.{SWEEP}: must be a mapping')
+
+        _unknown(sweep, SWEEP_KEYS, f'{where}.{SWEEP}')
+        cores = _cores(part)
+        ppn = sweep.get(SWEEP_PPN)
+        if cores and isinstance(ppn, (list, tuple)):
+            over = [p for p in ppn if isinstance(p, int) and p > cores]
+            if over:
+                raise ExtrasError(
+                    f'{where}.{SWEEP}.{SWEEP_PPN}: {over[0]} is above the '
+                    f"partition's {cores} cores per node"
+                )
+
+        _check_subsets(sweep, extras.get(INTERCONNECTS), where)
+
+    ics = extras.get(INTERCONNECTS)
+    if isinstance(ics, Mapping):
+        _check_ic_env_keys(ics, where)
+
+    if ROTATION in extras:
+        _check_rotation(extras[ROTATION], where)
+
+    if SENTINELS in extras:
+        _check_sentinels(extras[SENTINELS], where)
+
+    if CONCURRENCY in extras:
+        _check_concurrency(extras[CONCURRENCY], ics, where)
+
+    budget = extras.get(LINK_RETEST_BUDGET)
+    if budget is not None and (isinstance(budget, bool) or not isinstance(
+            budget, (int, float)) or budget < 0):
+        raise ExtrasError(f'{where}.{LINK_RETEST_BUDGET}: must be a number '
+                          f'of seconds >= 0, got {budget!r}')
+
+    _check_improvements(extras, where)
+    if extras.get(EXPECTED_FAMILIES) is not None:
+        _check_expected_families(extras[EXPECTED_FAMILIES], where)
+
+
+def _check_expected_families(fams, where):
+    known = check_families()
+    if not isinstance(fams, (list, tuple)):
+        raise ExtrasError(f'{where}.{EXPECTED_FAMILIES}: must be a list '
+                          f'of check families ({", ".join(known)})')
+
+    bad = [f for f in fams if f not in known]
+    if bad:
+        raise ExtrasError(f'{where}.{EXPECTED_FAMILIES}: {bad[0]!r} is '
+                          f'not a check family (known: '
+                          f'{", ".join(known)})')
+
+
+def check_environment(env: Mapping):
+    """Validate the clustergate keys of one environment's extras."""
+    where = f'environment {env.get("name", "?")}: extras'
+    extras = _known_extras(env, where, ENVIRONMENT_KEYS)
+    fam = extras.get(MPI_FAMILY)
+    if fam is not None and fam not in MPI_FAMILIES:
+        raise ExtrasError(f'{where}.{MPI_FAMILY}: {fam!r} is not one of '
+                          f'{", ".join(MPI_FAMILIES)}')
+
+    opts = extras.get(SRUN_OPTIONS)
+    if opts is not None and (not isinstance(opts, (list, tuple)) or
+                             not all(isinstance(o, str) for o in opts)):
+        raise ExtrasError(f'{where}.{SRUN_OPTIONS}: must be a list of '
+                          f'strings, got {opts!r}')
+
+    launcher = extras.get(LAUNCHER)
+    if launcher is not None and (not isinstance(launcher, str) or
+                                 not launcher):
+        raise ExtrasError(f'{where}.{LAUNCHER}: must be a launcher name, '
+                          f'got {launcher!r}')
+
+
+# -- what makes a partition run checks at all --------------------------------
+
+#: the feature every clustergate check asks of a partition and of a
+#: programming environment (``valid_systems = ['+mpi']``,
+#: ``valid_prog_environs = ['+mpi']``): without it a partition or an
+#: environment runs nothing, and ReFrame says only "Found 0 check(s)"
+MPI_FEATURE = 'mpi'
+
+
+def _check_ic_env_keys(ics, where):
+    """Each interconnect has known keys only, and its ``env`` maps an MPI
+    family to its variables: a flat ``{'OMPI_MCA_pml': 'ucx'}`` would
+    match no environment."""
+    for name, ic in (ics or {}).items():
+        if isinstance(ic, Mapping):
+            _unknown(ic, INTERCONNECT_KEYS, f'{where}.{INTERCONNECTS}.{name}')
+
+        env = ic.get(IC_ENV) if isinstance(ic, Mapping) else None
+        if not isinstance(env, Mapping):
+            continue
+
+        bad = [k for k in env if k not in MPI_FAMILIES]
+        if bad:
+            raise ExtrasError(
+                f'{where}.{INTERCONNECTS}.{name}.{IC_ENV}.{bad[0]}: not an '
+                f'MPI family: env is keyed by MPI family '
+                f'({", ".join(MPI_FAMILIES)}), each mapping to its variables')
+
+
+def environment_of(name, system, environments):
+    """The definition ReFrame uses for environment ``name`` on ``system``:
+    the last one whose ``target_systems`` names it (or all systems)."""
+    found = None
+    for env in environments:
+        targets = env.get('target_systems', ['*'])
+        if env.get('name') == name and any(
+                t in ('*', system) or t.startswith(f'{system}:')
+                for t in targets):
+            found = env
+
+    return found
+
+
+def _check_mpi_environment(env):
+    """An environment a sweep partition offers: the ``mpi`` feature and an
+    ``mpi_family``, both or neither (a non-MPI environment is allowed, it
+    just runs no check)."""
+    features = env.get('features', [])
+    family = env.get('extras', {}).get(MPI_FAMILY)
+    name = env.get('name', '?')
+    if MPI_FEATURE in features and family is None:
+        raise ExtrasError(
+            f'environment {name}: extras.{MPI_FAMILY}: missing: an '
+            f"environment with the '{MPI_FEATURE}' feature must say its MPI "
+            f'family ({", ".join(MPI_FAMILIES)})')
+
+    if family is not None and MPI_FEATURE not in features:
+        raise ExtrasError(
+            f"environment {name}: features: no '{MPI_FEATURE}': it has "
+            f"{MPI_FAMILY} {family!r}, but checks select environments by the "
+            f"'{MPI_FEATURE}' feature, so it would run nothing")
+
+    return family if MPI_FEATURE in features else None
+
+
+def check_mpi_wiring(system: Mapping, environments) -> None:
+    """A partition with a ``sweep`` (one meant to run checks) has the
+    ``mpi`` feature; its MPI environments have the ``mpi`` feature and an
+    ``mpi_family``; its interconnects' ``env`` is keyed by MPI family and
+    covers each of those families. Otherwise the partition, or one of its
+    environments, would get zero test cases and nobody would be told.
+    A partition that offers no environment at all (every MPI left out by
+    clustergate.site.mpiprobe) is let through: the session says so."""
+    sname = system.get('name', '?')
+    for part in system.get('partitions', []):
+        extras = part.get('extras', {})
+        if not isinstance(extras, Mapping) or SWEEP not in extras:
+            continue
+
+        pname = f'{sname}:{part.get("name", "?")}'
+        if MPI_FEATURE not in part.get('features', []):
+            raise ExtrasError(
+                f"partition {pname}: features: no '{MPI_FEATURE}': every "
+                f"clustergate check needs it (valid_systems '+{MPI_FEATURE}'"
+                f"); add 'features': ['{MPI_FEATURE}']")
+
+        ics = extras.get(INTERCONNECTS)
+        ics = ics if isinstance(ics, Mapping) else {}
+        families = {}
+        for ename in part.get('environs', []):
+            env = environment_of(ename, sname, environments)
+            fam = env and _check_mpi_environment(env)
+            if fam:
+                families.setdefault(fam, ename)
+
+        if part.get('environs') and not families:
+            raise ExtrasError(
+                f'partition {pname}: environs: none of '
+                f'{", ".join(part["environs"])} has the '
+                f"'{MPI_FEATURE}' feature and an {MPI_FAMILY}: no check "
+                f'would run here')
+
+        covered = {f for ic in ics.values() if isinstance(ic, Mapping)
+                   for f in (ic.get(IC_ENV) or {})}
+        for fam, ename in families.items():
+            if fam not in covered:
+                raise ExtrasError(
+                    f'partition {pname}: extras.{INTERCONNECTS}: no '
+                    f'interconnect has variables for MPI family {fam!r} '
+                    f'(environment {ename}): add {fam!r} to an '
+                    f"interconnect's env")

@@ -1,0 +1,191 @@
+"""``clustergate-lab cluster``: the emulated multi-node Slurm cluster.
+
+::
+
+    clustergate-lab cluster up [--nodes 4] [--rate 1gbit] [--timeout 30]
+    clustergate-lab cluster up --topology leafspine [--nodes 9] [--leaves 3]
+        [--rate 250mbit] [--oversubscription 2 | --uplink-rate 375mbit]
+    clustergate-lab cluster status
+    clustergate-lab cluster env            # export SLURM_CONF=...
+    clustergate-lab cluster degrade --node n2 --fabric fab0 --rate 250mbit
+    clustergate-lab cluster degrade --uplink leaf1 --fabric fab0 --rate 25%
+    clustergate-lab cluster miscable --node n3 --leaf leaf2 [--fabric fab0]
+    clustergate-lab cluster restore
+    clustergate-lab cluster down
+
+All but ``status`` and ``env`` need root.
+"""
+
+import sys
+
+from clustergate_lab.cluster import lifecycle, state as cluster_state
+from clustergate_lab.cluster.layout import FABRICS, MAX_NODES
+from clustergate_lab.cluster.procs import ClusterError
+
+FLAT_NODES, FLAT_RATE = 4, '1gbit'
+#: Defaults of ``--topology leafspine``: 9 nodes under 3 leaves (with two
+#: leaves, the two uplinks carry exactly the same node-to-node flows: a cut
+#: one could not be named); node links at 250 Mbit/s so that 9 concurrent
+#: flows are limited by the links, not by the 2 CPUs
+#: (docs/emulated-cluster.md has the measurements)
+TREE_NODES, TREE_LEAVES, TREE_RATE = 9, 3, '250mbit'
+
+
+def _guard(fn):
+    def handler(args):
+        try:
+            return fn(args)
+        except (ClusterError, ValueError) as err:
+            print(f'clustergate-lab cluster {args.action}: error: {err}',
+                  file=sys.stderr)
+            return 1
+
+    return handler
+
+
+@_guard
+def _up(args):
+    tree = args.topology not in (None, 'flat')
+    nodes = args.nodes or (TREE_NODES if tree else FLAT_NODES)
+    rate = args.rate or (TREE_RATE if tree else FLAT_RATE)
+    lifecycle.up(nodes=nodes, rate=rate, timeout=args.timeout,
+                 topology=args.topology, leaves=args.leaves,
+                 oversubscription=args.oversubscription,
+                 uplink_rate=args.uplink_rate)
+    for line in lifecycle.env_lines():
+        print(line)
+
+    return 0
+
+
+@_guard
+def _down(args):
+    lifecycle.down()
+    return 0
+
+
+@_guard
+def _status(args):
+    return 0 if lifecycle.status() else 1
+
+
+@_guard
+def _degrade(args):
+    lifecycle.degrade(args.node, args.fabric, args.rate,
+                      delay=args.delay, loss=args.loss, uplink=args.uplink)
+    return 0
+
+
+@_guard
+def _miscable(args):
+    lifecycle.miscable(args.node, args.leaf, args.fabric)
+    return 0
+
+
+@_guard
+def _restore(args):
+    lifecycle.restore()
+    return 0
+
+
+@_guard
+def _env(args):
+    state = cluster_state.load()
+    if state is None or state.get('phase') != 'up':
+        print('clustergate-lab cluster env: the emulated cluster is not up',
+              file=sys.stderr)
+        return 1
+
+    for line in lifecycle.env_lines():
+        print(line)
+
+    return 0
+
+
+def _nodes(text):
+    n = int(text)
+    if not 1 <= n <= MAX_NODES:
+        raise ValueError
+    return n
+
+
+_nodes.__name__ = f'node count (1..{MAX_NODES})'
+
+
+# long: the argparse declaration of every action (up, down, status,
+# degrade, ...), one short block each
+def add_parser(subparsers):
+    p = subparsers.add_parser(
+        'cluster', help='emulated multi-node Slurm cluster (namespaces)',
+        description=__doc__.split('::')[0].strip()
+    )
+    sub = p.add_subparsers(dest='action', metavar='ACTION')
+    sub.required = True
+
+    up = sub.add_parser('up', help='create nodes, fabrics and Slurm')
+    up.add_argument('--nodes', type=_nodes,
+                    help=f'number of nodes n1..nN (default: {FLAT_NODES}, '
+                         f'{TREE_NODES} with --topology leafspine)')
+    up.add_argument('--rate',
+                    help=f'nominal rate of every node link (default: '
+                         f'{FLAT_RATE}, {TREE_RATE} with --topology '
+                         f'leafspine)')
+    up.add_argument('--topology', choices=['flat', 'leafspine'],
+                    help='flat: one bridge per fabric (default); '
+                         'leafspine: leaf switches under a spine, '
+                         'described to Slurm in topology.conf')
+    up.add_argument('--leaves', type=int, default=TREE_LEAVES,
+                    help=f'leaf switches of --topology leafspine '
+                         f'(default: {TREE_LEAVES})')
+    up.add_argument('--oversubscription', type=float,
+                    help='node bandwidth of a leaf over its uplink\'s '
+                         '(default: 2)')
+    up.add_argument('--uplink-rate',
+                    help='uplink rate instead of --oversubscription: '
+                         'absolute (1gbit) or a share of the leaf\'s node '
+                         'bandwidth (50%%)')
+    up.add_argument('--timeout', type=float, default=30.0,
+                    help='seconds to wait for each start-up step '
+                         '(default: 30)')
+    up.set_defaults(func=_up)
+
+    down = sub.add_parser('down', help='stop everything, remove all traces')
+    down.set_defaults(func=_down)
+
+    status = sub.add_parser('status', help='nodes, Slurm state, shaping')
+    status.set_defaults(func=_status)
+
+    deg = sub.add_parser('degrade',
+                         help="lower a node's link or an uplink's rate")
+    which = deg.add_mutually_exclusive_group(required=True)
+    which.add_argument('--node', help='node, e.g. n2')
+    which.add_argument('--uplink', metavar='LEAF',
+                       help='the uplink of a leaf to the spine, e.g. leaf1')
+    deg.add_argument('--fabric', default=FABRICS[0],
+                     choices=[*FABRICS, 'all'],
+                     help='fabric (default: fab0)')
+    deg.add_argument('--rate', required=True,
+                     help='absolute (250mbit) or a share of the nominal '
+                          'rate (25%%)')
+    deg.add_argument('--delay', help='refused: this kernel has no netem')
+    deg.add_argument('--loss', help='refused: this kernel has no netem')
+    deg.set_defaults(func=_degrade)
+
+    mis = sub.add_parser('miscable',
+                         help="move a node's cable to another leaf "
+                              "(topology.conf unchanged)")
+    mis.add_argument('--node', required=True, help='node, e.g. n3')
+    mis.add_argument('--leaf', required=True, help='leaf, e.g. leaf2')
+    mis.add_argument('--fabric', default=FABRICS[0],
+                     choices=[*FABRICS, 'all'],
+                     help='fabric (default: fab0)')
+    mis.set_defaults(func=_miscable)
+
+    restore = sub.add_parser('restore',
+                             help='all links back to nominal, every node '
+                                  'back on its leaf')
+    restore.set_defaults(func=_restore)
+
+    env = sub.add_parser('env', help='print export SLURM_CONF=...')
+    env.set_defaults(func=_env)
+    return p

@@ -1,0 +1,96 @@
+"""clustergate-lab sensitivity: the link-fault sensitivity campaign and the
+nightly sequence on the emulated cluster (the work is done by
+:mod:`clustergate_lab.sensitivity`; docs/sensitivity.md)."""
+
+import argparse
+import os
+import sys
+
+from clustergate_lab import sensitivity as sens
+from clustergate_lab.sensitivity import LEVELS
+
+# -- command ------------------------------------------------------------------
+
+def _plan(args):
+    if args.plan == 'faults':
+        return sens.fault_plan(args.runs, args.healthy,
+                               healthy_per_round=args.healthy_per_round)
+    if args.plan == 'nights':
+        return sens.nights(args.nights, args.from_night, args.level, args.node,
+                      args.fabric)
+    return sens.interleaved(sens.campaign(args.nodes, args.levels, args.runs,
+                                args.healthy, args.fabric))
+
+
+def cmd_run(args):
+    if os.geteuid() != 0:
+        print('clustergate-lab sensitivity run: error: needs root (it degrades '
+              'links of the emulated cluster)', file=sys.stderr)
+        return 2
+    if not args.bring_up and not sens.is_up():
+        print('clustergate-lab sensitivity run: error: no emulated cluster is '
+              'up (drop --no-up)', file=sys.stderr)
+        return 2
+    left = sens.run_plan(_plan(args), args.workdir, args.max_minutes,
+                    bring_up=args.bring_up, references=args.references)
+    print(f'{left} run(s) left')
+    return 0
+
+
+def cmd_table(args):
+    runs = sens.load(args.workdir)
+    errors = sum(r.kind == 'error' for r in runs)
+    rows, hrow = sens.table([r for r in runs if r.kind != 'error'])
+    if any(r.kind == 'fault' for r in runs):
+        runs = [sens.rescore(r, args.workdir) for r in runs]
+        print(sens.fault_markdown(sens.fault_table(runs), hrow, errors))
+        return 0
+    print(sens.markdown(rows, hrow, errors))
+    if args.figure:
+        sens.figure(rows, hrow, args.figure)
+        print(f'figure: {args.figure}')
+    return 0
+
+
+def add_parser(subparsers):
+    doc = sens.__doc__.split('Examples:')
+    p = subparsers.add_parser(
+        'sensitivity', help='how small a link fault the link matrix names '
+        '(emulated cluster)', description=doc[0].strip(),
+        epilog='Examples:' + doc[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest='action', metavar='ACTION')
+    sub.required = True
+    r = sub.add_parser('run', help='run (the rest of) a plan')
+    r.add_argument('--workdir', required=True,
+                   help='runs.json, results.db, perflogs and stage '
+                        'directories (must be reachable by cgrunner)')
+    r.add_argument('--plan', choices=['campaign', 'nights', 'faults'],
+                   default='campaign')
+    r.add_argument('--levels', type=lambda s: [int(x) for x in s.split(',')],
+                   default=list(LEVELS), help='%% of the link rate')
+    r.add_argument('--runs', type=int, default=5,
+                   help='runs per level (faults: per fault case)')
+    r.add_argument('--healthy', type=int, default=20)
+    r.add_argument('--healthy-per-round', type=int, default=0,
+                   help='faults: healthy runs in each round of the cases')
+    r.add_argument('--nodes', type=int, default=9)
+    r.add_argument('--fabric', default='fab0')
+    r.add_argument('--nights', type=int, default=12)
+    r.add_argument('--from-night', type=int, default=7)
+    r.add_argument('--level', type=int, default=90)
+    r.add_argument('--node', default='n5')
+    r.add_argument('--max-minutes', type=float, default=25,
+                   help='start no run after this many minutes (one hold of '
+                        'the cluster lock)')
+    r.add_argument('--references', metavar='DIR',
+                   help='CG_REFERENCES_DIR of the sessions (e.g. a learnt '
+                        'links/<system>.yaml below it)')
+    r.add_argument('--no-up', dest='bring_up', action='store_false',
+                   help='use the cluster that is up')
+    r.set_defaults(func=cmd_run)
+    t = sub.add_parser('table', help='table (and figure) of a work dir')
+    t.add_argument('--workdir', required=True)
+    t.add_argument('--figure', help='PNG path')
+    t.set_defaults(func=cmd_table)
+    return p
