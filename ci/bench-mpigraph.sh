@@ -1,6 +1,6 @@
 #!/bin/bash
 # Side-by-side speed of the healthy link matrix job and LLNL's mpiGraph
-# (docs/fault-campaign.md#speed): ONE allocation on the same nodes runs our
+# (docs/reports/fault-campaign.md#speed): ONE allocation on the same nodes runs our
 # LinkMatrix check's job script (the matrix and its retest step, exactly as
 # ReFrame generated it) and mpiGraph with the same bytes per pair (4 MB x 8,
 # `mpiGraph 4000000 8 1`) and the same Open MPI transport settings, one

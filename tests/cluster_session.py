@@ -21,7 +21,7 @@ USER = 'cgrunner'
 #: 2-core machine (8-rank jobs: 0 of 20 on a quiet machine, 3 of 20 with
 #: both cores busy, 3 of 67 in a nightly run at 4 nodes x 2 ppn; a core
 #: shows an ob1 fragment arriving before ob1 registered its callbacks;
-#: docs/emulated-cluster.md). A real regression fails both tries; a run
+#: docs/reports/emulated-cluster.md). A real regression fails both tries; a run
 #: that must fail still fails.
 RETRY = '--max-retries=1'
 

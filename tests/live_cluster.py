@@ -102,7 +102,7 @@ def pingpong(paths, exe, nodes='n1,n2', fabric='fab0', attempts=1,
              timeout=60):
     """Median MB/s of the ping-pong between two nodes over ``fabric``;
     ``attempts`` > 1 retries a failed start (a start-up crash of OpenMPI,
-    docs/emulated-cluster.md)."""
+    docs/reports/emulated-cluster.md)."""
     for _ in range(attempts):
         cp = subprocess.run(['srun', '-N2', '-n2', '--mpi=pmix', '-w', nodes,
                              exe], env=job_env(paths, fabric),

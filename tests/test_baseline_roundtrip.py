@@ -12,7 +12,7 @@ from clustergate.commands import baseline as baseline_cmd
 from test_times import run_report
 
 HAND_WRITTEN = '''\
-# Performance references of system localhost (docs/references.md).
+# Performance references of system localhost (docs/guide/references.md).
 # Review the diff before committing; edit by hand where needed.
 system: "localhost"
 references:

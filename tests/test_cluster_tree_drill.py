@@ -1,4 +1,4 @@
-"""The fault drill on a switch tree (docs/emulated-cluster.md): the
+"""The fault drill on a switch tree (docs/reports/emulated-cluster.md): the
 emulated cluster up as 9 nodes under 3 leaf switches and a spine
 (``--topology leafspine``; Slurm's topology.conf describes the switches as
 meant), and the link matrix on fab0, judged against the declared topology

@@ -95,7 +95,7 @@ def test_measured_families_from_a_session():
 
 
 def test_the_documented_1000_node_site_matches_a_hand_calculation():
-    # docs/examples/cost-1000-nodes.yaml, the table of docs/cost-model.md
+    # docs/examples/cost-1000-nodes.yaml, the table of docs/reports/cost-model.md
     import os
     import yaml
     from conftest import ROOT

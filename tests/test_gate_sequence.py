@@ -1,5 +1,5 @@
 """The "Done when" sequence of references and gating, on the emulated
-cluster (docs/references.md, docs/ci.md):
+cluster (docs/guide/references.md, docs/guide/ci.md):
 
 1. three healthy nightly runs (three ReFrame sessions) -> ``clustergate
    baseline`` writes ``emucluster.yaml`` (into a temporary copy of
@@ -50,7 +50,7 @@ SELECT = ['-n', 'LinkMatrix.*fab0',
           # every night, not only on its rotation night: emucluster's
           # nightly runs tonight's share (-E 'cg_tonight()'), which holds
           # neither check on most nights (0 found); a -E given here
-          # replaces the mode's (docs/cost-model.md)
+          # replaces the mode's (docs/reports/cost-model.md)
           '-E', 'True']
 
 #: The emulated cluster is noisy (4 nodes on the 2 cores of one machine,

@@ -2,7 +2,7 @@
 of LinkMatrix (fab0, Open MPI) on the emulated leaf/spine cluster (9 nodes,
 3 leaves, 250 Mbit/s, 2:1), node n5's fab0 link at 90 % of its rate from
 night 7 on (``clustergate-lab sensitivity run --plan nights``; the perflog of
-the sequence is the fixture, docs/sensitivity.md). The change must be found
+the sequence is the fixture, docs/reports/sensitivity.md). The change must be found
 at night 7 (+-1) on n5's link and on no other node's link."""
 
 import os

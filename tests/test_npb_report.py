@@ -1,4 +1,4 @@
-"""``clustergate npb <report.json>`` (docs/benchmarks.md) runs
+"""``clustergate npb <report.json>`` (docs/guide/benchmarks.md) runs
 outside ReFrame, where no runtime is configured: importing the checks' base
 classes must not need one (ReframeFatalError is a BaseException, which an
 ``except Exception`` let through)."""

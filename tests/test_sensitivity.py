@@ -1,6 +1,6 @@
 """The sensitivity benchmark's bookkeeping (clustergate_lab.sensitivity): the
 plan, what a verdict names, how a run is scored, the table. The runs
-themselves need the emulated cluster (docs/sensitivity.md)."""
+themselves need the emulated cluster (docs/reports/sensitivity.md)."""
 
 from clustergate_lab import sensitivity as sens
 

@@ -1,4 +1,4 @@
-"""docs/site-guide.md followed literally: the system file it shows, written
+"""docs/guide/site-guide.md followed literally: the system file it shows, written
 as it stands into a copy of config/, gives test cases on the new system
 (``reframe -l`` and ``clustergate sweep`` agree), and each key it says is
 required, taken out, stops the load with one line naming the file and the

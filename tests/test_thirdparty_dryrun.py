@@ -173,7 +173,7 @@ def test_emucluster_job_scripts(emucluster):
     assert '#SBATCH --ntasks-per-node=2' in job
     assert '#SBATCH --nodes=2' in job
     assert 'export OMPI_MCA_btl_tcp_if_include=fab0' in job
-    # OpenMPI's own mpirun inside the allocation (docs/emulated-cluster.md:
+    # OpenMPI's own mpirun inside the allocation (docs/reports/emulated-cluster.md:
     # srun --mpi=pmix crashed 18 jobs of 100 in MPI_Init under load)
     assert re.search(r'^\$\{CG_MPIRUN:-mpirun\} -np 4 --map-by ppr:2:node '
                      r'--bind-to none \S+/spack-env/emucluster/\.spack-env/'

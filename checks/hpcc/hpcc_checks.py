@@ -1,5 +1,5 @@
 """HPC Challenge (Debian's hpcc 1.5.0): one hpcc run per sweep point
-(the HpccRun fixture), read by one check per kernel. See docs/benchmarks.md.
+(the HpccRun fixture), read by one check per kernel. See docs/guide/benchmarks.md.
 
 HPL and b_eff are in the ci subset: they run for real on localhost and on
 the emulated cluster (at a small N, capped by the ci mode)."""

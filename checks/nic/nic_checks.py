@@ -1,5 +1,5 @@
 """Shared-interface contention: two streams from one node, over one
-interface or over two (the second fabric). See docs/node-tests.md."""
+interface or over two (the second fabric). See docs/reports/node-tests.md."""
 
 import reframe as rfm
 

@@ -1,7 +1,7 @@
 """Node-level contention checks: memory access (strided, random, STREAM
 operations), memory latency per cache level, OS noise. Each measures with
 1 rank per node and with all ppn ranks at once in the same job and reports
-the ratio (k ppn / 1 ppn) plus absolute values (docs/node-tests.md)."""
+the ratio (k ppn / 1 ppn) plus absolute values (docs/reports/node-tests.md)."""
 
 import reframe as rfm
 from reframe.core.builtins import parameter
@@ -21,7 +21,7 @@ class MemoryStrided(MemoryTest):
     # copy moves (1 read + 1 write stream), add what triad moves (2 + 1):
     # on real nodes STREAM's pairs differ by a few %; here copy/scale and
     # triad/add of one run were 0.4-5x apart, the machine's noise, not
-    # the kernels' (docs/nightly-budget.md). Acceptance: all six.
+    # the kernels' (docs/reports/nightly-budget.md). Acceptance: all six.
     mode_selection = {**MemoryTest.mode_selection,
                       'ci': {'scale': {'small'},
                              'kernel': {'read', 'write', 'triad'}},

@@ -1,7 +1,7 @@
 """NAS Parallel Benchmarks (MPI): one small test per kernel; classes A/B/C
 and the sweep (nodes x ppn x interconnect) come from the base class and the
 partition's configuration, the binaries from the partition's ``benchmarks``
-source (see docs/benchmarks.md)."""
+source (see docs/guide/benchmarks.md)."""
 
 import reframe as rfm
 

@@ -233,7 +233,7 @@ _PROJECT = os.path.dirname(os.path.dirname(os.path.dirname(
 def benchmark_sources(system):
     """Where a system built on these MPI packages gets the third-party
     benchmarks (partition ``extras['benchmarks']``, see
-    clustergate.site.benchmarks and docs/benchmarks.md): NPB, OSU, STREAM and
+    clustergate.site.benchmarks and docs/guide/benchmarks.md): NPB, OSU, STREAM and
     IMB from the system's Spack environment, built against Debian's
     OpenMPI; IMB also prebuilt from impi-rt for the ``intelmpi``
     environment, when that is installed; HPCC from Debian's ``hpcc``

@@ -1,5 +1,5 @@
 """The emulated cluster: network namespaces n1..nN as nodes under a real
-Slurm, started with ``clustergate-lab cluster up`` (see docs/emulated-cluster.md).
+Slurm, started with ``clustergate-lab cluster up`` (see docs/reports/emulated-cluster.md).
 
 Active (put before ``localhost`` and matching any host) when ``SLURM_CONF``
 points at the emulated cluster's slurm.conf (``ClusterName=cgemu``);
@@ -115,7 +115,7 @@ for _env in _environments:
         # mpirun inside the allocation (its daemons started by srun), not
         # srun --mpi=pmix: under load 18 of 100 srun-started OpenMPI 4.1.4
         # jobs crashed in MPI_Init, 0 of 200 mpirun-started ones
-        # (docs/emulated-cluster.md); srun_options stay for srun steps
+        # (docs/reports/emulated-cluster.md); srun_options stay for srun steps
         _env['extras'] = {**_env['extras'], 'launcher': 'cg-mpirun',
                           'srun_options': ['--mpi=pmix']}
         # 4 "nodes" share 2 cores: a rank waiting in MPI must give its core
@@ -221,13 +221,13 @@ site_configuration = {
                         },
                         # the nightly: tonight's share of the acceptance
                         # space that fits this many minutes (rotation,
-                        # docs/cost-model.md); measured in
-                        # docs/nightly-budget.md
+                        # docs/reports/cost-model.md); measured in
+                        # docs/reports/nightly-budget.md
                         'rotation': {'budget_min': 25},
                         # jobs one after the other: the 4 "nodes" share
                         # this machine's 2 cores, so a second job, even on
                         # other nodes and another fabric, takes CPU from the
-                        # one measuring (docs/cost-model.md); fabric checks
+                        # one measuring (docs/reports/cost-model.md); fabric checks
                         # still ask for their fabric's license, as a real
                         # site's would with policy 'async'
                         'concurrency': {

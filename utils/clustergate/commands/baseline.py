@@ -13,7 +13,7 @@ diff against the current file, and writes it (unless ``--dry-run``).
 Re-baselining after an intentional change (new MPI, firmware) is this same
 command on runs made after the change (``--since``; their performance
 failures against the old reference count with ``--include-perf-failures``).
-See docs/references.md.
+See docs/guide/references.md.
 """
 
 import os
@@ -158,7 +158,7 @@ def run(args, out=sys.stdout, err=sys.stderr):
         old = None
 
     comment = [
-        f'Performance references of system {system} (docs/references.md).',
+        f'Performance references of system {system} (docs/guide/references.md).',
         f'Written by: clustergate baseline ({len(base.runs)} runs, '
         f'{times.iso_utc(base.span[0])} .. '
         f'{times.iso_utc(base.span[1])},',
@@ -242,7 +242,7 @@ def add_parser(subparsers):
                      help='learn each node link\'s healthy level and '
                           'spread of the link matrix (median, MAD) into '
                           'config/references/links/<system>.yaml '
-                          '(docs/link-baselines.md)')
+                          '(docs/reports/link-baselines.md)')
     o = p.add_argument_group('output')
     o.add_argument('-o', '--output', metavar='FILE',
                    help='reference file (default: config/references/'

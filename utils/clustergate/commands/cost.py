@@ -2,7 +2,7 @@
 
 Reads a site description (YAML: per-job overhead, families with their
 cases per sweep point, run time and growth with the node count, and the
-partitions with their sweep per mode; see docs/cost-model.md) and prints
+partitions with their sweep per mode; see docs/reports/cost-model.md) and prints
 the cost of ci, nightly and acceptance. With --measured, the families'
 figures come from a real session's JSON report instead (clustergate
 timing's figures), keeping the growth exponents of the file.

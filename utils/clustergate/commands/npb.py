@@ -1,5 +1,5 @@
 """clustergate npb: the k-ppn / 1-ppn Mop/s ratios of the NAS Parallel
-Benchmarks in one session's ReFrame run report (docs/benchmarks.md).
+Benchmarks in one session's ReFrame run report (docs/guide/benchmarks.md).
 """
 
 import json

@@ -29,7 +29,7 @@ were judged against a reference and how many had none) and, with
 
 The page also lists the latest value of every metric with its status:
 within reference, out of reference, or "no reference" (never counted as
-checked). See docs/reports.md.
+checked). See docs/guide/report.md.
 """
 
 import os

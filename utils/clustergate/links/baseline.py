@@ -57,7 +57,7 @@ LINK_METRIC = re.compile(r'^(bw|peer)_\w+_(sent|recv|both)$')
 JUDGED = 'peer'
 
 #: With a baseline: named when at most RATIO of its baseline median and
-#: at least Z MADs below it (docs/link-baselines.md: from the healthy
+#: at least Z MADs below it (docs/reports/link-baselines.md: from the healthy
 #: spread measured on the emulated tree)
 RATIO = 0.95
 Z = 5.0
@@ -307,7 +307,7 @@ def render(system: str, table: Dict, prov: Dict) -> str:
     text = refwriter.dump(doc, header=[
         f'Link baselines of system {system}: each node link\'s healthy '
         f'level and spread',
-        '(docs/link-baselines.md). Written by: clustergate baseline '
+        '(docs/reports/link-baselines.md). Written by: clustergate baseline '
         '--links; review the diff.'], flow_depth=5)
     parse(yaml.safe_load(text), '<rendered>', system)
     return text

@@ -45,7 +45,7 @@ class Pattern:
         return ranks >= self.min_ranks and ppn >= self.min_ppn
 
 
-#: cg_contention's patterns (docs/contention.md), in its order
+#: cg_contention's patterns (docs/reports/contention.md), in its order
 PATTERNS = (
     Pattern('barrier', has_bandwidth=False, sized=False),
     Pattern('pingpong', per_peer=True),
@@ -101,7 +101,7 @@ class ContentionSuiteTest(CgProgramTest):
     #: 50-trial figure under load (RSE 0.059-0.073 measured here), so a
     #: stopped figure is as precise as the ones the references were made
     #: of; it saved ~30 % of the trials under load and stops at the floor
-    #: on a quiet machine (docs/nightly-budget.md). A site tightens it.
+    #: on a quiet machine (docs/reports/nightly-budget.md). A site tightens it.
     target_rse = variable(float, value=0.05, loggable=True)
 
     #: Trials before the harness may stop (the warm-up not counted): the

@@ -218,7 +218,7 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
         # no cache flush between trials: 4 MB over a network link does not
         # care, and the flushes of 2x the last-level cache took the node's
         # cores (healthy 9-node job: 30.2 s with them, 25.1 s without,
-        # median of 3 in one allocation; docs/fault-campaign.md#speed)
+        # median of 3 in one allocation; docs/reports/fault-campaign.md#speed)
         self.executable_opts = ['--bytes', str(self.msg_bytes),
                                 '--trials', str(self.trials),
                                 '--flush-bytes', '64']

@@ -1,6 +1,6 @@
 """Generic base tests of the node-level programs: cg_memory (memory access
 under contention), cg_memlat (latency per cache level) and cg_noise (OS
-noise). See docs/node-tests.md.
+noise). See docs/reports/node-tests.md.
 
 Every program measures, in one job, with 1 active rank per node and with
 all ``ppn`` ranks active; the ``ratio`` performance variables (k ppn /
@@ -10,7 +10,7 @@ nothing). Absolute values are reported too, for references.
 Each test has a ``scale``, one per mode
 (:attr:`NodeProgramTest.mode_selection`): ``small`` for ci, ``nightly``
 and ``full`` (acceptance: the whole space). The nightly scale keeps the
-points that tell a regression and fit a night (docs/nightly-budget.md):
+points that tell a regression and fit a night (docs/reports/nightly-budget.md):
 one job per node at its full ppn (that job measures 1 active rank and
 all ranks: the single-rank figures and the ratio), the strides and memory
 levels that bracket the access regimes; the acceptance keeps every stride,
@@ -34,7 +34,7 @@ ALL_STRIDES = list(range(1, 18))
 #: odd stride over two lines (17). The strides 3, 5-7 and 9-16 repeat
 #: those regimes: neighbours differed by a median 15 % in bandwidth while
 #: one figure varied 2.3-13x (median 5-6x) between 5 healthy full runs on
-#: the busy 2-core localhost (docs/nightly-budget.md), and they took 80 %
+#: the busy 2-core localhost (docs/reports/nightly-budget.md), and they took 80 %
 #: of the kernels' time (the larger the stride, the slower the sweep)
 CI_STRIDES = [1, 2, 4, 8, 17]
 #: Memory levels cg_memlat may report, nearest first
@@ -229,7 +229,7 @@ class MemoryLatencyTest(NodeProgramTest):
     is no L3). Distinct levels give steps well above 1; a step at or below
     1 (DRAM measured faster than L3) is noise on a busy machine or a
     shared cache, judged against a reference like any other number (see
-    docs/node-tests.md for the bound to use), never a sanity failure.
+    docs/reports/node-tests.md for the bound to use), never a sanity failure.
 
     Sanity: the curve was measured and has the expected levels."""
 

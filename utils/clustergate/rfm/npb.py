@@ -11,7 +11,7 @@ skipped where the partition's ``memory_per_node_gib`` is too small (see
 The (k ppn)/(1 ppn) ratio at a fixed process count is a report step over
 one session's results, :func:`ppn_ratios` (``python -m
 clustergate.rfm.npb <run-report.json>``), not a ReFrame dependency: see
-docs/benchmarks.md.
+docs/guide/benchmarks.md.
 """
 
 

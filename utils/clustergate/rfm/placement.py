@@ -40,7 +40,7 @@ class LauncherPlacement(CapablePartitions):
         if launcher:
             # this MPI starts its jobs otherwise than the partition does
             # (emucluster: OpenMPI's mpirun inside the allocation, see
-            # docs/emulated-cluster.md)
+            # docs/reports/emulated-cluster.md)
             self.job.launcher = getlauncher(launcher)()
 
         self.job.launcher.options += self.placement_options(family)

@@ -1,5 +1,5 @@
 """Which jobs may run at once without disturbing each other's measurement:
-the partition's ``extras['concurrency']`` (docs/cost-model.md).
+the partition's ``extras['concurrency']`` (docs/reports/cost-model.md).
 
 The rule, declared per partition, not coded per check:
 

@@ -1,6 +1,6 @@
 """What ci, nightly and acceptance cost on a site: jobs, node-hours, wall.
 
-The model (docs/cost-model.md)::
+The model (docs/reports/cost-model.md)::
 
     jobs(m)       = sum_p sum_f sum_{n in N(p,m)} |PPN(p,m)| |IC(p,m)| E(p) c(f)
     t(f, n)       = o + r(f) * (n / n0(f)) ** alpha(f)
@@ -76,7 +76,7 @@ def job_time(site: Site, fam: Family, nodes: int) -> float:
 #: Defaults where nothing was measured (the nightly rotation's estimate of
 #: a test case not yet in the results database): the per-job overhead and
 #: the run time of one job per family. Measured on the emulated cluster
-#: (docs/cost-model.md, "Inputs measured here"): the overhead, contention,
+#: (docs/reports/cost-model.md, "Inputs measured here"): the overhead, contention,
 #: hpcc and node; the other families were not measured there yet: rough
 #: figures, replaced by the results database's after their first run.
 DEFAULT_OVERHEAD_S = 3.3
@@ -164,7 +164,7 @@ def measured_families(cases, defaults: Dict[str, Family]
 
 
 def load_site(data: Dict) -> Site:
-    """A site from a parsed YAML/JSON description (docs/cost-model.md);
+    """A site from a parsed YAML/JSON description (docs/reports/cost-model.md);
     raises ValueError naming the key that is wrong."""
     def need(d, key, where):
         if key not in d:

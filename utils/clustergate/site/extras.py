@@ -7,7 +7,7 @@ silently ignored and the check would run with a default. So every key is
 declared here with what it means, :func:`check_partition` and
 :func:`check_environment` reject an unknown one naming it, and the checks'
 base classes read the keys through these constants (``from clustergate
-import extras as keys``). docs/site-guide.md lists the same keys;
+import extras as keys``). docs/guide/site-guide.md lists the same keys;
 ``tests/test_extras_schema.py`` keeps both in step.
 """
 

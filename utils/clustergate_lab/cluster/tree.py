@@ -17,7 +17,7 @@ Rates: node links run at the nominal rate; an uplink's nominal rate is
 ``nodes per leaf x node rate / oversubscription``. A tree must be
 oversubscribed for a miscabled node to show at all: in a non-blocking tree
 an extra flow on an uplink never slows anything (see
-docs/emulated-cluster.md).
+docs/reports/emulated-cluster.md).
 """
 
 import re

@@ -27,7 +27,7 @@ FLAT_NODES, FLAT_RATE = 4, '1gbit'
 #: leaves, the two uplinks carry exactly the same node-to-node flows: a cut
 #: one could not be named); node links at 250 Mbit/s so that 9 concurrent
 #: flows are limited by the links, not by the 2 CPUs
-#: (docs/emulated-cluster.md has the measurements)
+#: (docs/reports/emulated-cluster.md has the measurements)
 TREE_NODES, TREE_LEAVES, TREE_RATE = 9, 3, '250mbit'
 
 

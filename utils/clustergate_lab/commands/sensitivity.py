@@ -1,6 +1,6 @@
 """clustergate-lab sensitivity: the link-fault sensitivity campaign and the
 nightly sequence on the emulated cluster (the work is done by
-:mod:`clustergate_lab.sensitivity`; docs/sensitivity.md)."""
+:mod:`clustergate_lab.sensitivity`; docs/reports/sensitivity.md)."""
 
 import argparse
 import os
