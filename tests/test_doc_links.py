@@ -11,6 +11,8 @@ from conftest import ROOT
 #: ``[text](target)`` and ``![alt](target)``; a target ends at ``)`` or a
 #: space (a title after it is not part of the path)
 LINK = re.compile(r'\]\(([^)\s]+)[^)]*\)')
+#: an embedded image, ``![alt](target)``
+IMAGE = re.compile(r'!\[[^\]]*\]\(([^)\s]+)')
 FENCE = re.compile(r'^\s*(```|~~~)')
 
 
@@ -23,14 +25,15 @@ def pages(root=ROOT):
     return found
 
 
-def links(path):
-    """(line number, target) of each link outside code blocks."""
+def links(path, pattern=LINK):
+    """(line number, target) of each link (or each match of ``pattern``)
+    outside code blocks."""
     fenced = False
     for number, line in enumerate(open(path, encoding='utf-8'), 1):
         if FENCE.match(line):
             fenced = not fenced
         elif not fenced:
-            for target in LINK.findall(re.sub(r'`[^`]*`', '', line)):
+            for target in pattern.findall(re.sub(r'`[^`]*`', '', line)):
                 yield number, target
 
 
@@ -84,6 +87,7 @@ def test_a_broken_link_is_found(tmp_path):
 
 def test_every_figure_is_embedded():
     figures = os.listdir(os.path.join(ROOT, 'docs', 'figures'))
-    used = {os.path.basename(t) for p in pages() for _, t in links(p)}
+    used = {os.path.basename(t) for p in pages()
+            for _, t in links(p, IMAGE)}
     missing = sorted(set(figures) - used)
     assert not missing, f'figures no page shows: {missing}'
