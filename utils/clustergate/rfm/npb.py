@@ -27,7 +27,7 @@ from clustergate.parsers import parse_npb
 from clustergate.rfm.thirdparty import NpbBinaries, ThirdPartyTest
 
 #: NPB's own rule on each kernel's process count: BT and SP on a square
-#: number, EP on any (found by the trial of issue 14 with NPB built by
+#: number, EP on any (found in a trial with NPB built by
 #: Spack), the others on a power of two
 RANKS_SHAPE = {'bt': 'square', 'sp': 'square', 'ep': None}
 
