@@ -152,7 +152,7 @@ def test_shipped_configuration_is_valid():
 
 
 def test_site_guide_lists_every_key():
-    with open(os.path.join(ROOT, 'docs', 'site-guide.md')) as fp:
+    with open(os.path.join(ROOT, 'docs', 'guide', 'site-guide.md')) as fp:
         guide = fp.read()
 
     keys = (list(extras.PARTITION_KEYS) + list(extras.ENVIRONMENT_KEYS) +

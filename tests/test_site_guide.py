@@ -14,7 +14,7 @@ import pytest
 
 from conftest import ROOT, reframe_cmd
 
-GUIDE = os.path.join(ROOT, 'docs', 'site-guide.md')
+GUIDE = os.path.join(ROOT, 'docs', 'guide', 'site-guide.md')
 MARKER = '<!-- the test suite writes this file as it stands'
 ANSI = re.compile(r'\x1b\[[0-9;]*m')
 
