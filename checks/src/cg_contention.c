@@ -283,16 +283,9 @@ static void v_allreduce(void *v, int t)
 
 static cg_measurement base(const char *pattern, pattern_state *state)
 {
-    cg_measurement m;
-    memset(&m, 0, sizeof m);
     cur_pattern = pattern;
-    m.pattern = pattern;
-    m.bytes = state->bytes;
-    m.active = 1;
+    cg_measurement m = cg_measurement_of(pattern, state->bytes);
     m.reps = cg.opt.reps ? cg.opt.reps : 1;
-    m.peer = -1;
-    m.src = 0;
-    m.dst = -1;
     m.prepare = prep_send;
     m.ctx = state;
     return m;
@@ -388,6 +381,22 @@ static int concurrent_layout(pattern_state *state)
     return state->b >= 0 && state->c >= 0 && state->d >= 0;
 }
 
+/* a -> c measured, alone (pair 0) or beside b -> d (pair 1) */
+static cg_measurement concurrent(const char *name, pattern_state *state,
+                                 int pair)
+{
+    state->pair = pair;
+    cg_measurement m = base(name, state);
+    m.active = cg.rank == state->a || cg.rank == state->c ||
+        (pair && (cg.rank == state->b || cg.rank == state->d));
+    m.run = op_concurrent;
+    m.verify = v_concurrent;
+    m.peer = state->c;
+    m.dst = state->c;
+    m.bw_bytes = state->bytes;
+    return m;
+}
+
 static void run_concurrent(pattern_state *state)
 {
     if (!concurrent_layout(state)) {
@@ -397,27 +406,11 @@ static void run_concurrent(pattern_state *state)
         return;
     }
 
-    state->pair = 0;
-    cg_measurement m = base("concurrent_single", state);
-    m.active = cg.rank == state->a || cg.rank == state->c;
-    m.run = op_concurrent;
-    m.verify = v_concurrent;
-    m.peer = state->c;
-    m.dst = state->c;
-    m.bw_bytes = state->bytes;
+    cg_measurement m = concurrent("concurrent_single", state, 0);
     cg_stats single = cg_measure(&m);
 
-    state->pair = 1;
     char extra[256];
-    m = base("concurrent_pair", state);
-    m.active = cg.rank == state->a || cg.rank == state->b
-        || cg.rank == state->c ||
-               cg.rank == state->d;
-    m.run = op_concurrent;
-    m.verify = v_concurrent;
-    m.peer = state->c;
-    m.dst = state->c;
-    m.bw_bytes = state->bytes;
+    m = concurrent("concurrent_pair", state, 1);
     /* the ratio needs the pair's statistics: measure, then report */
     cg_stats pair = cg_measure_quiet(&m);
     if (cg.rank == 0) {

@@ -126,18 +126,22 @@ void cg_flush_cache(void)
     sink = s;
 }
 
+/* the program's default for --trials (cg_init_trials) */
+static int default_trials = 51;
+
 static void usage_options(void)
 {
     if (cg.rank == 0)
         fprintf(stderr,
-                "harness options: --trials N (default 51, first dropped;\n"
+                "harness options: --trials N (default %d, first dropped;\n"
                 "  the cap with --target-rse)\n"
                 "  --target-rse X (stop once the relative standard error of\n"
                 "  the mean is at most X; default 0: every trial runs)\n"
                 "  --min-trials N (trials before stopping; default 10)\n"
                 "  --reps N (operations per trial; default by size)\n"
                 "  --flush-bytes SIZE (default 2x last-level cache)\n"
-                "  --corrupt-payload (test switch: damage one message)\n");
+                "  --corrupt-payload (test switch: damage one message)\n",
+                default_trials);
 }
 
 /* Consumes the harness options, leaves the program's own in argv */
@@ -219,15 +223,36 @@ static void find_node_layout(void)
 
 void cg_init(int *argc, char ***argv, const char *program)
 {
+    cg_init_trials(argc, argv, program, 51);
+}
+
+void cg_init_trials(int *argc, char ***argv, const char *program,
+                    int ntrials)
+{
     MPI_Init(argc, argv);
     memset(&cg, 0, sizeof cg);
     cg.program = program;
     MPI_Comm_rank(MPI_COMM_WORLD, &cg.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &cg.size);
-    cg.opt.ntrials = 51;
+    default_trials = ntrials;
+    cg.opt.ntrials = ntrials;
     cg.opt.min_trials = 10;
     consume_options(argc, argv);
     find_node_layout();
+}
+
+cg_measurement cg_measurement_of(const char *pattern, size_t bytes)
+{
+    cg_measurement m;
+    memset(&m, 0, sizeof m);
+    m.pattern = pattern;
+    m.bytes = bytes;
+    m.active = 1;
+    m.reps = 1;
+    m.peer = -1;
+    m.src = 0;
+    m.dst = -1;
+    return m;
 }
 
 int cg_finish(void)

@@ -90,8 +90,16 @@ typedef struct {
 
 /* MPI_Init, options (removes the ones it knows from argv), node layout */
 void cg_init(int *argc, char ***argv, const char *program);
+/* cg_init with another default for --trials than 51 */
+void cg_init_trials(int *argc, char ***argv, const char *program,
+                    int ntrials);
 /* Prints CG_DONE, finalizes MPI and returns the exit status (3 on errors) */
 int cg_finish(void);
+
+/* A measurement of pattern: bytes per message, every rank active, one
+ * operation per trial, no peer, source rank 0, no destination; the
+ * caller sets the callbacks and what differs. */
+cg_measurement cg_measurement_of(const char *pattern, size_t bytes);
 
 /* Times every trial on this rank: times[t] = seconds per operation. */
 void cg_time_trials(const cg_measurement *m, double *times);

@@ -197,16 +197,9 @@ static char *alloc_ws(size_t bytes, int thp)
 static cg_measurement chase_measurement(chase_state *walk, const char *pattern,
                                         int active)
 {
-    cg_measurement m;
-    memset(&m, 0, sizeof m);
-    m.pattern = pattern;
-    m.bytes = walk->bytes;
+    cg_measurement m = cg_measurement_of(pattern, walk->bytes);
     m.active = active;
-    m.reps = 1;
     m.msgs_per_op = (double)walk->hops;     /* t_us = per access */
-    m.peer = -1;
-    m.src = 0;
-    m.dst = -1;
     m.run = chase;
     m.ctx = walk;
     return m;
@@ -451,14 +444,7 @@ static double measure_level(const memlat_options *opt, char *buf,
 
 int main(int argc, char **argv)
 {
-    int trials_given = 0;
-    for (int i = 1; i < argc; ++i)
-        if (!strcmp(argv[i], "--trials"))
-            trials_given = 1;
-
-    cg_init(&argc, &argv, "cg_memlat");
-    if (!trials_given)
-        cg.opt.ntrials = 5;
+    cg_init_trials(&argc, &argv, "cg_memlat", 5);
     memlat_options opt = parse_options(argc, argv);
 
     size_t sizes[128];

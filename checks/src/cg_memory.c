@@ -190,14 +190,7 @@ static void measure_kernel(kernel_state *state, int lr)
 {
     const char *name = KNAME[state->kernel];
     double bytes_per = 8.0 * KARRAYS[state->kernel];
-    cg_measurement m;
-    memset(&m, 0, sizeof m);
-    m.pattern = name;
-    m.bytes = state->n * sizeof(double);
-    m.reps = 1;
-    m.peer = -1;
-    m.src = 0;
-    m.dst = -1;
+    cg_measurement m = cg_measurement_of(name, state->n * sizeof(double));
     m.bw_bytes = bytes_per * state->n;
     m.prepare = prep;
     m.run = run_kernel;
@@ -300,14 +293,7 @@ static void allocate_arrays(kernel_state *state, size_t array_bytes,
 
 int main(int argc, char **argv)
 {
-    int trials_given = 0;
-    for (int i = 1; i < argc; ++i)
-        if (!strcmp(argv[i], "--trials"))
-            trials_given = 1;
-
-    cg_init(&argc, &argv, "cg_memory");
-    if (!trials_given)
-        cg.opt.ntrials = 5;
+    cg_init_trials(&argc, &argv, "cg_memory", 5);
 
     const char *kernels = "all", *strides = "1-17";
     size_t array_bytes = 0;

@@ -187,10 +187,7 @@ static void report_stream(const char *pattern, int stream,
                           const stream_pair *streams,
                           const cg_stats *st, const char *more)
 {
-    cg_measurement m;
-    memset(&m, 0, sizeof m);
-    m.pattern = pattern;
-    m.bytes = streams->bytes;
+    cg_measurement m = cg_measurement_of(pattern, streams->bytes);
     m.peer = stream == 1 ? streams->r1 : streams->r2;
     m.src = stream == 1 ? streams->s1 : streams->s2;
     m.dst = m.peer;
@@ -277,14 +274,7 @@ static void report_all(const stream_pair *streams, double *const alone1[2],
 
 int main(int argc, char **argv)
 {
-    int trials_given = 0;
-    for (int i = 1; i < argc; ++i)
-        if (!strcmp(argv[i], "--trials"))
-            trials_given = 1;
-
-    cg_init(&argc, &argv, "cg_nic");
-    if (!trials_given)
-        cg.opt.ntrials = 7;
+    cg_init_trials(&argc, &argv, "cg_nic", 7);
 
     stream_pair streams;
     memset(&streams, 0, sizeof streams);

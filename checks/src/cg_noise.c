@@ -194,12 +194,8 @@ static double report_phase(const char *pattern, int active, const double *q,
         mean_of_means /= nact;
         double *w = all + (size_t)worst * NS;
         cg_stats st = {(int)w[1], (int)w[1], w[3], w[6], w[2], w[4], 0.0};
-        cg_measurement m;
-        memset(&m, 0, sizeof m);
-        m.pattern = pattern;
-        m.peer = -1;
+        cg_measurement m = cg_measurement_of(pattern, 0);
         m.src = worst;
-        m.dst = -1;
         char extra[512];
         snprintf(extra, sizeof extra, "slowdown=%.6f p50_us=%.4f "
                  "p90_us=%.4f p99_us=%.4f p99_9_us=%.4f worst_us=%.4f "
@@ -255,12 +251,7 @@ static void bsp(uint64_t iters, double seconds, double qmin_local)
     if (cg.rank == 0 && noise_summarize(step, n, &s) == 0) {
         double ideal = qmin + bmin;
         cg_stats st = {(int)s.n, (int)s.n, s.mean, s.p50, s.min, s.max, 0.0};
-        cg_measurement m;
-        memset(&m, 0, sizeof m);
-        m.pattern = "noise_bsp";
-        m.peer = -1;
-        m.src = 0;
-        m.dst = -1;
+        cg_measurement m = cg_measurement_of("noise_bsp", 0);
         char extra[320];
         snprintf(extra, sizeof extra, "bsp_slowdown=%.6f ideal_us=%.4f "
                  "quantum_min_us=%.4f barrier_min_us=%.4f p99_us=%.4f "

@@ -238,8 +238,8 @@ def link_samples(samples: Sequence[baseline.Sample], check='^LinkMatrix$'
             if rx.search(s.key.check) and LINK_METRIC.match(s.key.metric)]
 
 
-class TooFewRuns(ValueError):
-    pass
+#: the baselines' one error for too few healthy runs
+TooFewRuns = baseline.TooFewRuns
 
 
 def learn(samples: Sequence[baseline.Sample], min_runs: int = 5) -> Dict:
