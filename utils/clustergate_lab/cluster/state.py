@@ -20,31 +20,31 @@ def state_dir():
     return os.environ.get('CG_EMU_STATE_DIR', DEFAULT_DIR)
 
 
+#: Paths's file locations, relative to the state directory
+BELOW_ROOT = {
+    'state_file': 'state.json', 'slurm_conf': 'slurm.conf',
+    # Slurm reads topology.conf from slurm.conf's directory
+    'topology_conf': 'topology.conf',
+    'munge_dir': 'munge', 'munge_key': 'munge/munge.key',
+    'munge_log': 'munge/munged.log', 'munge_pid': 'munge/munged.pid',
+    'munge_seed': 'munge/munged.seed',
+    'socket_dir': 'munge-socket', 'munge_socket': 'munge-socket/munge.socket',
+    'ctld_dir': 'ctld', 'ctld_log': 'ctld/slurmctld.log',
+    'ctld_pid': 'ctld/slurmctld.pid', 'nodes_dir': 'nodes',
+}
+
+
 class Paths:
-    """File locations below a state directory ``root``."""
+    """File locations below a state directory ``root``: the attributes
+    named in :data:`BELOW_ROOT`, and per node or daemon below."""
 
     def __init__(self, root=None):
         self.root = root or state_dir()
 
-    state_file = property(lambda s: os.path.join(s.root, 'state.json'))
-    slurm_conf = property(lambda s: os.path.join(s.root, 'slurm.conf'))
-    # Slurm reads topology.conf from slurm.conf's directory
-    topology_conf = property(
-        lambda s: os.path.join(s.root, 'topology.conf')
-    )
-    munge_dir = property(lambda s: os.path.join(s.root, 'munge'))
-    munge_key = property(lambda s: os.path.join(s.munge_dir, 'munge.key'))
-    munge_log = property(lambda s: os.path.join(s.munge_dir, 'munged.log'))
-    munge_pid = property(lambda s: os.path.join(s.munge_dir, 'munged.pid'))
-    munge_seed = property(lambda s: os.path.join(s.munge_dir, 'munged.seed'))
-    socket_dir = property(lambda s: os.path.join(s.root, 'munge-socket'))
-    munge_socket = property(
-        lambda s: os.path.join(s.socket_dir, 'munge.socket')
-    )
-    ctld_dir = property(lambda s: os.path.join(s.root, 'ctld'))
-    ctld_log = property(lambda s: os.path.join(s.ctld_dir, 'slurmctld.log'))
-    ctld_pid = property(lambda s: os.path.join(s.ctld_dir, 'slurmctld.pid'))
-    nodes_dir = property(lambda s: os.path.join(s.root, 'nodes'))
+    def __getattr__(self, name):
+        if name not in BELOW_ROOT:
+            raise AttributeError(name)
+        return os.path.join(self.root, BELOW_ROOT[name])
 
     def node_dir(self, node):
         return os.path.join(self.nodes_dir, node)
