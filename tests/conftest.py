@@ -82,6 +82,36 @@ def isolated_env(refs_dir, out):
                 CG_DEBUG_LOG=str(out / 'reframe.log'))
 
 
+def edited_config(tmp_path, system, old, new):
+    """A copy of config/ in ``tmp_path`` whose systems/``system`` has its
+    first ``old`` (which must be there) replaced by ``new``: (its
+    settings.py, the edited file)."""
+    cfg = tmp_path / 'config'
+    shutil.copytree(os.path.join(ROOT, 'config'), cfg)
+    path = cfg / 'systems' / system
+    text = path.read_text()
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1))
+    return cfg / 'settings.py', path
+
+
+def run_with_refs(tmp, refs_text, *args):
+    """A ReFrame session in ``tmp`` (OpenMPI, settings.py, ``args`` to
+    select) whose references are ``refs_text`` as localhost.yaml:
+    (the finished process, its references file, its output directory
+    with report.json, perflogs and results DB)."""
+    refs, out = tmp / 'refs', tmp / 'out'
+    refs.mkdir()
+    (refs / 'localhost.yaml').write_text(refs_text)
+    cmd = reframe_cmd() + [
+        '-C', os.path.join(ROOT, 'config', 'settings.py'), *args,
+        '-S', 'valid_prog_environs=openmpi',
+        '--report-file', str(out / 'report.json'), '-r']
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=900,
+                         env=isolated_env(refs, out), cwd=str(tmp))
+    return res, refs / 'localhost.yaml', out
+
+
 @pytest.fixture(scope='session')
 def built_programs(tmp_path_factory):
     """checks/src built with OpenMPI's wrapper into a temporary directory."""
@@ -128,6 +158,12 @@ class BenchmarkOutputs:
 
     def read(self, name):
         return (self.dir / name).read_text()
+
+    @property
+    def each(self):
+        """The decorator that runs a test on every output (argument
+        ``path``), named by file."""
+        return pytest.mark.parametrize('path', self.all, ids=lambda p: p.name)
 
 
 def reframe_failures(out, limit=6000):

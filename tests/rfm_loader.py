@@ -80,6 +80,21 @@ def perf_values(check):
     return {k: sn.evaluate(v) for k, v in check.perf_variables.items()}
 
 
+#: the check file of each benchmark family
+FAMILY_FILES = {
+    'contention': 'checks/contention/contention_checks.py',
+    'imb': 'checks/imb/imb_checks.py',
+    'npb': 'checks/npb/npb_checks.py',
+    'osu': 'checks/osu/osu_checks.py',
+    'stream': 'checks/stream/stream_checks.py',
+}
+
+
+def family_checks(family, system='localhost'):
+    """All test instances of a family's check file on ``system``."""
+    return load_checks(FAMILY_FILES[family], system)
+
+
 def checks_fixture(relpath, system='localhost'):
     """A module-scoped pytest fixture: the test instances of a check file
     (``imb = checks_fixture('checks/imb/imb_checks.py')``)."""

@@ -36,6 +36,8 @@ if _reason:
     pytest.skip(_reason, allow_module_level=True)
 
 LINKMATRIX = ['-n', '^LinkMatrix.*fab0', '-S', 'valid_prog_environs=openmpi']
+#: leaf2's uplink at 1/4 of its rate
+CUT_LEAF2 = ('degrade', '--uplink', 'leaf2', '--rate', '25%')
 
 
 @pytest.fixture(scope='module')
@@ -50,8 +52,16 @@ def session():
                                                   'cgfab'))], links
 
 
-def linkmatrix(session, tag):
-    rc, out = session.reframe(*LINKMATRIX, '-r', tag=tag, timeout=900)
+def linkmatrix(session, tag, *faults):
+    """The link matrix run with the cluster commands ``faults`` applied
+    (each a tuple of arguments), the cluster restored after."""
+    try:
+        for fault in faults:
+            cs.cluster(*fault)
+        rc, out = session.reframe(*LINKMATRIX, '-r', tag=tag, timeout=900)
+    finally:
+        if faults:
+            cs.cluster('restore')
     return rc, out
 
 
@@ -62,11 +72,7 @@ def test_1_healthy_tree_passes(session):
 
 
 def test_2_cut_uplink_is_named(session):
-    cs.cluster('degrade', '--uplink', 'leaf2', '--rate', '25%')
-    try:
-        rc, out = linkmatrix(session, 'tree-uplink')
-    finally:
-        cs.cluster('restore')
+    rc, out = linkmatrix(session, 'tree-uplink', CUT_LEAF2)
 
     assert rc != 0, 'leaf2 uplink at 1/4 went unnoticed'
     assert 'uplink leaf2-spine on fabric fab0' in out, reframe_failures(out)
@@ -74,11 +80,8 @@ def test_2_cut_uplink_is_named(session):
 
 
 def test_3_miscabled_node_is_named_with_its_real_leaf(session):
-    cs.cluster('miscable', '--node', 'n2', '--leaf', 'leaf3')
-    try:
-        rc, out = linkmatrix(session, 'tree-miscabled')
-    finally:
-        cs.cluster('restore')
+    rc, out = linkmatrix(session, 'tree-miscabled',
+                         ('miscable', '--node', 'n2', '--leaf', 'leaf3'))
 
     assert rc != 0, 'n2 cabled to leaf3 went unnoticed'
     assert 'miscabled node n2 on fabric fab0' in out, reframe_failures(out)
@@ -86,12 +89,8 @@ def test_3_miscabled_node_is_named_with_its_real_leaf(session):
 
 
 def test_4_uplink_and_node_link_are_both_named_and_nothing_else(session):
-    cs.cluster('degrade', '--uplink', 'leaf2', '--rate', '25%')
-    cs.cluster('degrade', '--node', 'n2', '--rate', '50%')
-    try:
-        rc, out = linkmatrix(session, 'tree-uplink-and-node')
-    finally:
-        cs.cluster('restore')
+    rc, out = linkmatrix(session, 'tree-uplink-and-node', CUT_LEAF2,
+                         ('degrade', '--node', 'n2', '--rate', '50%'))
 
     failures = reframe_failures(out)
     assert rc != 0, 'leaf2 uplink at 1/4 and n2 at 1/2 went unnoticed'

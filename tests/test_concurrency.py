@@ -5,7 +5,6 @@ ReFrame's async modes (clustergate.site.concurrency)."""
 
 import os
 import re
-import shutil
 import subprocess
 
 import pytest
@@ -17,7 +16,7 @@ from clustergate.site import extras
 from clustergate_lab.cluster import slurm
 from clustergate_lab.cluster import state as st
 from clustergate_lab.cluster.layout import Layout
-from conftest import ROOT, reframe_cmd
+from conftest import ROOT, edited_config, reframe_cmd
 
 EXTRAS = {
     'interconnects': {'ib0': {'scope': 'network'}, 'hsn': {'scope':
@@ -140,14 +139,9 @@ def test_generated_job_options_on_the_emulated_cluster(tmp_path):
 
 
 def test_an_async_rule_gives_the_system_async_modes(tmp_path):
-    cfg = tmp_path / 'config'
-    shutil.copytree(os.path.join(ROOT, 'config'), cfg)
-    path = cfg / 'systems' / 'emucluster.py'
-    text = path.read_text()
-    old = "'policy': 'serial',"
-    assert old in text
-    path.write_text(text.replace(old, "'policy': 'async',"))
-    site = config.load_config(str(cfg / 'settings.py'))
+    settings, _ = edited_config(tmp_path, 'emucluster.py',
+                                "'policy': 'serial',", "'policy': 'async',")
+    site = config.load_config(str(settings))
     site.select_subconfig('emucluster')
     assert '--exec-policy=async' in site.get('modes/@nightly/options')
     site.select_subconfig('localhost')

@@ -3,14 +3,13 @@ mistake is one line naming the file and the key, without a traceback."""
 
 import os
 import re
-import shutil
 import subprocess
 
 import pytest
 
 from clustergate.site import concurrency
 from clustergate.site import extras
-from conftest import ROOT, reframe_cmd
+from conftest import ROOT, edited_config, reframe_cmd
 
 CORES = os.cpu_count() or 1
 PPN = "'ppn': list(range(1, _cores + 1)),"
@@ -89,13 +88,7 @@ BAD_INPUTS = [
 
 
 def _broken_config(tmp_path, old, new, fname='localhost.py'):
-    cfg = tmp_path / 'config'
-    shutil.copytree(os.path.join(ROOT, 'config'), cfg)
-    path = cfg / 'systems' / fname
-    text = path.read_text()
-    assert old in text, old
-    path.write_text(text.replace(old, new, 1))
-    return cfg / 'settings.py', path
+    return edited_config(tmp_path, fname, old, new)
 
 
 def _load_error(settings):

@@ -7,13 +7,12 @@ both as better than reference, not as regressions."""
 
 import json
 import os
-import subprocess
 
 import pytest
 
 from clustergate.refs import baseline
 from clustergate.report import page as report
-from conftest import ROOT, isolated_env, reframe_cmd
+from conftest import ROOT, run_with_refs
 
 REFS = '''\
 system: "localhost"
@@ -32,19 +31,10 @@ references:
 @pytest.fixture(scope='module')
 def session(tmp_path_factory):
     tmp = tmp_path_factory.mktemp('improve')
-    refs = tmp / 'refs'
-    refs.mkdir()
-    (refs / 'localhost.yaml').write_text(REFS)
-    out = tmp / 'out'
-    env = isolated_env(refs, out)
-    cmd = reframe_cmd() + [
-        '-C', os.path.join(ROOT, 'config', 'settings.py'),
-        '-c', os.path.join(ROOT, 'checks', 'node'), '--mode', 'ci',
-        '-n', 'MemoryRandom.*ppn=2.*rand_read', '-n', 'OsNoise.*ppn=2',
-        '-S', 'valid_prog_environs=openmpi', '--prefix', str(out / 'rfm'),
-        '--report-file', str(out / 'report.json'), '-r']
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=900,
-                         env=env, cwd=str(tmp))
+    res, _, out = run_with_refs(
+        tmp, REFS, '-c', os.path.join(ROOT, 'checks', 'node'),
+        '--mode', 'ci', '-n', 'MemoryRandom.*ppn=2.*rand_read',
+        '-n', 'OsNoise.*ppn=2', '--prefix', str(tmp / 'out' / 'rfm'))
     with open(out / 'report.json') as fp:
         cases = [tc for tc in json.load(fp)['runs'][0]['testcases']
                  if not tc['fixture']]

@@ -9,7 +9,7 @@ from reframe.core.exceptions import SanityError
 
 from clustergate.results import launchlog
 from conftest import fixture_text
-from rfm_loader import load_checks, pick
+from rfm_loader import family_checks, pick
 
 
 def failure(name):
@@ -64,28 +64,6 @@ def _sanity_message(check):
         sn.evaluate(check.validate())
 
     return str(err.value)
-
-
-_FAMILY_FILES = {
-    'contention': 'checks/contention/contention_checks.py',
-    'imb': 'checks/imb/imb_checks.py',
-    'npb': 'checks/npb/npb_checks.py',
-    'osu': 'checks/osu/osu_checks.py',
-    'stream': 'checks/stream/stream_checks.py',
-}
-
-
-@pytest.fixture(scope='module')
-def families():
-    """Loads a family's checks once per module: family -> test cases."""
-    loaded = {}
-
-    def checks(family):
-        if family not in loaded:
-            loaded[family] = load_checks(_FAMILY_FILES[family])
-        return loaded[family]
-
-    return checks
 
 
 def _fixture(name):
@@ -165,9 +143,9 @@ _PICK = {'NpbCG': {'npb_class': 'A'}}
 
 
 @pytest.mark.parametrize('case', _SANITY_CASES)
-def test_sanity_message_names_the_failure(monkeypatch, families, case):
+def test_sanity_message_names_the_failure(monkeypatch, case):
     (family, name, out, err, code, tasks), expected = _SANITY_CASES[case]
-    check = pick(families(family), name, **_PICK.get(name, {}))
+    check = pick(family_checks(family), name, **_PICK.get(name, {}))
     message = _sanity_message(_feed(monkeypatch, check, _fixture(out),
                                     _fixture(err), exit_code=code,
                                     tasks=tasks))
@@ -177,9 +155,9 @@ def test_sanity_message_names_the_failure(monkeypatch, families, case):
         assert message == expected
 
 
-def test_garbage_exit_code_unknown_is_not_called_unfinished(monkeypatch,
-                                                            families):
-    c = _feed(monkeypatch, pick(families('contention'), 'PingPongDistance'),
+def test_garbage_exit_code_unknown_is_not_called_unfinished(monkeypatch):
+    c = _feed(monkeypatch,
+              pick(family_checks('contention'), 'PingPongDistance'),
               failure('cg-stats-cli-as-program.out'), exit_code=None)
     msg = _sanity_message(c)
     assert msg.startswith('cg_contention: its stdout is not cg_contention '
@@ -187,8 +165,8 @@ def test_garbage_exit_code_unknown_is_not_called_unfinished(monkeypatch,
     assert 'did not finish' not in msg
 
 
-def test_fortran_stream_valid_run_passes(monkeypatch, families):
-    c = _feed(monkeypatch, pick(families('stream'), 'Stream'),
+def test_fortran_stream_valid_run_passes(monkeypatch):
+    c = _feed(monkeypatch, pick(family_checks('stream'), 'Stream'),
               failure('stream.f-omp2.out'), exit_code=0, tasks=1)
     monkeypatch.setattr(c, 'threads', 2)
     assert sn.evaluate(c.validate()) is True

@@ -13,22 +13,16 @@ import shutil
 import subprocess
 import xml.etree.ElementTree as ET
 
-from conftest import ROOT, reframe_cmd
+from conftest import ROOT, edited_config, reframe_cmd
 
 MISSING = '/nonexistent/cg-prefix'
 NPB_REASON = f'NPB prebuilt prefix {MISSING} does not exist'
 
 
 def _config_expecting(tmp_path, families):
-    cfg = tmp_path / 'config'
-    shutil.copytree(os.path.join(ROOT, 'config'), cfg)
-    local = cfg / 'systems' / 'localhost.py'
-    text = local.read_text()
-    old = "'expected_families': _expected_families(),"
-    assert old in text
-    local.write_text(text.replace(old,
-                                  f"'expected_families': {families!r},"))
-    return cfg / 'settings.py'
+    return edited_config(tmp_path, 'localhost.py',
+                         "'expected_families': _expected_families(),",
+                         f"'expected_families': {families!r},")[0]
 
 
 def _session(tmp_path, settings, *args):

@@ -7,11 +7,11 @@ from clustergate.parsers.imb import IMBResult, normalise_imb_column
 from conftest import BenchmarkOutputs, cut_before
 
 OUTPUTS = BenchmarkOutputs('imb')
-ALL, read = OUTPUTS.all, OUTPUTS.read
+read = OUTPUTS.read
 NP4 = 'imb2021.7-PingPong-Allreduce-Barrier.np4.out'
 
 
-@pytest.mark.parametrize('path', ALL, ids=lambda p: p.name)
+@OUTPUTS.each
 def test_every_fixture_parses(path):
     r = parse_imb(path.read_text())
     assert isinstance(r, IMBResult)

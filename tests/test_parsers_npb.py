@@ -7,14 +7,14 @@ from clustergate.parsers.npb import NPBResult
 from conftest import BenchmarkOutputs, cut_before
 
 OUTPUTS = BenchmarkOutputs('npb')
-ALL, read = OUTPUTS.all, OUTPUTS.read
+read = OUTPUTS.read
 
 
 def test_fixtures_present():
-    assert len(ALL) == 13
+    assert len(OUTPUTS.all) == 13
 
 
-@pytest.mark.parametrize('path', ALL, ids=lambda p: p.name)
+@OUTPUTS.each
 def test_every_fixture_parses(path):
     # File names are npb3.4-<bench>.<class>.<nprocs>.out
     bench, klass, nprocs = path.name[len('npb3.4-'):-len('.out')].split('.')

@@ -7,10 +7,10 @@ from clustergate.parsers.osu import OSUResult, normalise_osu_column
 from conftest import BenchmarkOutputs, cut_before
 
 OUTPUTS = BenchmarkOutputs('osu')
-ALL, read = OUTPUTS.all, OUTPUTS.read
+read = OUTPUTS.read
 
 
-@pytest.mark.parametrize('path', ALL, ids=lambda p: p.name)
+@OUTPUTS.each
 def test_every_fixture_parses(path):
     r = parse_osu(path.read_text())
     assert isinstance(r, OSUResult)

@@ -7,10 +7,10 @@ from clustergate.parsers.stream import KERNELS, StreamResult
 from conftest import BenchmarkOutputs, cut_before
 
 OUTPUTS = BenchmarkOutputs('stream')
-ALL, read = OUTPUTS.all, OUTPUTS.read
+read = OUTPUTS.read
 
 
-@pytest.mark.parametrize('path', ALL, ids=lambda p: p.name)
+@OUTPUTS.each
 def test_every_fixture_parses(path):
     r = parse_stream(path.read_text())
     assert isinstance(r, StreamResult)

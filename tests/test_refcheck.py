@@ -14,7 +14,7 @@ import pytest
 from clustergate import cli
 from clustergate.refs import refcheck
 from clustergate.commands import baseline as baseline_cmd
-from conftest import ROOT, isolated_env, reframe_cmd
+from conftest import ROOT, reframe_cmd, run_with_refs
 
 EMU = os.path.join(ROOT, 'config', 'references', 'emucluster.yaml')
 
@@ -139,26 +139,16 @@ references:
 
 
 def test_unknown_axis_and_metric_fail_the_session_naming_the_key(tmp_path):
-    refs = tmp_path / 'refs'
-    refs.mkdir()
-    (refs / 'localhost.yaml').write_text(LOCAL_REFS)
-    out = tmp_path / 'out'
-    env = isolated_env(refs, out)
-    cmd = reframe_cmd() + [
-        '-C', os.path.join(ROOT, 'config', 'settings.py'),
-        '-c', os.path.join(ROOT, 'checks', 'contention'),
-        '-n', 'RightShift|Barrier',
-        '-S', 'valid_prog_environs=openmpi',
-        '--report-file', str(out / 'report.json'), '-r']
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=900,
-                         env=env, cwd=str(tmp_path))
+    res, path, out = run_with_refs(
+        tmp_path, LOCAL_REFS, '-c', os.path.join(ROOT, 'checks', 'contention'),
+        '-n', 'RightShift|Barrier')
     assert res.returncode == 1, res.stdout[-3000:]
     with open(out / 'report.json') as fp:
         cases = json.load(fp)['runs'][0]['testcases']
 
     reasons = {tc['name'].split()[0]: tc['fail_reason'] for tc in cases
                if not tc['fixture']}
-    path = str(refs / 'localhost.yaml')
+    path = str(path)
     # an axis of other checks, a value this system's sweep has not: the
     # point would never match; refused in setup, before the job
     assert reasons['RightShift'].endswith(_message(

@@ -9,15 +9,7 @@ import reframe.utility.sanity as sn
 from reframe.core.exceptions import SanityError
 
 from conftest import fixture_text
-from rfm_loader import load_checks, pick
-
-_FILES = {
-    'npb': 'checks/npb/npb_checks.py',
-    'imb': 'checks/imb/imb_checks.py',
-    'osu': 'checks/osu/osu_checks.py',
-    'stream': 'checks/stream/stream_checks.py',
-    'contention': 'checks/contention/contention_checks.py',
-}
+from rfm_loader import family_checks, pick
 
 # case -> ((family, check, pick params), (fixture folder, file), ranks
 # asked, threads asked or None), the sanity message
@@ -86,23 +78,11 @@ _CASES = {
 }
 
 
-@pytest.fixture(scope='module')
-def families():
-    loaded = {}
-
-    def checks(family):
-        if family not in loaded:
-            loaded[family] = load_checks(_FILES[family])
-        return loaded[family]
-
-    return checks
-
-
-def _fed(monkeypatch, families, check, output, ranks, threads):
+def _fed(monkeypatch, check, output, ranks, threads):
     """The check (shared with other tests: changed for this test only)
     asking ``ranks`` on one node, one rank per node, and ``threads``."""
     family, name, params = check
-    c = pick(families(family), name, **params)
+    c = pick(family_checks(family), name, **params)
     text = fixture_text(*output)
     asked = {'num_tasks': ranks, 'stdout_text': lambda: text,
              'stderr_text': lambda: ''}
@@ -116,9 +96,9 @@ def _fed(monkeypatch, families, check, output, ranks, threads):
 
 
 @pytest.mark.parametrize('case', _CASES)
-def test_other_run_than_asked_is_named(monkeypatch, families, case):
+def test_other_run_than_asked_is_named(monkeypatch, case):
     (check, output, ranks, threads), expected = _CASES[case]
-    c = _fed(monkeypatch, families, check, output, ranks, threads)
+    c = _fed(monkeypatch, check, output, ranks, threads)
     with pytest.raises(SanityError) as err:
         sn.evaluate(c.validate())
 
@@ -133,7 +113,7 @@ def test_other_run_than_asked_is_named(monkeypatch, families, case):
     (('osu', 'OsuAlltoall', {}),
      ('benchmark-outputs/osu', 'omb7.4-osu_alltoall.np2.out'), 2, None),
 ], ids=['stream without OpenMP asked 1 thread', 'osu_bw', 'osu_alltoall'])
-def test_the_run_asked_passes(monkeypatch, families, check, output, ranks,
+def test_the_run_asked_passes(monkeypatch, check, output, ranks,
                               threads):
-    assert sn.evaluate(_fed(monkeypatch, families, check, output, ranks,
+    assert sn.evaluate(_fed(monkeypatch, check, output, ranks,
                             threads).validate()) is True

@@ -11,7 +11,6 @@ import datetime
 import os
 import random
 import re
-import shutil
 import subprocess
 
 import pytest
@@ -22,7 +21,7 @@ from clustergate_lab.cluster import tree as tr
 from clustergate.links.topology import span
 from clustergate_lab import simulate
 from clustergate.links.topology.analysis import Prepared
-from conftest import ROOT, reframe_cmd
+from conftest import ROOT, edited_config, reframe_cmd
 from emu_layout import environment
 
 TREE = tr.leafspine([f'n{i}' for i in range(1, 10)], 3)
@@ -194,25 +193,25 @@ def test_ci_on_the_flat_layout_keeps_the_whole_matrix(tmp_path):
     assert not [n for n in names if n.startswith('LeafSpanLinkMatrix')]
 
 
-def _config(tmp_path, old, new):
-    cfg = tmp_path / 'config'
-    shutil.copytree(os.path.join(ROOT, 'config'), cfg)
-    path = cfg / 'systems' / 'emucluster.py'
-    text = path.read_text()
-    assert old in text
-    path.write_text(text.replace(old, new, 1))
-    return cfg / 'settings.py', path
+def _nightly_with(tmp_path, layout, rotation):
+    """The nightly listing of the link matrix with emucluster's rotation
+    settings replaced by ``rotation``: (process, names, the changed
+    file, the output without colours)."""
+    settings, path = edited_config(
+        tmp_path, 'emucluster.py', "'rotation': {'budget_min': 25},",
+        rotation)
+    proc, names = _listing(_env(tmp_path, layout), 'nightly', '-l', '-c',
+                           os.path.join(ROOT, 'checks', 'linkmatrix'),
+                           settings=settings)
+    out = re.sub(r'\x1b\[[0-9;]*m', '', proc.stdout + proc.stderr)
+    return proc, names, path, out
 
 
 def test_sentinels_over_the_budget_stop_the_load_with_one_line(tmp_path):
     # the link matrix alone (2 fabrics x 2 MPIs at the cost model's 28 s
     # each on 9 nodes) cannot fit a 1-minute night
-    settings, path = _config(tmp_path, "'rotation': {'budget_min': 25},",
-                             "'rotation': {'budget_min': 1},")
-    proc, names = _listing(_env(tmp_path, 'tree'), 'nightly', '-l', '-c',
-                           os.path.join(ROOT, 'checks', 'linkmatrix'),
-                           settings=settings)
-    out = re.sub(r'\x1b\[[0-9;]*m', '', proc.stdout + proc.stderr)
+    proc, names, path, out = _nightly_with(
+        tmp_path, 'tree', "'rotation': {'budget_min': 1},")
     assert proc.returncode == 1 and not names
     errors = [ln for ln in out.splitlines() if 'extras.sentinels' in ln]
     assert len(errors) == 1 and 'Traceback' not in out, out[-2000:]
@@ -224,14 +223,9 @@ def test_sentinels_over_the_budget_stop_the_load_with_one_line(tmp_path):
 
 
 def test_a_declared_sentinel_check_without_a_point_is_named(tmp_path):
-    settings, path = _config(
-        tmp_path, "'rotation': {'budget_min': 25},",
-        "'rotation': {'budget_min': 25}, "
+    proc, names, path, out = _nightly_with(
+        tmp_path, 'flat', "'rotation': {'budget_min': 25}, "
         "'sentinels': {'checks': ['LinkMatrx']},")
-    proc, names = _listing(_env(tmp_path, 'flat'), 'nightly', '-l', '-c',
-                           os.path.join(ROOT, 'checks', 'linkmatrix'),
-                           settings=settings)
-    out = re.sub(r'\x1b\[[0-9;]*m', '', proc.stdout + proc.stderr)
     assert proc.returncode == 1 and not names
     assert (f"{path}: partition emucluster:emu: extras.sentinels.checks: "
             f"'LinkMatrx' has no point in the partition's acceptance space"
@@ -240,13 +234,9 @@ def test_a_declared_sentinel_check_without_a_point_is_named(tmp_path):
 
 def test_sentinels_declared_as_none_leave_everything_to_the_rotation(
         tmp_path):
-    settings, _ = _config(
-        tmp_path, "'rotation': {'budget_min': 25},",
-        "'rotation': {'budget_min': 25}, "
+    proc, _, _, _ = _nightly_with(
+        tmp_path, 'flat', "'rotation': {'budget_min': 25}, "
         "'sentinels': {'checks': [], 'canaries': False},")
-    proc, _ = _listing(_env(tmp_path, 'flat'), 'nightly', '-l', '-c',
-                       os.path.join(ROOT, 'checks', 'linkmatrix'),
-                       settings=settings)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert '  sentinels: none (every point rotates)' in proc.stdout
     assert 'every' not in _plan(tmp_path / 'rotation.tsv')
