@@ -36,6 +36,8 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from clustergate.links.topology import analysis as topology_analysis
+
 Pair = Tuple[str, str]
 
 DEFAULT_FRACTION = 0.7
@@ -124,12 +126,9 @@ class Analysis:
     verdicts: List[Verdict] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)
 
-    @property
-    def healthy(self) -> bool:
-        return not self.verdicts
-
-    def messages(self) -> List[str]:
-        return [v.message for v in self.verdicts]
+    # no verdict, and the verdicts' messages: as on a tree
+    healthy = topology_analysis.Analysis.healthy
+    messages = topology_analysis.Analysis.messages
 
     def summary(self) -> str:
         if self.median is None:
