@@ -43,6 +43,42 @@ def cluster(tmp_path_factory):
         cluster_command('down', check=False)
 
 
+def _crashed_task_ends_its_step(paths):
+    """A task that dies ends its step at once (KillOnBadExit=1) instead of
+    leaving the others to wait until the time limit; the cause is named
+    (task 1 says where Slurm put it: the step may land on any two
+    nodes)."""
+    t0 = time.monotonic()
+    cp = subprocess.run(['srun', '-N', '2', '-n', '2', 'sh', '-c',
+                         'if [ "$SLURM_PROCID" = 1 ]; then '
+                         'echo "crash on $SLURMD_NODENAME"; kill -SEGV $$; '
+                         'fi; sleep 60'], env=job_env(paths),
+                        capture_output=True, text=True, timeout=90)
+    assert cp.returncode != 0 and time.monotonic() - t0 < 30, cp.stderr
+    where = cp.stdout.split('crash on ')[1].split()[0]
+    assert where in {f'n{i}' for i in range(1, NODES + 1)}, cp.stdout
+    assert (launchlog.diagnose(cp.stderr) ==
+            f'task 1 on {where}: Segmentation fault'), cp.stderr
+
+
+def _down_leaves_nothing(paths):
+    """down stops every daemon up started and removes the namespaces,
+    bridges, hosts entries and state directory, within 20 s."""
+    recs = list(cluster_state.load(paths)['procs'].values())
+    assert len(recs) == NODES + 2
+    t0 = time.monotonic()
+    cluster_command('down')
+    assert time.monotonic() - t0 < 20
+    assert not any(procs.alive(r) for r in recs)
+    assert not [n for n in netns.existing_namespaces()
+                if n in {f'n{i}' for i in range(1, NODES + 1)}]
+    assert not netns.link_exists('cgfab0')
+    assert not netns.link_exists('cgfab1')
+    with open(netns.HOSTS_FILE) as fp:
+        assert netns.HOSTS_BEGIN not in fp.read()
+    assert not os.path.exists(paths.root)
+
+
 def test_lifecycle(cluster, tmp_path):
     paths, up_time = cluster
     assert up_time < 15
@@ -66,20 +102,7 @@ def test_lifecycle(cluster, tmp_path):
     assert len(set(names)) == 2, names
     assert set(names) <= {f'n{i}' for i in range(1, NODES + 1)}, names
 
-    # a task that dies ends its step at once (KillOnBadExit=1) instead of
-    # leaving the others to wait until the time limit; the cause is named
-    # (task 1 says where Slurm put it: the step may land on any two nodes)
-    t0 = time.monotonic()
-    cp = subprocess.run(['srun', '-N', '2', '-n', '2', 'sh', '-c',
-                         'if [ "$SLURM_PROCID" = 1 ]; then '
-                         'echo "crash on $SLURMD_NODENAME"; kill -SEGV $$; '
-                         'fi; sleep 60'], env=job_env(paths),
-                        capture_output=True, text=True, timeout=90)
-    assert cp.returncode != 0 and time.monotonic() - t0 < 30, cp.stderr
-    where = cp.stdout.split('crash on ')[1].split()[0]
-    assert where in {f'n{i}' for i in range(1, NODES + 1)}, cp.stdout
-    assert (launchlog.diagnose(cp.stderr) ==
-            f'task 1 on {where}: Segmentation fault'), cp.stderr
+    _crashed_task_ends_its_step(paths)
 
     exe = build_pingpong(tmp_path)
     healthy = {f: _pingpong(paths, exe, f) for f in ('fab0', 'fab1')}
@@ -98,18 +121,6 @@ def test_lifecycle(cluster, tmp_path):
     cluster_command('restore')
     assert _pingpong(paths, exe, 'fab0') > 0.6 * healthy['fab0']
 
-    recs = list(cluster_state.load(paths)['procs'].values())
-    assert len(recs) == NODES + 2
-    t0 = time.monotonic()
-    cluster_command('down')
-    assert time.monotonic() - t0 < 20
-    assert not any(procs.alive(r) for r in recs)
-    assert not [n for n in netns.existing_namespaces()
-                if n in {f'n{i}' for i in range(1, NODES + 1)}]
-    assert not netns.link_exists('cgfab0')
-    assert not netns.link_exists('cgfab1')
-    with open(netns.HOSTS_FILE) as fp:
-        assert netns.HOSTS_BEGIN not in fp.read()
-    assert not os.path.exists(paths.root)
+    _down_leaves_nothing(paths)
     # down is idempotent
     cluster_command('down')

@@ -180,12 +180,12 @@ def _junit_failures(path):
     return sum(failed.values())
 
 
-def test_gate_sequence(work):
+def _baseline_of_three_healthy_nights(work):
+    """Three sessions, as three nights: ReFrame 4.10 retries (cs.RETRY)
+    only the first run of a session, so one session with --reruns 2 would
+    fail on any crash in its reruns. Then ``clustergate baseline`` writes
+    the references of the work directory."""
     env, refs = work['env'], work['refs']
-
-    # 1. three healthy runs -> baseline. Three sessions, as three nights:
-    # ReFrame 4.10 retries (cs.RETRY) only the first run of a session, so
-    # one session with --reruns 2 would fail on any crash in its reruns.
     for night in range(3):
         rc, out = _nightly(work, f'healthy{night}')
         assert rc == 0, (f'healthy run {night} failed:\n'
@@ -207,6 +207,13 @@ def test_gate_sequence(work):
     # the repository's file is not the one written
     assert not os.path.samefile(refs, os.path.join(ROOT, 'config',
                                                    'references'))
+
+
+def test_gate_sequence(work):
+    env = work['env']
+
+    # 1. three healthy runs -> baseline
+    _baseline_of_three_healthy_nights(work)
 
     # 2. nightly against the new references passes
     rc, out = _nightly(work, 'pass1')
