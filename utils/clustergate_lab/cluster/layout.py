@@ -67,10 +67,6 @@ class Layout:
         return f'cg{fabric}'
 
     @staticmethod
-    def subnet(fabric):
-        return f'{NET_PREFIX}.{fabric_index(fabric)}.0/24'
-
-    @staticmethod
     def host_addr(fabric):
         return f'{NET_PREFIX}.{fabric_index(fabric)}.1'
 

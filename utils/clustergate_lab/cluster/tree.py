@@ -22,7 +22,7 @@ docs/reports/emulated-cluster.md).
 
 import re
 from dataclasses import dataclass
-from typing import Dict, Tuple
+from typing import Tuple
 
 from .layout import fabric_index
 
@@ -231,11 +231,6 @@ def _number(s, text):
 def uplink_key(leaf, fabric):
     """Key of an uplink in the state's ``rates`` (nodes use ``nK/fabF``)."""
     return f'{leaf}/{fabric}'
-
-
-def parse_cabling(state) -> Dict[str, Dict[str, str]]:
-    """``{fabric: {node: leaf}}`` overrides recorded by ``miscable``."""
-    return {f: dict(m) for f, m in state.get('cabling', {}).items()}
 
 
 def cabling_lines(tree, real, uplinks, nominal_uplink):

@@ -32,22 +32,6 @@ class TopologyError(ValueError):
     """A topology that cannot be used (one line naming the cause)."""
 
 
-def node_link(node: str, direction: str) -> Link:
-    return ('node', node, direction)
-
-
-def trunk(switch: str, direction: str) -> Link:
-    return ('switch', switch, direction)
-
-
-def link_name(link: Link, parent: Optional[str] = None) -> str:
-    """``n3 up``, ``leaf1-spine up``."""
-    kind, name, direction = link
-    if kind == 'switch':
-        return f'{name}-{parent or "parent"} {direction}'
-    return f'{name} {direction}'
-
-
 @dataclass
 class Topology:
     """A tree of switches with nodes on its leaves (see the module doc).
