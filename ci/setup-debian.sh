@@ -15,7 +15,7 @@ if [ "$(id -u)" -ne 0 ]; then
     SUDO=sudo
 fi
 
-PKGS=(build-essential gfortran openmpi-bin libopenmpi-dev mpich libmpich-dev
+PKGS=(build-essential gfortran openmpi-bin libopenmpi-dev mpich libmpich-dev lmod
       slurm-wlm munge libpmi2-0 hwloc libhwloc-dev libnuma-dev iproute2 procps
       python3 python3-venv python3-pip git
       hpcc netpipe-openmpi netpipe-tcp iperf3)

@@ -17,7 +17,7 @@ import re
 #: subcommand -> module with add_parser(subparsers), in the order of --help
 COMMANDS = {name: f'clustergate.commands.{name}' for name in (
     'sweep', 'baseline', 'report', 'history', 'timing', 'cost',
-    'score', 'npb', 'linkmatrix',
+    'score', 'npb', 'linkmatrix', 'site',
 )}
 
 _LITERAL = re.compile(r'``([^`]+)``')

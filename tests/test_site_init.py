@@ -1,0 +1,272 @@
+"""``clustergate site init`` on outputs recorded from three kinds of site
+(tests/fixtures/site-init/<kind>/<probe>.txt, each opening with a line
+naming its source): InfiniBand with UCX and a switch tree, libfabric, and
+no topology. The generated system must load in ReFrame and sweep points."""
+
+import argparse
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import BINDIR, FIXTURES, ROOT, isolated_env, reframe_cmd
+
+from clustergate.cli import build_parser
+from clustergate.commands import site
+from clustergate.site import discover
+
+SITES = os.path.join(FIXTURES, 'site-init')
+#: Debian's Lmod (package lmod): ReFrame's lmod modules system needs it
+LMOD_CMD = '/usr/share/lmod/lmod/libexec/lmod'
+
+
+def recorded(kind, name):
+    """A recorded output without its source line, and its exit status
+    (``<probe>.rc`` beside it, else 0); None when not recorded."""
+    path = os.path.join(SITES, kind, f'{name}.txt')
+    if not os.path.exists(path):
+        return None
+
+    with open(path) as fp:
+        first, text = fp.read().split('\n', 1)
+    assert first.startswith('# source: '), path
+    rc_path = path[:-len('.txt')] + '.rc'
+    rc = int(open(rc_path).read()) if os.path.exists(rc_path) else 0
+    return rc, text
+
+
+def runner_for(kind, calls=None):
+    """A runner answering each probe from the recordings of ``kind``, and
+    as an absent command where nothing was recorded."""
+    def run(name, argv):
+        if calls is not None:
+            calls.append(argv)
+        got = recorded(kind, name)
+        return got if got is not None else (127, f'{argv[0]}: not found')
+
+    return run
+
+
+def project_copy(tmp_path):
+    """A project directory to write into: config/ copied, spack-env/."""
+    root = tmp_path / 'proj'
+    shutil.copytree(os.path.join(ROOT, 'config'), root / 'config')
+    (root / 'spack-env').mkdir()
+    return root
+
+
+def init(root, kind, name, **kw):
+    args = argparse.Namespace(name=name, force=kw.get('force', False),
+                              check=kw.get('check', False), partition=None,
+                              root=str(root))
+    return site.init(args, kw.get('runner') or runner_for(kind))
+
+
+def load(root, name):
+    """The generated system as ReFrame loads it (--system NAME)."""
+    env = dict(isolated_env(root / 'config' / 'references', root / 'out'),
+               LMOD_CMD=LMOD_CMD)
+    res = subprocess.run(reframe_cmd() + [
+        '-C', str(root / 'config' / 'settings.py'), '--system', name,
+        '--show-config=systems/0'], capture_output=True, text=True, env=env,
+        timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    return res.stdout
+
+
+def sweep(root, name):
+    env = dict(isolated_env(root / 'config' / 'references', root / 'out'),
+               LMOD_CMD=LMOD_CMD)
+    res = subprocess.run([os.path.join(BINDIR, 'clustergate'), 'sweep', '-C',
+                          str(root / 'config' / 'settings.py'), '--system',
+                          name], capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    return res.stdout
+
+
+# -- the parsers, on the recorded outputs ------------------------------------
+
+def test_scontrol_parsers_read_partitions_nodes_and_switches():
+    parts = discover.partitions(recorded('ib-ucx-tree',
+                                         'scontrol-partition')[1])
+    assert [(p['name'], p['total_nodes'], p['default']) for p in parts] == [
+        ('compute', 16, True), ('gpu', 4, False), ('debug', 2, False)]
+    nodes = discover.nodes(recorded('ib-ucx-tree', 'scontrol-node')[1])
+    assert len(nodes) == 20
+    assert nodes['gn01']['gres'] == ['gpu:a100:4']
+    assert nodes['gn01']['cpus'] == 64
+    assert nodes['cn016']['memory_mib'] == 515000
+    assert nodes['cn001']['features'] == ['epyc7763', 'ib_hdr']
+    assert nodes['cn001']['partitions'] == ['compute', 'debug']
+    switches = discover.topology(recorded('ib-ucx-tree',
+                                          'scontrol-topology')[1])
+    assert [(s['name'], s['level']) for s in switches] == [
+        ('leaf1', 0), ('leaf2', 0), ('leaf3', 0), ('spine1', 1)]
+    assert discover.topology(recorded('no-topology',
+                                      'scontrol-topology')[1]) == []
+    threads = discover.nodes(recorded('libfabric', 'scontrol-node')[1])
+    assert threads['nid001000']['threads_per_core'] == 2
+
+
+def test_fabric_parsers_read_ucx_libfabric_and_links():
+    ib = discover.ucx_devices(recorded('ib-ucx-tree', 'ucx_info')[1])
+    assert ib == [{'md': 'mlx5_0', 'component': 'ib',
+                   'transport': 'rc_verbs', 'device': 'mlx5_0:1'}]
+    tcp = discover.ucx_devices(recorded('no-topology', 'ucx_info')[1])
+    assert [d['device'] for d in tcp if d['transport'] == 'tcp'] == [
+        'eth0', 'cgfab0', 'cgfab1', 'lo']
+    provs = discover.fi_providers(recorded('libfabric', 'fi_info')[1])
+    assert {'provider': 'tcp', 'stack': 'tcp;ofi_rxm', 'fabric':
+            '10.77.1.0/24', 'domain': 'cgfab1', 'type': 'FI_EP_RDM'} in provs
+    assert {p['provider'] for p in provs} >= {'tcp', 'shm'}
+    links = {ln['name']: ln for ln in discover.ip_links(
+        recorded('no-topology', 'ip-link')[1])}
+    assert links['eth0'] == {'name': 'eth0', 'type': 'ether', 'up': True}
+    assert not links['ifb0']['up'] and links['lo']['type'] == 'loopback'
+
+
+def test_mpi_parsers_read_modules_wrappers_and_versions():
+    mods = discover.lmod_modules(recorded('libfabric', 'module-avail')[1])
+    assert mods == ['cray-mpich/8.1.28', 'gcc/12.2.0', 'openmpi/5.0.5']
+    assert [(m['module'], m['family']) for m in discover.mpi_modules(
+        mods)] == [('cray-mpich/8.1.28', 'mpich'),
+                   ('openmpi/5.0.5', 'openmpi')]
+    wrappers = discover.path_wrappers(recorded('no-topology', 'which')[1])
+    assert [(w['family'], w['prefix']) for w in wrappers] == [
+        ('openmpi', '/usr'), ('mpich', '/usr')]
+    assert discover.mpi_version(recorded('no-topology',
+                                         'version-openmpi')[1]) == '4.1.4'
+    assert discover.mpi_version(recorded('no-topology',
+                                         'version-mpich')[1]) == '4.0.2'
+
+
+# -- site init on each kind of site ------------------------------------------
+
+#: kind -> (partitions, interconnects, environments, modules system)
+EXPECTED = {
+    'ib-ucx-tree': (['compute', 'gpu', 'debug'], ['mlx5_0', 'shm'],
+                    ['hpcx-2_18', 'mpich-4_2_1', 'openmpi-4_1_6',
+                     'openmpi-5_0_3'], 'lmod'),
+    'libfabric': (['standard', 'highmem'],
+                  ['cgfab1', 'cgfab0', 'eth0', 'shm'],
+                  ['cray-mpich-8_1_28', 'openmpi-5_0_5'], 'lmod'),
+    'no-topology': (['batch'], ['eth0', 'cgfab0', 'cgfab1', 'shm'],
+                    ['openmpi', 'mpich'], 'nomod'),
+}
+
+
+@pytest.mark.parametrize('kind', sorted(EXPECTED))
+def test_site_init_writes_a_system_reframe_loads_and_sweeps(tmp_path, kind):
+    root = project_copy(tmp_path)
+    name = 'site_' + kind.replace('-', '_')
+    assert init(root, kind, name) == 0
+    parts, ics, envs, modsys = EXPECTED[kind]
+
+    import runpy
+    mod = runpy.run_path(str(root / 'config' / 'systems' / f'{name}.py'))
+    system = mod['site_configuration']['systems'][0]
+    assert [p['name'] for p in system['partitions']] == parts
+    assert system['modules_system'] == modsys
+    for part in system['partitions']:
+        assert list(part['extras']['interconnects']) == ics
+        assert part['access'][0] == f'--partition={part["name"]}'
+    got_envs = [e['name'] for e in mod['site_configuration']['environments']]
+    # the probe may leave out a system MPI that does not run here
+    assert set(got_envs) <= set(envs) and got_envs
+    if modsys == 'nomod':
+        assert len(got_envs) >= 1
+    else:
+        assert got_envs == envs
+
+    shown = load(root, name)
+    assert f'"name": "{name}"' in shown
+    for p in parts:
+        assert f'"name": "{p}"' in shown
+
+    out = sweep(root, name)
+    for p in parts:
+        block = out.split(f'{name}:{p}\n', 1)[1].split('\n\n', 1)[0]
+        assert any(line.rstrip().endswith(' run')
+                   for line in block.splitlines()), out
+
+
+def test_ib_site_uses_ucx_on_the_hca_and_the_switch_tree(tmp_path):
+    root = project_copy(tmp_path)
+    init(root, 'ib-ucx-tree', 'ibsite')
+    text = (root / 'config' / 'systems' / 'ibsite.py').read_text()
+    assert "'OMPI_MCA_pml': 'ucx', 'UCX_NET_DEVICES': 'mlx5_0:1'" in text
+    assert '# ucx_info -d: memory domain mlx5_0 (component ib)' in text
+    assert text.count("'topology': {'source': 'scontrol'}") == 3
+    assert 'gres gpu:a100:4' in text
+    assert "'memory_per_node_gib': 502" in text
+    spack = (root / 'spack-env' / 'ibsite' / 'spack.yaml').read_text()
+    assert '- spec: openmpi@4.1.6\n        modules: [openmpi/4.1.6]' in spack
+    assert '- spec: mpich@4.2.1\n        modules: [mpich/4.2.1]' in spack
+    refs = (root / 'config' / 'references' / 'ibsite.yaml').read_text()
+    assert all(line.startswith('#') for line in refs.splitlines())
+
+
+def test_libfabric_and_flat_sites(tmp_path):
+    root = project_copy(tmp_path)
+    init(root, 'libfabric', 'ofisite')
+    text = (root / 'config' / 'systems' / 'ofisite.py').read_text()
+    assert "_mpi.intelmpi_tcp" not in text  # no Intel MPI on that site
+    assert "'cc': 'cc'" in text  # cray-mpich: Cray's compiler wrapper
+    assert '# fi_info: provider tcp;ofi_rxm, domain cgfab1' in text
+    assert "'cores_per_node': 128" in text  # 256 CPUs, 2 threads a core
+
+    init(root, 'no-topology', 'flat')
+    flat = (root / 'config' / 'systems' / 'flat.py').read_text()
+    assert "'topology'" not in flat
+    assert 'no topology: scontrol show topology names no switch' in flat
+    spack = (root / 'spack-env' / 'flat' / 'spack.yaml').read_text()
+    assert '- spec: openmpi@4.1.4\n        prefix: /usr' in spack
+    assert '- spec: mpich@4.0.2\n        prefix: /usr' in spack
+
+
+def test_absent_probes_are_notes_and_never_overwritten(tmp_path, capsys):
+    root = project_copy(tmp_path)
+    calls = []
+    init(root, 'ib-ucx-tree', 'ibsite',
+         runner=runner_for('ib-ucx-tree', calls))
+    out = capsys.readouterr().out
+    assert 'note: fi_info: exit 127: srun: not found' in out
+    # the compute-node probes ran on the default partition
+    assert ['srun', '-N1', '-p', 'compute', 'ucx_info', '-d'] in calls
+    text = (root / 'config' / 'systems' / 'ibsite.py').read_text()
+    assert 'Probe fi_info: exit 127: srun: not found' in text
+
+    path = root / 'config' / 'systems' / 'ibsite.py'
+    path.write_text(text + '# edited by hand\n')
+    with pytest.raises(SystemExit, match='ibsite.py exists .--force'):
+        init(root, 'ib-ucx-tree', 'ibsite')
+    assert path.read_text().endswith('# edited by hand\n')
+    init(root, 'ib-ucx-tree', 'ibsite', force=True)
+    assert not path.read_text().endswith('# edited by hand\n')
+
+
+def test_no_slurm_is_one_line(tmp_path):
+    root = project_copy(tmp_path)
+    with pytest.raises(SystemExit, match='no partition from scontrol'):
+        init(root, 'absent', 'x', runner=lambda name, argv: (
+            127, f'{argv[0]}: not found'))
+    assert not (root / 'config' / 'systems' / 'x.py').exists()
+
+
+def test_check_lists_the_sweep(tmp_path, capsys, monkeypatch):
+    root = project_copy(tmp_path)
+    for key, val in isolated_env(root / 'config' / 'references',
+                                 root / 'out').items():
+        monkeypatch.setenv(key, val)
+    monkeypatch.setenv('LMOD_CMD', LMOD_CMD)
+    assert init(root, 'ib-ucx-tree', 'ibsite', check=True) == 0
+    out = capsys.readouterr().out
+    assert 'ibsite:debug\n' in out
+    assert 'skip: needs at least 2 ranks, point has 1' in out
+
+
+def test_site_init_is_a_subcommand():
+    args = build_parser().parse_args(['site', 'init', 'mysite', '--check'])
+    assert args.func is site.init and args.name == 'mysite' and args.check

@@ -1,0 +1,259 @@
+"""Writes a site's configuration from the plain description of
+clustergate.site.discover.describe: the ReFrame system module
+(``config/systems/NAME.py``, in the style of the hand-written ones, every
+choice commented with the probe output it came from), an empty references
+file and a Spack environment with the site's MPIs as externals. Pure: text
+in, text out; clustergate.commands.site writes the files.
+"""
+
+import pprint
+from typing import List
+
+#: MPI family -> launcher options for srun (the usual Slurm plugins; check
+#: ``srun --mpi=list`` on the site)
+_SRUN_MPI = {'openmpi': ['--mpi=pmix'], 'mpich': ['--mpi=pmi2'],
+             'intelmpi': ['--mpi=pmi2']}
+
+#: MPI family -> Spack package
+SPACK_PACKAGE = {'openmpi': 'openmpi', 'mpich': 'mpich',
+                 'intelmpi': 'intel-oneapi-mpi'}
+
+
+def _fmt(obj, indent):
+    text = pprint.pformat(obj, indent=1, width=76 - indent, sort_dicts=False)
+    return text.replace('\n', '\n' + ' ' * indent)
+
+
+def _ic_env(ic, families):
+    """Python source of one interconnect's ``env`` for ``families``."""
+    if ic['kind'] == 'tcp':
+        call = {'openmpi': '_mpi.openmpi_tcp', 'mpich': '_mpi.mpich_tcp',
+                'intelmpi': '_mpi.intelmpi_tcp'}
+        return {f: f'{call[f]}({ic["device"]!r})' for f in families}
+
+    if ic['kind'] == 'ucx':
+        dev = ic['device']
+        env = {'openmpi': {'OMPI_MCA_pml': 'ucx', 'UCX_NET_DEVICES': dev},
+               'mpich': {'UCX_NET_DEVICES': dev},
+               'intelmpi': {'I_MPI_FABRICS': 'shm:ofi', 'FI_PROVIDER': 'mlx',
+                            'UCX_NET_DEVICES': dev}}
+    else:
+        prov = ic['provider']
+        env = {'openmpi': {'OMPI_MCA_pml': 'cm', 'OMPI_MCA_mtl': 'ofi',
+                           'OMPI_MCA_mtl_ofi_provider_include': prov},
+               'mpich': {'FI_PROVIDER': prov},
+               'intelmpi': {'I_MPI_FABRICS': 'shm:ofi',
+                            'FI_PROVIDER': prov}}
+
+    return {f: repr(env[f]) for f in families}
+
+
+def _interconnect(ic, families, indent):
+    pad = ' ' * indent
+    lines = [f'{pad}# {ic["source"]}', f'{pad}{ic["name"]!r}: {{',
+             f"{pad}    'scope': 'network',", f"{pad}    'env': {{"]
+    for fam, src in _ic_env(ic, families).items():
+        lines.append(f'{pad}        {fam!r}: {src},')
+    lines.append(f'{pad}    }},')
+    if ic['kind'] == 'tcp':
+        lines.append(f"{pad}    'verify': _mpi.tcp_verification("
+                     f"{ic['device']!r}),")
+    lines.append(f'{pad}}},')
+    return lines
+
+
+def _shm(families, indent):
+    pad = ' ' * indent
+    call = {'openmpi': '_mpi.openmpi_shm()', 'mpich': '_mpi.mpich_shm()',
+            'intelmpi': '_mpi.intelmpi_shm()'}
+    return ([f'{pad}# within a node: every MPI has shared memory',
+             f"{pad}'shm': {{", f"{pad}    'scope': 'node',",
+             f"{pad}    'env': {{"] +
+            [f'{pad}        {f!r}: {call[f]},' for f in families] +
+            [f'{pad}    }},', f'{pad}}},'])
+
+
+def _powers(top):
+    vals, n = [], 1
+    while n < top:
+        vals.append(n)
+        n *= 2
+
+    return vals + [top] if top else [1]
+
+
+def _sweep(part):
+    nodes = _powers(part['total_nodes'])
+    ppn = [p for p in _powers(part['cores']) if p <= max(part['cores'], 1)]
+    across = [n for n in nodes if 2 <= n <= 4] or nodes[:1]
+    return {'nodes': nodes, 'ppn': ppn,
+            'ci': {'nodes': [min(2, nodes[-1])], 'ppn': [1]},
+            'nightly': {'nodes': across}}
+
+
+def _environment(mpi, primary):
+    fam = mpi['family']
+    feats = ['mpi', fam] + (['primary'] if primary else [])
+    env = {'name': mpi['name'], 'features': feats}
+    if 'module' in mpi:
+        # the module's own wrappers (Cray's cc for cray-mpich)
+        cray = mpi['module'].startswith('cray-')
+        env.update({'modules': [mpi['module']],
+                    'cc': 'cc' if cray else 'mpicc',
+                    'cxx': 'CC' if cray else 'mpicxx',
+                    'ftn': 'ftn' if cray else 'mpifort'})
+    else:
+        suffix = mpi['wrapper'].split('.', 1)[-1]
+        env.update({'cc': mpi['wrapper'],
+                    'cxx': mpi['wrapper'].replace('mpicc', 'mpicxx'),
+                    'ftn': mpi['wrapper'].replace('mpicc', 'mpifort')})
+        if '.' in mpi['wrapper']:
+            env['env_vars'] = [['CG_MPIRUN', f'mpirun.{suffix}']]
+        if fam == 'openmpi':
+            # OpenMPI refuses root without these (containers, CI);
+            # harmless for ordinary users
+            env.setdefault('env_vars', []).extend(
+                [['OMPI_ALLOW_RUN_AS_ROOT', '1'],
+                 ['OMPI_ALLOW_RUN_AS_ROOT_CONFIRM', '1']])
+    env.update({'cflags': ['-O2'],
+                'extras': {'mpi_family': fam,
+                           'srun_options': _SRUN_MPI[fam]}})
+    return env
+
+
+def _environments(desc) -> List[str]:
+    lines = ['_environments = []']
+    seen = set()
+    for mpi in desc['mpis']:
+        env = _environment(mpi, mpi['family'] == 'openmpi' and
+                           'openmpi' not in seen)
+        seen.add(mpi['family'])
+        env['target_systems'] = [desc['name']]
+        lines.append(f'# {mpi["source"]}; srun_options: the usual Slurm MPI '
+                     f'plugin of {mpi["family"]} (check srun --mpi=list)')
+        lines.append(f'_environments.append({_fmt(env, 22)})')
+
+    lines += ['# system wrappers are offered only when their two-rank hello '
+              'compiles and runs', '# here (clustergate.site.mpiprobe); '
+              'module environments are probed by the checks',
+              '_environments = ([e for e in _environments if "modules" in e]'
+              ' +', '                 mpiprobe.working([e for e in '
+              '_environments', '                                   if '
+              '"modules" not in e]))']
+    return lines
+
+
+def _partition(desc, part, families):
+    pad = ' ' * 16
+    ics = desc['interconnects']
+    head = [
+        f"{pad}# scontrol show partition {part['slurm_name']}: "
+        f"{part['total_nodes']} nodes; scontrol show node: "
+        f"{part['cpus']} CPUs ({part['cores']} cores), "
+        f"{part['memory_gib']} GiB, features "
+        f"{','.join(part['features']) or 'none'}, gres "
+        f"{','.join(part['gres']) or 'none'}",
+        f'{pad}{{',
+        f"{pad}    'name': {part['name']!r},",
+        f"{pad}    'descr': {part['slurm_name'] + ' (site init)'!r},",
+        f"{pad}    # 'slurm' polls sacct; without accounting use 'squeue'",
+        f"{pad}    'scheduler': 'slurm',",
+        f"{pad}    'launcher': 'srun',",
+        f"{pad}    # whole nodes: link tests must not share a node's link",
+        f"{pad}    'access': {['--partition=' + part['slurm_name'], '--exclusive']!r},",  # noqa: E501
+        f"{pad}    'environs': [e['name'] for e in _environments],",
+        f"{pad}    'features': ['mpi', 'slurm'],",
+        f"{pad}    'processor': {{'num_cpus': {part['cpus']}}},",
+        f"{pad}    'extras': {{",
+    ]
+    body = [f"{pad}        'sweep': {_fmt(_sweep(part), 25)},",
+            f"{pad}        'cores_per_node': {part['cores']},",
+            f"{pad}        'memory_per_node_gib': {part['memory_gib']},"]
+    if part['topology']:
+        body += [f'{pad}        # scontrol show topology: every node of '
+                 f'the partition under a leaf switch',
+                 f"{pad}        'topology': {{'source': 'scontrol'}},"]
+    else:
+        body += [f'{pad}        # no topology: scontrol show topology '
+                 f'names no switch above these nodes']
+    body.append(f"{pad}        'interconnects': {{")
+    for ic in ics:
+        body += _interconnect(ic, families, 20 + len(pad) - 8)
+    body += _shm(families, 20 + len(pad) - 8)
+    body += [f'{pad}        }},', f'{pad}    }},', f'{pad}}},']
+    return head + body
+
+
+_HEADER = '''"""System {name}: written by ``clustergate site init {name}``
+from what the site's tools said (each choice below names its source);
+edit freely.
+
+{notes}"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import _mpi  # noqa: E402,F401
+from clustergate.site import mpiprobe  # noqa: E402
+
+'''
+
+
+def system_module(desc) -> str:
+    """The text of ``config/systems/NAME.py``."""
+    notes = '\n'.join(f'Probe {n}' for n in desc['notes']) or \
+        'Every probe answered.'
+    families = sorted({m['family'] for m in desc['mpis']})
+    lines = _HEADER.format(name=desc['name'], notes=notes).splitlines()
+    lines += _environments(desc) + ['']
+    lines += ['site_configuration = {', "    'systems': [", '        {',
+              f"            'name': {desc['name']!r},",
+              f"            'descr': {desc['name'] + ' (clustergate site init)'!r},",  # noqa: E501
+              "            # chosen by name (--system); add this site's "
+              "login node pattern",
+              f"            'hostnames': [{'^' + desc['name'] + '-never$'!r}],",
+              f"            # module -t avail answered: "
+              f"{desc['modules_system'] == 'lmod'}",
+              f"            'modules_system': {desc['modules_system']!r},",
+              "            'partitions': ["]
+    for part in desc['partitions']:
+        lines += _partition(desc, part, families)
+    lines += ['            ],', '        },', '    ],',
+              "    'environments': _environments,", '}', '']
+    return '\n'.join(lines)
+
+
+def references_file(desc) -> str:
+    """An empty references file (``clustergate baseline`` fills it)."""
+    return (f'# Performance references of system {desc["name"]} '
+            f'(docs/references.md).\n# Empty: written by clustergate site '
+            f'init; fill it with clustergate baseline.\n')
+
+
+def spack_env(desc) -> str:
+    """``spack-env/NAME/spack.yaml``: the benchmarks of the other systems,
+    the site's MPIs as externals (not built)."""
+    lines = [f'# clustergate benchmarks for system {desc["name"]} '
+             f'(clustergate site init)', 'spack:', '  include:',
+             '  - path: $CLUSTERGATE_SPACK_SITE_CONFIG', '    optional: true',
+             '  - ../common', '', '  specs:',
+             '  - npb@3.4.1 implementation=mpi', '  - intel-mpi-benchmarks',
+             '  - osu-micro-benchmarks', '  - stream +openmp', '',
+             '  packages:']
+    byfam = {}
+    for mpi in desc['mpis']:
+        byfam.setdefault(SPACK_PACKAGE[mpi['family']], []).append(mpi)
+    for pkg, found in byfam.items():
+        lines += [f'    {pkg}:', '      buildable: false', '      externals:']
+        for mpi in found:
+            ver = mpi.get('version') or 'unknown'
+            lines.append(f'      # {mpi["source"]}')
+            lines.append(f'      - spec: {pkg}@{ver}')
+            lines.append(f'        modules: [{mpi["module"]}]' if 'module' in
+                         mpi else f'        prefix: {mpi["prefix"]}')
+    if not byfam:
+        lines.append('    {}  # no MPI found by module, spack or which')
+    lines += ['', '  concretizer:', '    unify: true', '', '  view: true', '']
+    return '\n'.join(lines)
