@@ -204,6 +204,9 @@ def test_ib_site_uses_ucx_on_the_hca_and_the_switch_tree(tmp_path):
     spack = (root / 'spack-env' / 'ibsite' / 'spack.yaml').read_text()
     assert '- spec: openmpi@4.1.6\n        modules: [openmpi/4.1.6]' in spack
     assert '- spec: mpich@4.2.1\n        modules: [mpich/4.2.1]' in spack
+    # HPC-X 2.18 is not OpenMPI 2.18
+    assert 'openmpi@2.18' not in spack
+    assert '# not an external: module -t avail: hpcx/2.18' in spack
     refs = (root / 'config' / 'references' / 'ibsite.yaml').read_text()
     assert all(line.startswith('#') for line in refs.splitlines())
 
@@ -214,6 +217,10 @@ def test_libfabric_and_flat_sites(tmp_path):
     text = (root / 'config' / 'systems' / 'ofisite.py').read_text()
     assert "_mpi.intelmpi_tcp" not in text  # no Intel MPI on that site
     assert "'cc': 'cc'" in text  # cray-mpich: Cray's compiler wrapper
+    assert "'srun_options': ['--mpi=cray_shasta']" in text
+    spack = (root / 'spack-env' / 'ofisite' / 'spack.yaml').read_text()
+    assert '- spec: cray-mpich@8.1.28\n        modules: [cray-mpich/8.1.28]' \
+        in spack
     assert '# fi_info: provider tcp;ofi_rxm, domain cgfab1' in text
     assert "'cores_per_node': 128" in text  # 256 CPUs, 2 threads a core
 

@@ -2,7 +2,8 @@
 tools say, run on a login node.
 
 Reads the partitions, nodes (cores, memory, features, gres) and topology
-from Slurm (``scontrol show partition|node|topology``), the interconnects
+from Slurm (``scontrol show partition|node|topology``, their text form:
+the ``--json`` form is not read), the interconnects
 of a compute node of the default partition (through ``srun -N1 -p PART``:
 ``ip -j link``, ``/sys/class/infiniband``, ``ucx_info -d``, ``fi_info``),
 and the MPIs the site offers (Lmod's ``module -t avail``, the system

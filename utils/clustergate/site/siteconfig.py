@@ -14,9 +14,24 @@ from typing import List
 _SRUN_MPI = {'openmpi': ['--mpi=pmix'], 'mpich': ['--mpi=pmi2'],
              'intelmpi': ['--mpi=pmi2']}
 
-#: MPI family -> Spack package
+#: MPI family -> Spack package of a system wrapper's MPI
 SPACK_PACKAGE = {'openmpi': 'openmpi', 'mpich': 'mpich',
                  'intelmpi': 'intel-oneapi-mpi'}
+#: module names that are the Spack package of the same name and version
+#: (an HPC-X or Intel module's version is not its MPI's: no external)
+SPACK_MODULES = ('openmpi', 'mpich', 'cray-mpich', 'mvapich2', 'mvapich',
+                 'intel-oneapi-mpi')
+#: srun's MPI plugin for Cray MPICH (HPE's Slurm builds)
+_SRUN_CRAY = ['--mpi=cray_shasta']
+
+
+def spack_package(mpi):
+    """The Spack package an MPI is an external of, or None."""
+    if 'module' not in mpi:
+        return SPACK_PACKAGE[mpi['family']]
+
+    base = mpi['module'].split('/')[0]
+    return base if base in SPACK_MODULES else None
 
 
 def _fmt(obj, indent):
@@ -117,7 +132,9 @@ def _environment(mpi, primary):
                  ['OMPI_ALLOW_RUN_AS_ROOT_CONFIRM', '1']])
     env.update({'cflags': ['-O2'],
                 'extras': {'mpi_family': fam,
-                           'srun_options': _SRUN_MPI[fam]}})
+                           'srun_options': _SRUN_CRAY if mpi.get(
+                               'module', '').startswith('cray-mpich')
+                           else _SRUN_MPI[fam]}})
     return env
 
 
@@ -242,9 +259,16 @@ def spack_env(desc) -> str:
              '  - npb@3.4.1 implementation=mpi', '  - intel-mpi-benchmarks',
              '  - osu-micro-benchmarks', '  - stream +openmp', '',
              '  packages:']
-    byfam = {}
+    byfam, skipped = {}, []
     for mpi in desc['mpis']:
-        byfam.setdefault(SPACK_PACKAGE[mpi['family']], []).append(mpi)
+        pkg = spack_package(mpi)
+        if pkg is None:
+            skipped.append(mpi)
+        else:
+            byfam.setdefault(pkg, []).append(mpi)
+    for mpi in skipped:
+        lines.append(f'    # not an external: {mpi["source"]} (its version '
+                     f'is not the MPI\'s)')
     for pkg, found in byfam.items():
         lines += [f'    {pkg}:', '      buildable: false', '      externals:']
         for mpi in found:
