@@ -339,7 +339,8 @@ def _topology(spec) -> Optional[Topology]:
     if not isinstance(spec, Mapping):
         return Topology(spec)
     ics = spec.get('interconnects')
-    return Topology(_frozen(spec), spec.get('source'), spec.get('file'),
+    # the declaration as written (a dict): the link matrix reads it
+    return Topology(copy.deepcopy(spec), spec.get('source'), spec.get('file'),
                     spec.get('node_rate'), spec.get('uplink_rate'),
                     tuple(ics) if ics is not None else None)
 
