@@ -51,7 +51,7 @@ IMPI_ROOT = 'CG_IMPI_ROOT'
 #: the emulated cluster's state directory (its slurm.conf, its tree)
 EMU_STATE_DIR = 'CG_EMU_STATE_DIR'
 
-#: every variable and what it means (docs/site-guide.md lists them)
+#: every variable and what it means
 VARIABLES = {
     PERFLOG_DIR: 'directory of the perflogs',
     RESULTS_DB: "ReFrame's results database",
