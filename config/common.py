@@ -6,22 +6,23 @@ and sites keep perflogs and the results database where they want them.
 import os
 
 from clustergate.site import notrun
+from clustergate.site import environment as cgenv
 
 _project = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 #: Where perflogs and the results database go (override for CI, sites)
-PERFLOG_DIR = os.environ.get('CG_PERFLOG_DIR',
+PERFLOG_DIR = cgenv.get(cgenv.PERFLOG_DIR,
                              os.path.join(_project, 'perflogs'))
-RESULTS_DB = os.environ.get('CG_RESULTS_DB',
+RESULTS_DB = cgenv.get(cgenv.RESULTS_DB,
                             os.path.join(_project, 'output', 'results.db'))
 #: ReFrame's debug log of the session (its SKIP lines carry the reasons)
-SESSION_LOG = os.environ.get('CG_DEBUG_LOG',
+SESSION_LOG = cgenv.get(cgenv.DEBUG_LOG,
                              os.path.join(_project, 'output', 'reframe.log'))
 
 #: The full performance table of the last session (clustergate.results.verdict):
 #: the terminal ends with the verdict; ``--performance-report`` prints
 #: ReFrame's table there too
-PERF_TABLE = os.environ.get('CG_PERF_TABLE',
+PERF_TABLE = cgenv.get(cgenv.PERF_TABLE,
                             os.path.join(os.path.dirname(SESSION_LOG),
                                          'performance.txt'))
 
@@ -49,7 +50,7 @@ site_configuration = {
         {
             'check_search_path': [os.path.join(_project, 'checks')],
             'check_search_recursive': True,
-            'report_junit': os.environ.get('CG_JUNIT_REPORT') or None,
+            'report_junit': cgenv.get(cgenv.JUNIT_REPORT) or None,
             # the performance report names the job and its nodes, so a
             # regression points at a Slurm job id and a node list
             'perf_report_spec': 'now-1d:now/last:/+job_nodelist+jobid+result',

@@ -37,7 +37,7 @@ def _check_systems(systems, environments):
     """The parts of a system description our checks rely on, checked here
     so that the error names the file (ReFrame's schema errors do not)."""
     from clustergate.site import extras
-    from clustergate.site import sweep
+    from clustergate.site.model import config_partition_model
 
     if not isinstance(systems, list) or not systems:
         raise ValueError("'systems' must be a non-empty list")
@@ -59,9 +59,10 @@ def _check_systems(systems, environments):
                 if key not in part:
                     raise ValueError(f'partition {pname!r}: {key!r} missing')
 
-            extras.check_partition(part, name)
-            if 'sweep' in part.get('extras', {}):
-                sweep.describe(part['extras'], pname)
+            # parsed and validated once: the checks read this model
+            model = config_partition_model(sys_, part)
+            if model.declares_sweep:
+                model.sweep
 
     for env in environments:
         extras.check_environment(env)

@@ -84,6 +84,11 @@ BAD_INPUTS = [
      ("'scope': 'node',", "'scope': 'node', 'rate': 1,"),
      "partition localhost:local: extras.interconnects.shm.rate: unknown "
      "key (known: env, scope, verify)"),
+    ('a misspelt HPC Challenge key (the schema of the site model)',
+     ("'hpcc': {'memory_fraction': 0.5, 'max_n': 3072}",
+      "'hpcc': {'memory_fraction': 0.5, 'maxn': 3072}"),
+     "partition localhost:local: extras.hpcc: Additional properties are "
+     "not allowed ('maxn' was unexpected)"),
 ]
 
 

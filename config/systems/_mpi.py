@@ -7,6 +7,7 @@ import os
 import re
 
 from clustergate.site import mpiprobe
+from clustergate.site import environment as cgenv
 
 #: Run-as-root switches OpenMPI needs in containers and CI (harmless for
 #: ordinary users).
@@ -166,7 +167,7 @@ def impi_prefix():
     ``bin/mpirun`` and ``lib/libmpi.so.12`` being there.
     """
     import sys
-    for prefix in (os.environ.get('CG_IMPI_ROOT'), sys.prefix):
+    for prefix in (cgenv.get(cgenv.IMPI_ROOT), sys.prefix):
         if (prefix and os.path.isfile(os.path.join(prefix, 'bin', 'mpirun'))
                 and os.path.exists(os.path.join(prefix, 'lib',
                                                 'libmpi.so.12'))):

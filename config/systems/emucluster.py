@@ -17,9 +17,10 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import _mpi  # noqa: E402
+from clustergate.site import environment as cgenv
 
 _NAME = 'emucluster'
-_STATE_DIR = os.environ.get('CG_EMU_STATE_DIR', '/run/clustergate-emu')
+_STATE_DIR = cgenv.get(cgenv.EMU_STATE_DIR, '/run/clustergate-emu')
 
 
 def _slurm_conf():

@@ -48,9 +48,10 @@ from typing import List, Optional
 
 from clustergate import PROJECT_ROOT
 from clustergate.links import retest as linkretest
+from clustergate.site import environment as cgenv
 
 LEVELS = (95, 90, 85, 80, 70, 50, 25)
-STATE_DIR = os.environ.get('CG_EMU_STATE_DIR', '/run/clustergate-emu')
+STATE_DIR = cgenv.get(cgenv.EMU_STATE_DIR, '/run/clustergate-emu')
 USER = 'cgrunner'
 #: one session of the check may take this long before it is killed
 SESSION_TIMEOUT = 900

@@ -7,17 +7,18 @@ import os
 import sys
 
 from clustergate import PROJECT_ROOT
+from clustergate.site import environment as cgenv
 
 
 def default_perflogs():
     """The perflog directory: $CG_PERFLOG_DIR, else perflogs/."""
-    return os.environ.get('CG_PERFLOG_DIR',
+    return cgenv.get(cgenv.PERFLOG_DIR,
                           os.path.join(PROJECT_ROOT, 'perflogs'))
 
 
 def default_db():
     """ReFrame's results database: $CG_RESULTS_DB, else output/results.db."""
-    return os.environ.get('CG_RESULTS_DB',
+    return cgenv.get(cgenv.RESULTS_DB,
                           os.path.join(PROJECT_ROOT, 'output', 'results.db'))
 
 

@@ -7,6 +7,7 @@ import runpy
 from clustergate import PROJECT_ROOT
 from clustergate.site import mpiprobe
 from clustergate.site import sweep
+from clustergate.site import environment as cgenv
 
 
 def add_parser(subparsers):
@@ -30,18 +31,12 @@ def _load(path):
     from reframe.core.exceptions import ConfigError
 
     # the probe's reasons are printed here, on stdout, with the sweep
-    quiet = os.environ.get('CG_MPI_PROBE_QUIET')
-    os.environ['CG_MPI_PROBE_QUIET'] = '1'
     try:
-        return runpy.run_path(path)['site_configuration']
+        with cgenv.overridden(cgenv.MPI_PROBE_QUIET, '1'):
+            return runpy.run_path(path)['site_configuration']
     except ConfigError as err:
         raise SystemExit(f'clustergate sweep: failed to load configuration: '
                          f'{err}') from None
-    finally:
-        if quiet is None:
-            del os.environ['CG_MPI_PROBE_QUIET']
-        else:
-            os.environ['CG_MPI_PROBE_QUIET'] = quiet
 
 
 def mpi_families(system, part, environments):

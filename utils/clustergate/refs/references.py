@@ -42,6 +42,7 @@ from typing import Dict, List, Mapping, Optional, Tuple
 import yaml
 
 from clustergate import PROJECT_ROOT
+from clustergate.site import environment as cgenv
 
 #: Status of a test point that has no entry in its system's file
 NO_REFERENCE = 'no reference'
@@ -61,7 +62,7 @@ class ReferenceFileError(ValueError):
 
 
 def references_dir() -> str:
-    return os.environ.get('CG_REFERENCES_DIR',
+    return cgenv.get(cgenv.REFERENCES_DIR,
                           os.path.join(PROJECT_ROOT, 'config', 'references'))
 
 

@@ -29,6 +29,7 @@ from typing import Dict, List, Optional, Sequence
 
 from clustergate.refs.baseline import Key, Sample, report_samples
 from clustergate.refs.baseline import direction as metric_direction
+from clustergate.site import environment as cgenv
 
 #: How many of the metrics that pulled a score down are named
 WORST = 5
@@ -215,8 +216,8 @@ def is_acceptance(argv: Sequence[str]) -> bool:
 
 def default_path(report: Dict) -> str:
     """``$CG_SCORE_FILE``, else ``output/score-<session>.json``."""
-    if os.environ.get('CG_SCORE_FILE'):
-        return os.environ['CG_SCORE_FILE']
+    if cgenv.get(cgenv.SCORE_FILE):
+        return cgenv.get(cgenv.SCORE_FILE)
 
     from clustergate import PROJECT_ROOT
     uuid = (report.get('session_info', {}).get('uuid') or 'session')[:8]
@@ -231,8 +232,8 @@ def session_end(report: Dict, report_path: str, out=None) -> str:
     hook of :mod:`clustergate.site.notrun` in acceptance sessions."""
     out = out or sys.stdout
     base = None
-    if os.environ.get('CG_SCORE_BASELINE'):
-        with open(os.environ['CG_SCORE_BASELINE']) as fp:
+    if cgenv.get(cgenv.SCORE_BASELINE):
+        with open(cgenv.get(cgenv.SCORE_BASELINE)) as fp:
             base = json.load(fp)
 
     scores = compute(report, base)

@@ -23,6 +23,7 @@ import os
 import statistics
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
+from clustergate.site import environment as cgenv
 
 #: parameters that make a sweep point (loggable in every family)
 POINT_AXES = ('num_nodes', 'ppn', 'interconnect')
@@ -237,7 +238,7 @@ def session_report(json_path: Optional[str] = None,
         return load_report(json_path)
 
     from clustergate import PROJECT_ROOT
-    db = db or os.environ.get('CG_RESULTS_DB',
+    db = db or cgenv.get(cgenv.RESULTS_DB,
                               os.path.join(PROJECT_ROOT, 'output',
                                            'results.db'))
     report = latest_report(db)

@@ -16,6 +16,7 @@ from reframe.core.builtins import parameter, variable
 
 from clustergate.site import sweep
 from clustergate.rfm.partitions import SystemParameters, current_partitions
+from clustergate.site.model import environment_model
 
 #: Axes used when no ReFrame runtime is available (e.g. plain imports)
 FALLBACK = ([1], [1], ['shm'])
@@ -65,4 +66,4 @@ class SweepAxes(SystemParameters):
 
     def mpi_family(self):
         env = getattr(self, 'current_environ', None)
-        return env.extras.get('mpi_family') if env else None
+        return environment_model(env).mpi_family if env else None

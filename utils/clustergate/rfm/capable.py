@@ -12,6 +12,7 @@ from reframe.core.builtins import run_after
 
 from clustergate.site import sweep
 from clustergate.rfm.partitions import current_system
+from clustergate.site.model import environment_model, partition_model
 
 
 class CapablePartitions(rfm.RegressionTestPlugin):
@@ -29,7 +30,7 @@ class CapablePartitions(rfm.RegressionTestPlugin):
         """Why this point cannot run on ``partition`` (a ReFrame partition)
         with ``mpi_family``, or None. Families with more structural needs
         extend it (call ``super()``)."""
-        return sweep.why_not(partition.extras, self.sweep_point(),
+        return sweep.why_not(partition_model(partition), self.sweep_point(),
                              self.sweep_requirements, mpi_family=mpi_family,
                              partition=partition.fullname)
 
@@ -46,7 +47,7 @@ class CapablePartitions(rfm.RegressionTestPlugin):
                                    self.valid_prog_environs)
         for part, environs in combos.items():
             able = [e.name for e in environs if self.point_reason(
-                part, e.extras.get('mpi_family')) is None]
+                part, environment_model(e).mpi_family) is None]
             if able:
                 parts.append(part.fullname)
                 envs += [e for e in able if e not in envs]

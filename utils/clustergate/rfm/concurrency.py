@@ -6,6 +6,7 @@ import reframe as rfm
 from reframe.core.builtins import run_after
 
 from clustergate.site import concurrency
+from clustergate.site.model import partition_model
 
 
 class JobConcurrency(rfm.RegressionTestPlugin):
@@ -17,7 +18,7 @@ class JobConcurrency(rfm.RegressionTestPlugin):
         node-local job (no interconnect, one rank, shared memory)."""
         ranks = (getattr(self, 'num_nodes', 1) or 1) * \
             (getattr(self, 'ppn', 1) or 1)
-        return concurrency.uses_fabric(self.current_partition.extras,
+        return concurrency.uses_fabric(partition_model(self.current_partition),
                                        getattr(self, 'interconnect', None),
                                        ranks)
 
@@ -25,4 +26,4 @@ class JobConcurrency(rfm.RegressionTestPlugin):
     def apply_concurrency(self):
         part = self.current_partition
         self.job.options += concurrency.job_options(
-            part.extras, self.job_fabric(), part.access)
+            partition_model(part), self.job_fabric(), part.access)

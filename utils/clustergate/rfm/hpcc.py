@@ -28,7 +28,6 @@ from reframe.core.builtins import (fixture, run_after, run_before,
                                    sanity_function, variable)
 from reframe.core.exceptions import SanityError
 
-from clustergate.site import extras as keys
 from clustergate.parsers import hpccinf
 from clustergate.site import sweep
 from clustergate.parsers import ParseError, parse_hpcc
@@ -41,11 +40,17 @@ from clustergate.rfm.joboutput import JobOutput
 from clustergate.rfm.refmetrics import ReferenceMetrics
 from clustergate.rfm.thirdparty import (ANY_MPI, BenchmarkBinaries,
                                         ThirdPartyTest, environs_for)
+from clustergate.site.model import partition_model
 
 #: HPCC writes its results here, in the working directory
 OUTPUT_FILE = 'hpccoutf.txt'
 INPUT_FILE = 'hpccinf.txt'
 
+
+
+def _given(value, default):
+    """``value`` unless the partition left it out (None)."""
+    return default if value is None else value
 
 class HpccBinaries(BenchmarkBinaries):
     family = 'hpcc'
@@ -83,14 +88,15 @@ class HpccRun(ThirdPartyTest):
     def hpcc_input(self):
         """The input of this point (clustergate.parsers.hpccinf.for_job)."""
         part = self.current_partition
-        opts = part.extras.get(keys.HPCC, {})
-        max_n = [n for n in (opts.get('max_n'), self.max_problem_size) if n]
+        model = partition_model(part)
+        opts = model.hpcc
+        max_n = [n for n in (opts.max_n, self.max_problem_size) if n]
         return hpccinf.for_job(
-            part.extras.get(keys.MEMORY_PER_NODE_GIB), self.num_nodes,
+            model.memory_per_node_gib, self.num_nodes,
             self.num_tasks,
-            fraction=opts.get('memory_fraction',
-                              hpccinf.DEFAULT_MEMORY_FRACTION),
-            nb=opts.get('nb', hpccinf.DEFAULT_NB),
+            fraction=_given(opts.memory_fraction,
+                            hpccinf.DEFAULT_MEMORY_FRACTION),
+            nb=_given(opts.nb, hpccinf.DEFAULT_NB),
             max_n=min(max_n) if max_n else None,
             partition=part.fullname)
 

@@ -74,7 +74,6 @@ from reframe.core.exceptions import (ConfigError, PerformanceError,
                                      SanityError)
 
 from clustergate.parsers import cgoutput
-from clustergate.site import extras
 from clustergate.links import baseline as linkbaseline
 from clustergate.links import matrix as linkmatrix
 from clustergate.links import retest as linkretest
@@ -82,6 +81,7 @@ from clustergate.links import stats as linkstats
 from clustergate.refs import references
 from clustergate.rfm.reference import test_axes
 from clustergate.site import sweep
+from clustergate.site.model import Subset, partition_model
 from clustergate.links import topology
 from clustergate.links.topology import span
 from clustergate.rfm import bounds, modes
@@ -229,7 +229,7 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
         if self.retest_budget is not None:
             return float(self.retest_budget)
         part = self.current_partition
-        got = part.extras.get(extras.LINK_RETEST_BUDGET) if part else None
+        got = partition_model(part).link_retest_budget_s
         return float(got) if got is not None else linkretest.BUDGET
 
     @run_before('run')
@@ -308,13 +308,12 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
         """The switch tree this partition declares for this interconnect
         (extras ``topology``), or None: the flat matrix is judged."""
         part = self.current_partition
-        spec = part.extras.get(extras.TOPOLOGY) if part else None
-        if not spec or self.interconnect not in spec.get(
-                'interconnects', [self.interconnect]):
+        topo = partition_model(part).topology
+        if topo is None or not topo.describes(self.interconnect):
             return None
 
         try:
-            return declared_topology(spec)
+            return declared_topology(topo.spec)
         except topology.TopologyError as err:
             raise SanityError(f'declared topology: {err}') from None
 
@@ -632,14 +631,15 @@ def partition_span(name, part_extras):
     declared tree), None when it declares none; a tree that cannot be read
     gives its TopologyError (the test case then fails saying so). Read
     once per process."""
-    spec = part_extras.get(extras.TOPOLOGY)
-    if not spec or 'sweep' not in part_extras:
+    model = partition_model(part_extras, name)
+    if model.topology is None or not model.declares_sweep:
         return None
 
-    key = (name, repr(spec))
+    key = (name, repr(model.topology))
     if key not in _SPANS:
         try:
-            _SPANS[key] = span.span_nodes(declared_topology(spec))
+            _SPANS[key] = span.span_nodes(declared_topology(
+                model.topology.spec))
         except topology.TopologyError as err:
             _SPANS[key] = err
 
@@ -682,7 +682,8 @@ class LeafSpanLinkMatrixTest(LinkMatrixTest):
         return None
 
     def span_of(self, partition):
-        return partition_span(partition.name, partition.extras)
+        return partition_span(partition.name,
+                              partition_model(partition, partition.name))
 
     def point_reason(self, partition, mpi_family):
         nodes = self.span_of(partition)
@@ -690,24 +691,23 @@ class LeafSpanLinkMatrixTest(LinkMatrixTest):
             return (f'partition {partition.fullname!r} declares no switch '
                     f'tree: its fabric check is the whole-partition matrix')
 
-        size = _span_size(partition.extras, nodes)
+        model = partition_model(partition)
+        size = _span_size(model, nodes)
         if self.num_nodes != size:
             return (f'the span of partition {partition.fullname!r} is '
                     f'{size} nodes')
 
-        ci = partition.extras['sweep'].get('ci') or {}
-        if self.interconnect not in ci.get('interconnects',
-                                           [self.interconnect]):
+        ci = model.sweep.subset('ci') or Subset()
+        if ci.interconnects is not None and \
+                self.interconnect not in ci.interconnects:
             return (f'interconnect {self.interconnect!r} is not in the ci '
                     f'subset of partition {partition.fullname!r}')
 
-        spec = partition.extras[extras.TOPOLOGY]
-        if self.interconnect not in spec.get('interconnects',
-                                             [self.interconnect]):
+        if not model.topology.describes(self.interconnect):
             return f'the declared tree does not describe {self.interconnect}'
 
-        whole = max(sweep.describe(partition.extras)['nodes'])
-        return sweep.why_not(partition.extras, sweep.SweepPoint(
+        whole = max(model.sweep.nodes)
+        return sweep.why_not(model, sweep.SweepPoint(
             whole, self.ppn, self.interconnect), self.sweep_requirements,
             mpi_family=mpi_family, partition=partition.fullname)
 

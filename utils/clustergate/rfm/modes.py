@@ -27,10 +27,10 @@ from typing import Iterable, Mapping
 import reframe as rfm
 from reframe.core.builtins import run_after
 
-from clustergate.site import extras as keys
 from clustergate.results import perflogguard
 from clustergate.rfm import rotation
 from clustergate.rfm.partitions import current_system
+from clustergate.site.model import partition_model
 
 MODES = ('ci', 'nightly', 'acceptance')
 
@@ -40,22 +40,27 @@ NIGHTLY = {'nightly': {}, 'acceptance': {}}
 ACCEPTANCE_ONLY = {'acceptance': {}}
 
 
+def _within(value, allowed) -> bool:
+    """``value`` is one of ``allowed`` (None: the whole axis)."""
+    return allowed is None or value in allowed
+
+
 def in_subset(point, partitions: Iterable[Mapping], mode: str) -> bool:
     """True if ``point`` is in the ``mode`` subset of at least one
     partition's extras (a partition that declares no subset takes every
     point)."""
     for extras in partitions:
-        if 'sweep' not in extras:
+        model = partition_model(extras)
+        if not model.declares_sweep:
             continue
 
-        sub = extras['sweep'].get(mode)
+        sub = model.sweep.subset(mode)
         if sub is None:
             return True
 
-        if (point.nodes in sub.get('nodes', [point.nodes]) and
-                point.ppn in sub.get('ppn', [point.ppn]) and
-                point.interconnect in sub.get('interconnects',
-                                              [point.interconnect])):
+        if all(_within(getattr(point, axis), sub.axis(name))
+               for axis, name in (('nodes', 'nodes'), ('ppn', 'ppn'),
+                                  ('interconnect', 'interconnects'))):
             return True
 
     return False
@@ -100,7 +105,7 @@ class ModeTags(rfm.RegressionTestPlugin):
             return []
 
         names = getattr(self, 'capable_partitions', None)
-        return [p.extras for p in system.partitions
+        return [partition_model(p) for p in system.partitions
                 if names is None or p.fullname in names]
 
     def rotation_partitions(self):
@@ -108,8 +113,9 @@ class ModeTags(rfm.RegressionTestPlugin):
         nightly rotation."""
         system = current_system()
         names = getattr(self, 'capable_partitions', None)
-        return [p.extras for p in (system.partitions if system else [])
-                if keys.ROTATION in p.extras and
+        return [partition_model(p)
+                for p in (system.partitions if system else [])
+                if partition_model(p).rotation is not None and
                 (names is None or p.fullname in names)]
 
     def join_rotation(self, tags):
@@ -124,7 +130,7 @@ class ModeTags(rfm.RegressionTestPlugin):
 
         # pinned: in the fixed nightly subset of a partition that keeps it
         self.cg_pinned = 'nightly' in tags and any(
-            e[keys.ROTATION].get(keys.ROTATION_PIN) for e in rotating)
+            m.rotation.pin_subset for m in rotating)
         system = current_system().name
         rotation.register(system, self)
         self.cg_tonight = rotation.Tonight(system, self.display_name)

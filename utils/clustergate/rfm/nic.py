@@ -26,17 +26,16 @@ from reframe.core.exceptions import SanityError
 
 from clustergate import PROJECT_ROOT
 from clustergate.site import sweep
-from clustergate.site import extras as keys
 from clustergate.rfm import modes
 from clustergate.rfm.cgprogram import CgProgramTest
+from clustergate.site.model import partition_model
 
 WRAPPER = os.path.join(PROJECT_ROOT, 'checks', 'nic', 'cg_nic_ifaces.sh')
 
 
 def network_interconnects(extras):
     """Names of the network-scope interconnects of a partition."""
-    return [n for n, ic in extras.get(keys.INTERCONNECTS, {}).items()
-            if ic.get('scope') == 'network']
+    return list(partition_model(extras).network_interconnects())
 
 
 def rank_iface_map(num_nodes, ppn, ifaces):
@@ -72,13 +71,13 @@ class NicContentionTest(CgProgramTest):
     def point_reason(self, partition, mpi_family):
         # a network to contend for; two of them for two_ifaces
         reason = super().point_reason(partition, mpi_family)
-        ics = partition.extras.get(keys.INTERCONNECTS, {})
-        if reason is None and ics[self.interconnect]['scope'] != 'network':
+        ics = partition_model(partition).interconnects
+        if reason is None and not ics[self.interconnect].network:
             reason = (f'interconnect {self.interconnect!r} is not a '
                       f'network: no interface to contend for')
 
         if (reason is None and self.layout == 'two_ifaces' and
-                len(network_interconnects(partition.extras)) < 2):
+                len(network_interconnects(partition)) < 2):
             reason = (f'partition {partition.fullname} has one network '
                       f'interconnect: no second interface')
 
@@ -93,7 +92,7 @@ class NicContentionTest(CgProgramTest):
     def second_iface(self):
         """The other network interconnect of the partition, or None."""
         others = [n for n in network_interconnects(
-            self.current_partition.extras) if n != self.interconnect]
+            self.current_partition) if n != self.interconnect]
         return others[0] if others else None
 
     @run_before('run')

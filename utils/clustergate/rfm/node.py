@@ -24,8 +24,8 @@ from reframe.core.builtins import (parameter, performance_function,
                                    run_after, run_before, variable)
 from reframe.core.exceptions import SanityError
 
-from clustergate.site import extras as keys
 from clustergate.rfm.cgprogram import CgProgramTest
+from clustergate.site.model import partition_model
 
 #: Every stride of the classic experiment
 ALL_STRIDES = list(range(1, 18))
@@ -46,10 +46,11 @@ def node_interconnects(partitions):
     (the memory tests do not use the network: one point per nodes x ppn is
     enough); the first interconnect if there is none."""
     names, first = [], None
-    for _, extras in partitions:
-        for name, ic in extras.get(keys.INTERCONNECTS, {}).items():
+    for pname, extras in partitions:
+        ics = partition_model(extras, pname).interconnects
+        for name, ic in ics.items():
             first = first or name
-            if ic.get('scope') == 'node' and name not in names:
+            if ic.scope == 'node' and name not in names:
                 names.append(name)
 
     return names or [first or 'shm']

@@ -21,10 +21,10 @@ from reframe.core.builtins import (fixture, parameter, performance_function,
 from reframe.core.exceptions import SanityError
 
 from clustergate.site import benchmarks
-from clustergate.site import extras as keys
 from clustergate.site import sweep
 from clustergate.parsers import parse_npb
 from clustergate.rfm.thirdparty import NpbBinaries, ThirdPartyTest
+from clustergate.site.model import partition_model
 
 #: NPB's own rule on each kernel's process count: BT and SP on a square
 #: number, EP on any (found in a trial with NPB built by
@@ -74,7 +74,7 @@ class NpbTest(ThirdPartyTest):
     def skip_if_memory_too_small(self):
         reason = benchmarks.npb_memory_reason(
             self.kernel, self.npb_class, self.num_nodes, self.ppn,
-            self.current_partition.extras.get(keys.MEMORY_PER_NODE_GIB)
+            partition_model(self.current_partition).memory_per_node_gib
         )
         self.skip_if(reason is not None, reason)
 

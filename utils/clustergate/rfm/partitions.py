@@ -13,6 +13,7 @@ import types
 import reframe as rfm
 from reframe.core.builtins import fixture, parameter
 from reframe.core.exceptions import ReframeFatalError
+from clustergate.site.model import partition_model
 
 #: What ReFrame raises when no runtime is configured (a plain import, e.g.
 #: ``clustergate npb``): ReframeFatalError is a BaseException
@@ -32,7 +33,8 @@ def current_partitions():
     """``(name, extras)`` of each partition of the current system; empty
     without a runtime."""
     system = current_system()
-    return [(p.name, p.extras) for p in system.partitions] if system else []
+    return [(p.name, partition_model(p, p.name))
+            for p in system.partitions] if system else []
 
 
 class SystemParameters(rfm.RegressionTestPlugin):

@@ -12,6 +12,7 @@ from reframe.core.exceptions import SanityError
 from clustergate.site import sweep
 from clustergate.site import transport
 from clustergate.rfm.capable import CapablePartitions
+from clustergate.site.model import environment_model, partition_model
 
 
 class LauncherPlacement(CapablePartitions):
@@ -30,13 +31,13 @@ class LauncherPlacement(CapablePartitions):
         self.num_tasks = self.num_nodes * self.ppn
         self.num_tasks_per_node = self.ppn
         self.env_vars.update(sweep.interconnect_env(
-            part.extras, self.interconnect, family, part.fullname
+            partition_model(part), self.interconnect, family, part.fullname
         ))
         if self.num_tasks > 1:
             # the MPI reports its transport; checked before sanity
-            self.env_vars.update(transport.env(part.extras,
+            self.env_vars.update(transport.env(partition_model(part),
                                                self.interconnect, family))
-        launcher = self.current_environ.extras.get('launcher')
+        launcher = environment_model(self.current_environ).launcher
         if launcher:
             # this MPI starts its jobs otherwise than the partition does
             # (emucluster: OpenMPI's mpirun inside the allocation, see
@@ -50,7 +51,7 @@ class LauncherPlacement(CapablePartitions):
         """A point labelled with an interconnect must have run over it: the
         MPI's own report in the job's output is checked against the
         interconnect's ``verify`` rules (:mod:`clustergate.site.transport`)."""
-        rules = transport.rules(self.current_partition.extras,
+        rules = transport.rules(partition_model(self.current_partition),
                                 self.interconnect, self.mpi_family())
         # --dry-run runs the hooks of sanity but not the job
         if not rules or self.num_tasks < 2 or self.is_dry_run():
@@ -74,9 +75,9 @@ class LauncherPlacement(CapablePartitions):
         (ranks 0..ppn-1 on the first node), so that "rank 0 to rank j" is
         predictable."""
         launcher = type(self.job.launcher).registered_name
-        env_extras = self.current_environ.extras
+        env_model = environment_model(self.current_environ)
         if launcher == 'srun':
-            return list(env_extras.get('srun_options', [])) + [
+            return list(env_model.srun_options) + [
                 '--distribution=block'
             ]
 

@@ -11,7 +11,7 @@ from clustergate.refs.refcheck import check_axes
 from clustergate.refs.references import (NO_REFERENCE, ReferenceFileError,
                                          _rel, load_cached, reference_file)
 from clustergate.rfm.refmetrics import ReferenceMetrics
-from clustergate.site import extras as keys
+from clustergate.site.model import partition_model
 
 
 class ReferenceLoader(ReferenceMetrics, rfm.RegressionTestPlugin):
@@ -124,8 +124,7 @@ def judged_bounds(test, check, metrics) -> Dict[str, tuple]:
     ``test._cg_better_bounds`` and put back in the perflog after the
     performance stage (:mod:`clustergate.rfm.refmetrics`), where the
     report shows the value as better than reference."""
-    extras = getattr(test.current_partition, 'extras', None) or {}
-    policy = extras.get(keys.IMPROVEMENTS, keys.IMPROVEMENT_POLICIES[0])
+    policy = partition_model(test.current_partition).improvements
     judged, kept = {}, {}
     for metric, (value, lower, upper, unit) in metrics.items():
         side = directions.better_side(directions.of(check, metric))

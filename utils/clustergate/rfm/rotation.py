@@ -45,6 +45,8 @@ from clustergate.site import costmodel
 from clustergate.site import rotation
 from clustergate.results import timing
 from clustergate.site import extras as keys
+from clustergate.site import environment as cgenv
+from clustergate.site.model import partition_model
 
 #: system name -> {test name: test}; filled while ReFrame loads the checks
 _registered: Dict[str, Dict[str, object]] = {}
@@ -54,8 +56,8 @@ _tonight: Dict[str, set] = {}
 
 def budgets(partitions) -> Dict[str, float]:
     """Seconds of budget of each partition (fullname) that declares one."""
-    return {p.fullname: float(p.extras[keys.ROTATION][keys.ROTATION_BUDGET]) * 60
-            for p in partitions if keys.ROTATION in p.extras}
+    return {p.fullname: partition_model(p).rotation.budget_s
+            for p in partitions if partition_model(p).rotation is not None}
 
 
 def register(system: str, test) -> None:
@@ -264,7 +266,7 @@ def _mark_checks(pts, tests, part, names):
     they cover. A check the partition declares and that has no point
     there is an error (the default's link matrix on a 1-node partition
     is not)."""
-    declared = keys.SENTINELS in part.extras
+    declared = partition_model(part).sentinels.declared
     covered = set()
     for check in names:
         hits = [pt for pt in pts if part.fullname in pt.cost and
@@ -289,15 +291,16 @@ def mark_sentinels(pts, tests, partitions) -> None:
     canary per other family (:func:`canaries`)."""
     tests = {t.display_name: t for t in tests}
     for part in partitions:
-        if keys.ROTATION not in part.extras:
+        model = partition_model(part)
+        if model.rotation is None:
             continue
 
-        spec = keys.sentinels(part.extras)
-        covered = _mark_checks(pts, tests, part, spec[keys.SENTINEL_CHECKS])
+        spec = model.sentinels
+        covered = _mark_checks(pts, tests, part, spec.checks)
         # a family with a point in the pinned nightly subset has its canary
         covered |= {family(tests[pt.name]) for pt in pts
                     if pt.sentinel and part.fullname in pt.cost}
-        if spec[keys.SENTINEL_CANARIES]:
+        if spec.canaries:
             for fam, pt in canaries(pts, tests, part.fullname,
                                     covered).items():
                 pt.sentinel = pt.sentinel or f'canary of {fam}'
@@ -331,7 +334,7 @@ def _config_error(system: str, err: rotation.RotationError) -> str:
 
 
 def _details_path(db: Optional[str], system: str) -> str:
-    path = os.environ.get('CG_ROTATION_DETAILS')
+    path = cgenv.get(cgenv.ROTATION_DETAILS)
     if path:
         return path
 

@@ -18,12 +18,12 @@ from reframe.core.builtins import (fixture, parameter, performance_function,
                                    run_after, run_before, variable)
 from reframe.core.exceptions import SanityError
 
-from clustergate.site import extras as keys
 from clustergate.parsers import parse_stream
 from clustergate.rfm.concurrency import JobConcurrency
 from clustergate.rfm.modes import ModeTags
 from clustergate.rfm.partitions import SystemParameters
 from clustergate.rfm.thirdparty import ANY_MPI, BinaryRun, StreamBinaries
+from clustergate.site.model import partition_model
 
 KERNELS = ('Copy', 'Scale', 'Add', 'Triad')
 
@@ -32,9 +32,10 @@ def numa_counts(partitions):
     """NUMA domain counts STREAM runs on, over the ``(name, extras)``
     partitions (0: the whole node, unbound)."""
     counts = set()
-    for _, extras in partitions:
-        if 'sweep' in extras:
-            counts.update(extras.get(keys.STREAM_NUMA_COUNTS, [0]))
+    for name, extras in partitions:
+        model = partition_model(extras, name)
+        if model.declares_sweep:
+            counts.update(model.stream_numa_counts)
 
     return sorted(counts) or [0]
 
@@ -42,11 +43,12 @@ def numa_counts(partitions):
 def stream_threads(extras, numa_domains):
     """OpenMP threads of a run on ``numa_domains`` domains (0: whole node);
     None when the partition does not declare ``cores_per_node``."""
-    cores = extras.get(keys.CORES_PER_NODE)
+    model = partition_model(extras)
+    cores = model.cores_per_node
     if not cores:
         return None
 
-    per_node = extras.get(keys.NUMA_DOMAINS_PER_NODE, 1)
+    per_node = model.numa_domains_per_node
     if not numa_domains:
         return cores
 
@@ -93,13 +95,14 @@ class StreamTest(JobConcurrency, ModeTags, SystemParameters, BinaryRun,
 
     @run_after('setup')
     def set_threads(self):
-        extras = self.current_partition.extras
-        counts = extras.get(keys.STREAM_NUMA_COUNTS, [0])
+        counts = list(partition_model(self.current_partition)
+                      .stream_numa_counts)
         self.skip_if(self.numa_domains not in counts,
                      f'partition {self.current_partition.fullname} runs '
                      f'STREAM on NUMA domain counts {counts}, not '
                      f'{self.numa_domains}')
-        threads = stream_threads(extras, self.numa_domains)
+        threads = stream_threads(partition_model(self.current_partition),
+                                 self.numa_domains)
         self.skip_if(threads is None,
                      f'partition {self.current_partition.fullname} does '
                      f'not declare cores_per_node (extras)')

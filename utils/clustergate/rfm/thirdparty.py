@@ -26,6 +26,7 @@ from clustergate.parsers import ParseError
 from clustergate.rfm.joboutput import JobOutput
 from clustergate.rfm.partitions import current_partitions
 from clustergate.rfm.sweeptest import SweepTest
+from clustergate.site.model import partition_model
 
 
 class BenchmarkBinaries(rfm.CompileOnlyRegressionTest):
@@ -60,7 +61,7 @@ class BenchmarkBinaries(rfm.CompileOnlyRegressionTest):
     def choose_source(self):
         part, env = self.current_partition, self.current_environ
         self.bench_source = benchmarks.resolve(
-            part.extras, self.family, env.name, part.fullname,
+            partition_model(part), self.family, env.name, part.fullname,
             override_source=self.use_source, override_prefix=self.use_prefix,
             override_spack_env=self.use_spack_env,
             override_modules=self.use_modules

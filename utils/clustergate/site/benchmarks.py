@@ -40,7 +40,6 @@ import shutil
 from dataclasses import dataclass
 from typing import List, Mapping, Optional, Sequence, Tuple
 
-from clustergate.site import extras as keys
 
 FAMILIES = ('npb', 'imb', 'osu', 'stream', 'hpcc')
 KINDS = ('spack', 'prebuilt')
@@ -106,7 +105,9 @@ def view_prefix(spack_env: str) -> str:
 
 
 def _entries(extras: Mapping, family: str, partition: str) -> List[Mapping]:
-    bench = extras.get(keys.BENCHMARKS) or {}
+    from clustergate.site.model import partition_model
+
+    bench = partition_model(extras, partition).benchmarks
     if not isinstance(bench, Mapping):
         raise BenchmarkConfigError(
             f'partition {partition!r}: extras.benchmarks must be a mapping '

@@ -28,12 +28,16 @@ KEYS = (POLICY, FABRIC_LICENSES)
 POLICIES = ('serial', 'async')
 
 
-def rule(extras: Mapping) -> Optional[Mapping]:
-    return extras.get('concurrency')
+def rule(extras: Mapping):
+    """The partition's declared rule (a
+    :class:`~clustergate.site.model.Concurrency`), or None."""
+    from clustergate.site.model import partition_model
+    return partition_model(extras).concurrency
 
 
 def policy(extras: Mapping) -> str:
-    return (rule(extras) or {}).get(POLICY, 'serial')
+    conc = rule(extras)
+    return conc.policy if conc else 'serial'
 
 
 def job_options(extras: Mapping, fabric: Optional[str],
@@ -46,7 +50,7 @@ def job_options(extras: Mapping, fabric: Optional[str],
         return []
 
     opts = [] if '--exclusive' in access else ['--exclusive']
-    lic = (conc.get(FABRIC_LICENSES) or {}).get(fabric) if fabric else None
+    lic = conc.fabric_licenses.get(fabric) if fabric else None
     if lic:
         opts.append(f'--licenses={lic}:1')
 
@@ -57,9 +61,10 @@ def uses_fabric(extras: Mapping, interconnect: Optional[str],
                 ranks: int) -> Optional[str]:
     """The interconnect if it is a network one and more than one rank
     talk over it, else None (the job is node-local)."""
-    ic = (extras.get('interconnects') or {}).get(interconnect or '')
-    if ranks > 1 and isinstance(ic, Mapping) and \
-            ic.get('scope') == 'network':
+    from clustergate.site.model import partition_model
+
+    ic = partition_model(extras).interconnects.get(interconnect or '')
+    if ranks > 1 and ic is not None and ic.network:
         return interconnect
 
     return None
@@ -69,8 +74,14 @@ def async_systems(systems: Iterable[Mapping]) -> List[str]:
     """Names of the configured systems with a partition whose rule is
     ``policy: 'async'``."""
     return [s['name'] for s in systems
-            if any(policy(p.get('extras', {})) == 'async'
+            if any(policy(_model(s, p)) == 'async'
                    for p in s.get('partitions', []))]
+
+
+def _model(system: Mapping, part: Mapping):
+    """The model of a partition of the configuration's dictionary."""
+    from clustergate.site.model import config_partition_model
+    return config_partition_model(system, part)
 
 
 def system_modes(modes: Iterable[Mapping], systems: Iterable[Mapping],

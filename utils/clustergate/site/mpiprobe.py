@@ -25,6 +25,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+from clustergate.site import environment as cgenv
 
 #: Seconds each step (compile, run) may take before the probe gives up
 TIMEOUT = 60
@@ -76,7 +77,7 @@ def left_out():
 
 
 def _cache_path():
-    path = os.environ.get('CG_MPI_PROBE_CACHE')
+    path = cgenv.get(cgenv.MPI_PROBE_CACHE)
     if path:
         return path
 
@@ -242,7 +243,7 @@ def verdict(environ, cache=True):
 
 def report(name, reason, stream=None):
     """Print ``<name> left out: <reason>`` once per process."""
-    if (name, reason) in _PRINTED or os.environ.get('CG_MPI_PROBE_QUIET'):
+    if (name, reason) in _PRINTED or cgenv.get(cgenv.MPI_PROBE_QUIET):
         return
 
     _PRINTED.add((name, reason))
@@ -254,7 +255,7 @@ def working(environs):
     """The environments of ``environs`` that work here; the others are
     recorded in :func:`left_out` and reported. ``CG_MPI_PROBE=0`` turns the
     probe off (every environment offered, e.g. to see a build fail)."""
-    if os.environ.get('CG_MPI_PROBE') == '0':
+    if cgenv.get(cgenv.MPI_PROBE) == '0':
         return list(environs)
 
     out = []

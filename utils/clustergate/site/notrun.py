@@ -286,8 +286,8 @@ def _report_path(pattern):
 
 
 def _expected_by_partition(system):
-    from clustergate.site.extras import EXPECTED_FAMILIES
-    return {p.fullname: list(p.extras.get(EXPECTED_FAMILIES, []))
+    from clustergate.site.model import partition_model
+    return {p.fullname: list(partition_model(p).expected_families)
             for p in system.partitions}
 
 

@@ -31,12 +31,12 @@ run for longer than a cycle.
 
 import datetime
 import hashlib
-import os
 from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional, Sequence
+from clustergate.site import environment as cgenv
 
 #: environment variable that sets the date of the night (YYYY-MM-DD)
-DATE_VAR = 'CG_ROTATION_DATE'
+DATE_VAR = cgenv.ROTATION_DATE
 
 
 class RotationError(ValueError):
@@ -146,7 +146,7 @@ def night_date(today: Optional[datetime.date] = None) -> datetime.date:
     if today is not None:
         return today
 
-    text = os.environ.get(DATE_VAR)
+    text = cgenv.get(DATE_VAR)
     if text:
         try:
             return datetime.date.fromisoformat(text)

@@ -126,15 +126,16 @@ def system_cause(partitions, left_out=None) -> str:
     the first partition's missing piece, and the MPI environments left out
     by the probe (``left_out``: ``{name: reason}``)."""
     from clustergate.site.extras import MPI_FAMILY, MPI_FEATURE, SWEEP
+    from clustergate.site.model import environment_model, partition_model
 
     causes = []
     for part in partitions:
-        if SWEEP not in part.extras:
+        if not partition_model(part).declares_sweep:
             causes.append(f'{part.fullname} declares no extras.{SWEEP}')
         elif MPI_FEATURE not in part.features:
             causes.append(f"{part.fullname} has no '{MPI_FEATURE}' feature")
         elif not [e for e in part.environs if MPI_FEATURE in e.features
-                  and e.extras.get(MPI_FAMILY)]:
+                  and environment_model(e).mpi_family]:
             causes.append(f"{part.fullname} offers no environment with the "
                           f"'{MPI_FEATURE}' feature and an {MPI_FAMILY}")
 

@@ -27,7 +27,7 @@ class SweepConfigError(ValueError):
 
 #: Interconnect scopes: 'node' works only inside one node (shared memory),
 #: 'network' crosses nodes (and is also used between ranks of one node).
-SCOPES = ('node', 'network')
+from clustergate.site.model import SCOPES  # noqa: E402,F401 (re-exported)
 
 
 @dataclass(frozen=True)
@@ -65,73 +65,16 @@ class Requirements:
     full_node: bool = False
 
 
-def _int_list(value, what, partition):
-    if (not isinstance(value, (list, tuple)) or not value or
-            not all(isinstance(v, int) and v > 0 for v in value)):
-        raise SweepConfigError(
-            f'partition {partition!r}: extras.sweep.{what} must be a '
-            f'non-empty list of positive integers, got {value!r}'
-        )
-    return sorted(set(value))
-
-
 def describe(extras: Mapping, partition: str = '?') -> Dict:
-    """Validate a partition's extras and return the normalised sweep."""
-    sweep = extras.get('sweep')
-    if not isinstance(sweep, Mapping):
-        raise SweepConfigError(
-            f'partition {partition!r}: extras.sweep is missing '
-            f'(it must declare the node counts and ppn values it can run)'
-        )
+    """Validate a partition's sweep and return it normalised: sorted
+    ``nodes`` and ``ppn``, and ``interconnects`` (name -> settings).
+    ``extras`` is the partition's extras (or its
+    :class:`~clustergate.site.model.PartitionModel`)."""
+    from clustergate.site.model import partition_model
 
-    ics = extras.get('interconnects')
-    if not isinstance(ics, Mapping) or not ics:
-        raise SweepConfigError(
-            f'partition {partition!r}: extras.interconnects must map at '
-            f'least one interconnect name to its settings'
-        )
-
-    for name, ic in ics.items():
-        if not isinstance(ic, Mapping):
-            raise SweepConfigError(
-                f'partition {partition!r}: interconnect {name!r} must be a '
-                f'mapping with "scope" and "env"'
-            )
-
-        if ic.get('scope') not in SCOPES:
-            raise SweepConfigError(
-                f'partition {partition!r}: interconnect {name!r} has scope '
-                f'{ic.get("scope")!r}; expected one of {SCOPES}'
-            )
-
-        env = ic.get('env')
-        if not isinstance(env, Mapping) or not env:
-            raise SweepConfigError(
-                f'partition {partition!r}: interconnect {name!r} needs "env":'
-                f' a mapping from MPI family to environment variables'
-            )
-
-        for family, vars_ in env.items():
-            if not isinstance(vars_, Mapping) or not all(
-                    isinstance(v, str) for v in vars_.values()):
-                raise SweepConfigError(
-                    f'partition {partition!r}: interconnect {name!r}, MPI '
-                    f'family {family!r}: variables must be a str->str map'
-                )
-
-        if 'verify' in ic:
-            from clustergate.site import transport
-            try:
-                transport.validate(ic['verify'], f'partition {partition!r}: '
-                                                 f'interconnect {name!r}')
-            except ValueError as err:
-                raise SweepConfigError(str(err)) from None
-
-    return {
-        'nodes': _int_list(sweep.get('nodes'), 'nodes', partition),
-        'ppn': _int_list(sweep.get('ppn'), 'ppn', partition),
-        'interconnects': dict(ics),
-    }
+    model = partition_model(extras, partition)
+    return {'nodes': list(model.sweep.nodes), 'ppn': list(model.sweep.ppn),
+            'interconnects': model.interconnect_settings()}
 
 
 def axes_union(partitions: Iterable[Tuple[str, Mapping]]):
@@ -143,7 +86,7 @@ def axes_union(partitions: Iterable[Tuple[str, Mapping]]):
     """
     nodes, ppn, ics = set(), set(), []
     for name, extras in partitions:
-        if 'sweep' not in extras:
+        if not _declares_sweep(extras, name):
             continue
 
         desc = describe(extras, name)
@@ -154,6 +97,11 @@ def axes_union(partitions: Iterable[Tuple[str, Mapping]]):
                 ics.append(ic)
 
     return sorted(nodes), sorted(ppn), ics
+
+
+def _declares_sweep(extras, partition) -> bool:
+    from clustergate.site.model import partition_model
+    return partition_model(extras, partition).declares_sweep
 
 
 def _is_pow2(n):
@@ -192,7 +140,7 @@ def why_not(extras: Mapping, point: SweepPoint,
             mpi_family: Optional[str] = None,
             partition: str = '?') -> Optional[str]:
     """Return why ``point`` cannot run on this partition, or ``None``."""
-    if 'sweep' not in extras:
+    if not _declares_sweep(extras, partition):
         return f'partition {partition!r} declares no sweep'
 
     desc = describe(extras, partition)

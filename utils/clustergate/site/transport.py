@@ -33,8 +33,10 @@ from typing import Mapping, Optional
 def rules(extras: Mapping, interconnect: str,
           family: Optional[str]) -> Optional[Mapping]:
     """The verification rules of ``interconnect`` for ``family``, or None."""
-    ic = extras.get('interconnects', {}).get(interconnect) or {}
-    return (ic.get('verify') or {}).get(family) if family else None
+    from clustergate.site.model import partition_model
+
+    ic = partition_model(extras).interconnects.get(interconnect)
+    return ((ic and ic.verify) or {}).get(family) if family else None
 
 
 def env(extras: Mapping, interconnect: str,

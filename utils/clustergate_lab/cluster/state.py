@@ -11,13 +11,14 @@ interrupted ``up`` can be undone), every daemon's PID with its start time
 
 import json
 import os
+from clustergate.site import environment as cgenv
 
 DEFAULT_DIR = '/run/clustergate-emu'
 STATE_VERSION = 1
 
 
 def state_dir():
-    return os.environ.get('CG_EMU_STATE_DIR', DEFAULT_DIR)
+    return cgenv.get(cgenv.EMU_STATE_DIR, DEFAULT_DIR)
 
 
 #: Paths's file locations, relative to the state directory
