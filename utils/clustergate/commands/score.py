@@ -16,10 +16,16 @@ import sys
 from clustergate.results import score
 from clustergate.commands import sources
 
+EXAMPLES = (
+    'clustergate score                 # latest run of the results DB',
+    'clustergate score --report run-report.json --annotate',
+    'clustergate score --baseline signed-off.json -o score.json',
+)
+
 
 def run(args, out=None, err=None):
     out, err = out or sys.stdout, err or sys.stderr
-    report = sources.read_session(args, 'score', err)
+    report = sources.read_session(args.json, args.db, 'score', err)
     if report is None:
         return 2
 
@@ -57,7 +63,8 @@ def run(args, out=None, err=None):
 
 def add_parser(subparsers):
     p = sources.add_subcommand(subparsers, 'score',
-                               'acceptance score per partition', __doc__)
+                               'acceptance score per partition', __doc__,
+                               examples=EXAMPLES)
     sources.add_session(p)
     p.add_argument('--baseline', metavar='FILE',
                    help='a signed-off score JSON: references for metrics '

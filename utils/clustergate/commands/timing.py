@@ -12,9 +12,14 @@ import sys
 from clustergate.results import timing
 from clustergate.commands import sources
 
+EXAMPLES = (
+    'clustergate timing                # latest run of the results DB',
+    'clustergate timing --report run-report.json --top 20',
+)
+
 
 def run(args, out=None, err=None):
-    report = sources.read_session(args, 'timing', err)
+    report = sources.read_session(args.json, args.db, 'timing', err)
     if report is None:
         return 2
 
@@ -26,9 +31,10 @@ def run(args, out=None, err=None):
 
 def add_parser(subparsers):
     p = sources.add_subcommand(subparsers, 'timing',
-                               "where a session's time went", __doc__)
+                               "where a run's time went", __doc__,
+                               examples=EXAMPLES)
     sources.add_session(p)
-    p.add_argument('--top', type=int, default=8,
+    p.add_argument('--top', type=sources.positive_int, default=8,
                    help='rows of the slowest checks and points (default: 8)')
     p.set_defaults(func=run)
     return p
