@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 
+from clustergate.commands.sources import EXIT_CODES
 from clustergate_lab import sensitivity as sens
 from clustergate_lab.sensitivity import LEVELS
 
@@ -80,7 +81,7 @@ def add_parser(subparsers):
     p = subparsers.add_parser(
         'sensitivity', help='how small a link fault the link matrix names '
         '(emulated cluster)', description=doc[0].strip(),
-        epilog='Examples:' + doc[1],
+        epilog='Examples:' + doc[1] + '\n' + EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest='action', metavar='ACTION')
     sub.required = True
