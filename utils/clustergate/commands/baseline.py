@@ -96,18 +96,18 @@ def run(args, out=sys.stdout, err=sys.stderr):
     if args.validate:
         return _validate(args.validate, out, err)
 
-    db, reports, perflogs = sources.runs_inputs(args.db, args.json,
-                                                args.perflogs)
-    try:
-        chosen_samples = samples.load_samples(db, reports, perflogs)
-    except (OSError, ValueError) as e:
-        print(f'clustergate baseline: error: {e}', file=err)
+    chosen_samples, source = sources.read_runs(
+        args.db, args.json, args.perflogs, 'baseline', err)
+    if chosen_samples is None:
         return 2
 
     from clustergate.links import baseline as linkbaseline
     if args.links:
-        source = sources.describe_inputs(db, reports, perflogs)
-        return linkbaseline.command(args, chosen_samples, source, out, err)
+        return linkbaseline.command(
+            chosen_samples, source, out, err, system=args.system,
+            check=args.check, since=times.since(args.since, 'baseline'),
+            last=args.last, min_runs=args.min_runs, output=args.output,
+            dry_run=args.dry_run)
 
     systems = sorted({s.key.system for s in chosen_samples})
     system = args.system
@@ -217,14 +217,13 @@ def add_parser(subparsers):
     mth = p.add_argument_group('maths')
     mth.add_argument('--min-runs', type=sources.positive_int, default=3,
                      help='refuse metrics with fewer runs (default: 3)')
-    mth.add_argument('--mad-k', type=float, default=3.0,
-                     help='tolerance = k x 1.4826 x MAD / median '
-                          '(default: 3)')
-    mth.add_argument('--floor', type=float, default=0.05,
-                     help='smallest relative tolerance (default: 0.05)')
-    mth.add_argument('--better-factor', type=float, default=3.0,
-                     help='better-side tolerance = this x tolerance; 0: '
-                          'unbounded (default: 3)')
+    for flag, default, what in (
+            ('--mad-k', 3.0, 'tolerance = k x 1.4826 x MAD / median'),
+            ('--floor', 0.05, 'smallest relative tolerance'),
+            ('--better-factor', 3.0, 'better-side tolerance = this x '
+                                     'tolerance; 0: unbounded')):
+        mth.add_argument(flag, type=float, default=default,
+                         help=what + ' (default: %(default)g)')
     mth.add_argument('--direction', action='append', metavar='METRIC=DIR',
                      help='override the direction of a metric (lower, '
                           'higher, both)')
@@ -237,9 +236,8 @@ def add_parser(subparsers):
                           'config/references/links/<system>.yaml '
                           '(docs/reports/link-baselines.md)')
     o = p.add_argument_group('output')
-    o.add_argument('-o', '--output', metavar='FILE',
-                   help='reference file (default: config/references/'
-                        '<system>.yaml, or $CG_REFERENCES_DIR)')
+    sources.add_output(o, 'reference file (default: config/references/'
+                          '<system>.yaml, or $CG_REFERENCES_DIR)')
     o.add_argument('--replace', action='store_true',
                    help='drop points of the current file that these runs '
                         'do not cover (default: keep them)')

@@ -24,12 +24,9 @@ EXAMPLES = (
 
 def run(args, out=None, err=None):
     out, err = out or sys.stdout, err or sys.stderr
-    db, reports, perflogs = sources.runs_inputs(args.db, args.json,
-                                                args.perflogs)
-    try:
-        found = samples.load_samples(db, reports, perflogs)
-    except (OSError, ValueError) as e:
-        print(f'clustergate history: error: {e}', file=err)
+    found, _ = sources.read_runs(args.db, args.json, args.perflogs,
+                                 'history', err)
+    if found is None:
         return 2
 
     return report(found, out, system=args.system, check=args.check,

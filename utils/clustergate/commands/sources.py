@@ -93,6 +93,35 @@ def describe_inputs(db, json_reports, perflogs):
                      list(perflogs))
 
 
+def read_runs(db, json_reports, perflogs, command, err=None):
+    """(samples, what was read) of the inputs runs_inputs() picks among
+    ``db``, ``json_reports`` and ``perflogs``; (None, None) once the reason
+    they cannot be read is printed as ``clustergate <command>: error:
+    ...``."""
+    from clustergate.results import samples
+
+    inputs = runs_inputs(db, json_reports, perflogs)
+    try:
+        return samples.load_samples(*inputs), describe_inputs(*inputs)
+    except (OSError, ValueError) as e:
+        print(f'clustergate {command}: error: {e}', file=err or sys.stderr)
+        return None, None
+
+
+def add_output(parser, what):
+    """-o/--output FILE: the file the subcommand writes."""
+    parser.add_argument('-o', '--output', metavar='FILE', help=what)
+
+
+def add_session_command(subparsers, name, help, doc, examples, func):
+    """Adds subcommand ``name`` (add_subcommand()) on one run: --report
+    FILE or the latest run of --db, for handler ``func``."""
+    p = add_subcommand(subparsers, name, help, doc, examples=examples)
+    add_session(p)
+    p.set_defaults(func=func)
+    return p
+
+
 def add_session(parser):
     """--report and --db: one session, a run report or the latest one of the
     results database."""

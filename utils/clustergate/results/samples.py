@@ -23,6 +23,8 @@ from clustergate.results import times
 
 @dataclass(frozen=True)
 class Key:
+    """What a sample measures: system, partition, check, point of the sweep
+    and metric (one reference entry)."""
     system: str
     partition: str
     check: str
@@ -36,11 +38,15 @@ class Key:
 
 @dataclass
 class Sample:
+    """One performance figure of one test case of one run."""
     key: Key
     value: float
     unit: Optional[str]
     time: float         # unix seconds of the job's completion
-    run: str            # id of the run (job id or session uuid)
+    # the run (ReFrame session) the sample came from: session uuid and
+    # ReFrame's run index from the results DB or a JSON report; a perflog
+    # line does not name its session: there, the job id and completion time
+    run: str
     result: str         # 'pass' / 'fail' (performance only, see loaders)
     ref: Optional[float] = None
     lower: Optional[float] = None
