@@ -2,7 +2,6 @@
 samples, written and validated, and the verdict of a run's node links
 against their baseline and their peers, on given figures."""
 
-import argparse
 import sys
 
 import pytest
@@ -217,24 +216,27 @@ def args(tmp_path, **kw):
              output=str(tmp_path / 'links' / 'emucluster.yaml'),
              dry_run=False)
     d.update(kw)
-    return argparse.Namespace(**d)
+    return d
 
 
 def test_command_writes_a_file_that_loads(tmp_path, capsys):
-    rc = lb.command(args(tmp_path), history(), 'results.db', sys.stdout, sys.stderr)
+    rc = lb.command(history(), 'results.db', sys.stdout, sys.stderr,
+                    **args(tmp_path))
     assert rc == 0
     out = capsys.readouterr().out
     assert 'peer_n1_sent' in out and 'median 1.0000  MAD 0.01 (1.0 %)' in out
     got = lb.load(str(tmp_path / 'links' / 'emucluster.yaml'), 'emucluster')
     assert got.provenance['runs'] == 7
     # a dry run writes nothing
-    rc = lb.command(args(tmp_path, output=str(tmp_path / 'x.yaml'),
-                         dry_run=True), history(), 'db', sys.stdout, sys.stderr)
+    rc = lb.command(history(), 'db', sys.stdout, sys.stderr,
+                    **args(tmp_path, output=str(tmp_path / 'x.yaml'),
+                           dry_run=True))
     assert rc == 0 and not (tmp_path / 'x.yaml').exists()
 
 
 def test_command_refuses_too_few_runs(tmp_path, capsys):
-    rc = lb.command(args(tmp_path, min_runs=10), history(), 'db', sys.stdout, sys.stderr)
+    rc = lb.command(history(), 'db', sys.stdout, sys.stderr,
+                    **args(tmp_path, min_runs=10))
     assert rc == 3
     assert 'no node link has 10 healthy runs' in capsys.readouterr().err
 

@@ -1,7 +1,9 @@
 """The ``clustergate`` command: one entry point, one subcommand per module
 listed in clustergate.commands.COMMANDS (each exposes
-``add_parser(subparsers)``; the handler is stored as ``func`` and gets the
-parsed args).
+``add_parser(subparsers)``; the handler is stored as ``func``, unpacks the
+parsed args and calls plain functions). The convention every subcommand
+follows (input flags, exit status) is described in
+clustergate.commands.sources and docs/cli.md.
 """
 
 import argparse
@@ -9,11 +11,34 @@ import os
 import sys
 
 from clustergate.commands import COMMANDS, add_all
+from clustergate.commands.sources import EXIT_CODES
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line on stderr
+    (``clustergate baseline: error: ...``) and exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f'{self.prog}: error: {message} (see {self.prog} '
+                     f'--help)\n')
+
+
+def version():
+    """The installed version of clustergate (the package's metadata)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version('clustergate')
+    except metadata.PackageNotFoundError:   # run from a source tree
+        return 'unknown (not installed)'
 
 
 def build_parser(prog='clustergate', commands=COMMANDS,
                  description='Tools around the clustergate ReFrame checks.'):
-    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser = Parser(prog=prog, description=description, epilog=EXIT_CODES,
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--version', action='version',
+                        version=f'{prog} {version()}')
     sub = parser.add_subparsers(dest='tool', metavar='TOOL')
     sub.required = True
     add_all(sub, commands)

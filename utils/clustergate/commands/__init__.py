@@ -2,11 +2,12 @@
 
 Every module here is named after its subcommand and exposes
 ``add_parser(subparsers)``, which adds the subcommand and stores the
-handler as ``func`` (it gets the parsed args and returns the exit status).
-A module holds the command line only (arguments, reading inputs, printing);
-the work is done by the library module of the same name one level up
-(``commands.baseline`` on ``clustergate.refs.baseline``, ``commands.cluster`` on
-the ``clustergate_lab.cluster`` package, ...). ``clustergate.cli`` adds them in
+handler as ``func``: it unpacks the parsed args, calls plain functions of
+the library (``commands.baseline`` on ``clustergate.refs.baseline``,
+``commands.cluster`` on the ``clustergate_lab.cluster`` package, ...; no
+library module takes parsed args) and returns the exit status. The flags,
+words and exit codes every subcommand shares are in
+``clustergate.commands.sources`` (docs/cli.md). ``clustergate.cli`` adds them in
 the order of ``COMMANDS``.
 """
 

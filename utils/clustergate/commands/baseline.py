@@ -1,13 +1,5 @@
 """``clustergate baseline``: healthy runs -> config/references/<system>.yaml.
 
-::
-
-    clustergate baseline --system emucluster              # from perflogs/
-    clustergate baseline --db output/results.db --last 5
-    clustergate baseline --json run-report.json --dry-run  # show the diff
-    clustergate baseline --validate config/references/emucluster.yaml
-    clustergate baseline --links --db results.db   # per node link
-
 Prints the spread of every metric and the tolerance it produced, then the
 diff against the current file, and writes it (unless ``--dry-run``).
 Re-baselining after an intentional change (new MPI, firmware) is this same
@@ -24,8 +16,18 @@ from clustergate.refs import baseline
 from clustergate.refs import refcheck
 from clustergate.refs import references
 from clustergate.refs import refwriter
+from clustergate.results import samples
 from clustergate.results import times
 from clustergate.commands import sources
+
+EXAMPLES = (
+    'clustergate baseline --system emucluster     # the results DB or perflogs/',
+    'clustergate baseline --db output/results.db --last 5',
+    'clustergate baseline --report run-report.json --dry-run  # show the diff',
+    'clustergate baseline --since now-14d --include-perf-failures',
+    'clustergate baseline --validate config/references/emucluster.yaml',
+    'clustergate baseline --links --db output/results.db   # per node link',
+)
 
 
 def _directions(items):
@@ -56,61 +58,58 @@ def _validate_links(path):
             f'{bl.provenance["runs"]} runs')
 
 
-# long: the command's steps in order (validate, read, select, compute,
-# render, write), each a few lines on top of clustergate.refs.baseline
+def _validate(paths, out, err):
+    """--validate: each reference file loads and names configured
+    partitions; 0, or 1 once each problem is printed."""
+    try:
+        systems = refcheck.configured_partitions()
+    except Exception as e:      # the configuration names the problem
+        print(f'clustergate baseline: error: {e}', file=err)
+        return 2
+
+    status = 0
+    for path in paths:
+        try:
+            if _is_link_file(path):
+                print(_validate_links(path), file=out)
+                continue
+            refs = refcheck.validate_file(path, systems)
+        except references.ReferenceFileError as e:
+            refs, status = e, 1
+
+        if refs is None:
+            print(f'error: {path}: no such file', file=err)
+            status = 1
+        elif isinstance(refs, Exception):
+            print(f'error: {refs}', file=err)
+        else:
+            print(f'{path}: ok, {len(refs)} point(s), '
+                  f'{len(references.metric_entries(refs))} metric(s)',
+                  file=out)
+
+    return status
+
+
+# long: the command's steps in order (read, select, compute, render,
+# write), each a few lines on top of clustergate.refs.baseline
 def run(args, out=sys.stdout, err=sys.stderr):
     if args.validate:
-        status = 0
-        try:
-            systems = refcheck.configured_partitions()
-        except Exception as e:      # the configuration names the problem
-            print(f'error: {e}', file=err)
-            return 1
+        return _validate(args.validate, out, err)
 
-        for path in args.validate:
-            try:
-                if _is_link_file(path):
-                    print(_validate_links(path), file=out)
-                    continue
-                refs = refcheck.validate_file(path, systems)
-            except references.ReferenceFileError as e:
-                print(f'error: {e}', file=err)
-                status = 1
-                continue
-
-            if refs is None:
-                print(f'error: {path}: no such file', file=err)
-                status = 1
-            else:
-                print(f'{path}: ok, {len(refs)} point(s), '
-                      f'{len(references.metric_entries(refs))} metric(s)',
-                      file=out)
-
-        return status
-
-    samples = []
-    try:
-        if args.db:
-            samples += baseline.read_results_db(args.db)
-
-        if args.json:
-            samples += baseline.read_json_reports(args.json)
-
-        if args.perflogs or not (args.db or args.json):
-            samples += baseline.read_perflogs(args.perflogs or
-                                        [sources.default_perflogs()])
-    except (OSError, ValueError) as e:
-        print(f'clustergate baseline: error: {e}', file=err)
+    chosen_samples, source = sources.read_runs(
+        args.db, args.json, args.perflogs, 'baseline', err)
+    if chosen_samples is None:
         return 2
 
     from clustergate.links import baseline as linkbaseline
     if args.links:
-        source = ', '.join(([args.db] if args.db else []) +
-                           (args.json or []) + (args.perflogs or []) or
-                           [sources.default_perflogs()])
-        return linkbaseline.command(args, samples, source, out, err)
+        return linkbaseline.command(
+            chosen_samples, source, out, err, system=args.system,
+            check=args.check, since=times.since(args.since, 'baseline'),
+            last=args.last, min_runs=args.min_runs, output=args.output,
+            dry_run=args.dry_run)
 
-    systems = sorted({s.key.system for s in samples})
+    systems = sorted({s.key.system for s in chosen_samples})
     system = args.system
     if system is None:
         if len(systems) != 1:
@@ -121,7 +120,7 @@ def run(args, out=sys.stdout, err=sys.stderr):
 
         system = systems[0]
 
-    chosen = baseline.select(samples, system=system, check=args.check,
+    chosen = samples.select(chosen_samples, system=system, check=args.check,
                        since=times.since(args.since, 'baseline'),
                        last=args.last,
                        include_perf_failures=args.include_perf_failures)
@@ -201,37 +200,30 @@ def run(args, out=sys.stdout, err=sys.stderr):
 
 # long: one line or two per option, in the groups --help shows
 def add_parser(subparsers):
-    p = subparsers.add_parser(
-        'baseline', help='healthy runs -> reference file of a system',
-        description=__doc__.split('::')[0].strip()
-    )
-    src = p.add_argument_group('where the runs come from (default: perflogs)')
-    sources.add_runs(src)
+    p = sources.add_subcommand(
+        subparsers, 'baseline', 'healthy runs -> reference file of a system',
+        __doc__, examples=EXAMPLES)
+    sources.add_runs(p.add_argument_group(
+        'where the runs come from (default: the results database if it '
+        'exists, else the perflogs)'))
     sel = p.add_argument_group('which runs')
-    sel.add_argument('--system', help='system to baseline (default: the '
-                                      'only one in the samples)')
-    sel.add_argument('--check', metavar='REGEX',
-                     help='only checks whose name matches')
-    sel.add_argument('--since', metavar='ISO',
-                     help='only runs completed at or after this time '
-                          '(UTC unless it names a zone)')
-    sel.add_argument('--last', type=int, metavar='N',
+    sources.add_filters(sel)
+    sel.add_argument('--last', type=sources.positive_int, metavar='N',
                      help='only the N most recent runs of each metric')
     sel.add_argument('--include-perf-failures', action='store_true',
                      help='also runs that failed only their performance '
                           'check (re-baselining after an intentional '
                           'change)')
     mth = p.add_argument_group('maths')
-    mth.add_argument('--min-runs', type=int, default=3,
+    mth.add_argument('--min-runs', type=sources.positive_int, default=3,
                      help='refuse metrics with fewer runs (default: 3)')
-    mth.add_argument('--mad-k', type=float, default=3.0,
-                     help='tolerance = k x 1.4826 x MAD / median '
-                          '(default: 3)')
-    mth.add_argument('--floor', type=float, default=0.05,
-                     help='smallest relative tolerance (default: 0.05)')
-    mth.add_argument('--better-factor', type=float, default=3.0,
-                     help='better-side tolerance = this x tolerance; 0: '
-                          'unbounded (default: 3)')
+    for flag, default, what in (
+            ('--mad-k', 3.0, 'tolerance = k x 1.4826 x MAD / median'),
+            ('--floor', 0.05, 'smallest relative tolerance'),
+            ('--better-factor', 3.0, 'better-side tolerance = this x '
+                                     'tolerance; 0: unbounded')):
+        mth.add_argument(flag, type=float, default=default,
+                         help=what + ' (default: %(default)g)')
     mth.add_argument('--direction', action='append', metavar='METRIC=DIR',
                      help='override the direction of a metric (lower, '
                           'higher, both)')
@@ -244,9 +236,8 @@ def add_parser(subparsers):
                           'config/references/links/<system>.yaml '
                           '(docs/reports/link-baselines.md)')
     o = p.add_argument_group('output')
-    o.add_argument('-o', '--output', metavar='FILE',
-                   help='reference file (default: config/references/'
-                        '<system>.yaml, or $CG_REFERENCES_DIR)')
+    sources.add_output(o, 'reference file (default: config/references/'
+                          '<system>.yaml, or $CG_REFERENCES_DIR)')
     o.add_argument('--replace', action='store_true',
                    help='drop points of the current file that these runs '
                         'do not cover (default: keep them)')

@@ -1,11 +1,6 @@
 """``clustergate report``: PNG figures and one static HTML page from the
 perflogs and/or ReFrame's results database.
 
-::
-
-    clustergate report                       # perflogs/ -> report/index.html
-    clustergate report --db output/results.db --out /tmp/r --system emucluster
-
 The page says the verdict first: every failed test (build, sanity, run,
 performance; from the results database or JSON reports), every metric out
 of its reference with its deviation and whether that is a regression or a
@@ -33,6 +28,7 @@ checked). See docs/guide/report.md.
 """
 
 import os
+import re
 import sys
 
 from clustergate import PROJECT_ROOT
@@ -40,23 +36,31 @@ from clustergate.report import page as report
 from clustergate.results import times
 from clustergate.commands import sources
 
+EXAMPLES = (
+    'clustergate report          # the results DB (or perflogs/) -> '
+    'report/index.html',
+    'clustergate report --db output/results.db -o /tmp/r --system emucluster',
+    'clustergate report --since now-7d --junit verdict.xml',
+)
+
 
 def run(args):
-    perflogs = args.perflogs
-    if perflogs is None and not args.db and not args.json:
-        perflogs = [sources.default_perflogs()]
-
+    db, reports, perflogs = sources.runs_inputs(args.db, args.json,
+                                                args.perflogs)
     try:
-        samples = report.load_samples(perflogs or (), args.db,
-                                      args.json or ())
-        outcomes = report.load_outcomes(args.db, args.json or ())
-        verdicts = report.matrix_verdicts(args.db, args.json or ())
+        samples = report.load_samples(perflogs, db, reports)
+        outcomes = report.load_outcomes(db, reports)
+        verdicts = report.matrix_verdicts(db, reports)
     except (OSError, ValueError) as err:
         print(f'clustergate report: error: {err}', file=sys.stderr)
         return 2
 
     if args.system:
         samples = [s for s in samples if s.key.system == args.system]
+
+    if args.check:
+        rx = re.compile(args.check)
+        samples = [s for s in samples if rx.search(s.key.check)]
 
     if args.since:
         t = times.since(args.since, 'report')
@@ -84,25 +88,21 @@ def run(args):
 
 
 def add_parser(subparsers):
-    p = subparsers.add_parser(
-        'report', help='PNG figures and a static HTML page',
-        description=__doc__.split('::')[0].strip()
-    )
-    sources.add_runs(p, perflogs_default='$CG_PERFLOG_DIR or perflogs/, '
-                                         'unless --db/--json')
+    p = sources.add_subcommand(
+        subparsers, 'report', 'PNG figures and a static HTML page', __doc__,
+        examples=EXAMPLES)
+    sources.add_runs(p)
+    sources.add_filters(p)
     p.add_argument('--matrices', nargs='*', metavar='DIR',
                    help='directories searched for linkmatrix_*.csv '
                         '(default: output/)')
-    p.add_argument('--system', help='only this system')
-    p.add_argument('--since', metavar='ISO',
-                   help='only runs from then on (UTC unless the time names '
-                        'its zone)')
     p.add_argument('--junit', metavar='FILE',
                    help='also write the verdict as JUnit XML (for CI)')
     p.add_argument('--max-trends', type=int, default=40,
                    help='at most this many trend figures (default: 40)')
-    p.add_argument('-o', '--out', default=os.path.join(PROJECT_ROOT,
-                                                       'report'),
-                   help='output directory (default: report/)')
+    p.add_argument('-o', '--out', metavar='DIR',
+                   default=os.path.join(PROJECT_ROOT, 'report'),
+                   help='directory of the page (index.html) and its '
+                        'figures (default: report/)')
     p.set_defaults(func=run)
     return p

@@ -1,11 +1,11 @@
-"""clustergate score: the acceptance score of a session.
+"""clustergate score: the acceptance score of a run (a ReFrame session).
 
 One figure per partition: the geometric mean of every measured metric
 relative to its reference (times and latencies inverted, so above 1 is
 better), and the metrics that pulled it down; written to a JSON file a
 site can archive as its signed-off baseline (and pass back with
 --baseline where config/references has no reference). Reads a JSON run
-report (reframe --report-file) or the latest session of the results
+report (reframe --report-file) or the latest run of the results
 database (default: output/results.db, or $CG_RESULTS_DB).
 """
 
@@ -16,10 +16,16 @@ import sys
 from clustergate.results import score
 from clustergate.commands import sources
 
+EXAMPLES = (
+    'clustergate score                 # latest run of the results DB',
+    'clustergate score --report run-report.json --annotate',
+    'clustergate score --baseline signed-off.json -o score.json',
+)
+
 
 def run(args, out=None, err=None):
     out, err = out or sys.stdout, err or sys.stderr
-    report = sources.read_session(args, 'score', err)
+    report = sources.read_session(args.json, args.db, 'score', err)
     if report is None:
         return 2
 
@@ -56,17 +62,15 @@ def run(args, out=None, err=None):
 
 
 def add_parser(subparsers):
-    p = sources.add_subcommand(subparsers, 'score',
-                               'acceptance score per partition', __doc__)
-    sources.add_session(p)
+    p = sources.add_session_command(
+        subparsers, 'score', 'acceptance score per partition', __doc__,
+        EXAMPLES, run)
     p.add_argument('--baseline', metavar='FILE',
                    help='a signed-off score JSON: references for metrics '
                         'config/references does not cover')
-    p.add_argument('-o', '--output', metavar='FILE',
-                   help='where to write the score JSON (default: '
-                        'output/score-<session>.json)')
+    sources.add_output(p, 'where to write the score JSON (default: '
+                          '$CG_SCORE_FILE or output/score-<run>.json)')
     p.add_argument('--annotate', action='store_true',
                    help='also add the score to the JSON run report '
                         '(key clustergate_score)')
-    p.set_defaults(func=run)
     return p

@@ -3,6 +3,7 @@ system runs, and why the others are skipped, straight from the config."""
 
 import os
 import runpy
+import sys
 
 from clustergate import PROJECT_ROOT
 from clustergate.site import mpiprobe
@@ -10,33 +11,54 @@ from clustergate.site import sweep
 from clustergate.site import environment as cgenv
 
 
+EXAMPLES = (
+    'clustergate sweep',
+    'clustergate sweep -C config/settings.py --system emucluster',
+)
+
+
 def add_parser(subparsers):
-    p = subparsers.add_parser(
-        'sweep', help='show the sweep points of each partition',
-        description='Prints nodes x ppn x interconnect per partition with '
-                    'the verdict (run, or skip with the reason).'
-    )
+    from clustergate.commands import sources
+
+    p = sources.add_subcommand(
+        subparsers, 'sweep', 'show the sweep points of each partition',
+        __doc__, examples=EXAMPLES)
     p.add_argument('-C', '--config', default=os.path.join(
         PROJECT_ROOT, 'config', 'settings.py'), help='ReFrame settings file')
     p.add_argument('--system', help='system name (default: every system)')
-    p.add_argument('--min-ranks', type=int, default=2,
+    p.add_argument('--min-ranks', type=sources.positive_int, default=2,
                    help='requirement of the check (default 2, as the '
                         'point-to-point patterns)')
     p.set_defaults(func=run)
 
 
 def _load(path):
-    """The site configuration of ``path``; SystemExit with ReFrame's one
-    line when the configuration refuses to load."""
-    from reframe.core.exceptions import ConfigError
-
+    """The site configuration of ``path``; SystemExit (status 1) with one
+    line naming the cause when the configuration refuses to load."""
     # the probe's reasons are printed here, on stdout, with the sweep
+    conf, why = None, None
     try:
         with cgenv.overridden(cgenv.MPI_PROBE_QUIET, '1'):
-            return runpy.run_path(path)['site_configuration']
-    except ConfigError as err:
+            conf = runpy.run_path(path)['site_configuration']
+    except KeyError:
+        why = f'{path}: defines no site_configuration'
+    except Exception as err:    # any error of the site's Python file
+        why = _why(path, err)
+
+    if why:
         raise SystemExit(f'clustergate sweep: failed to load configuration: '
-                         f'{err}') from None
+                         f'{why}')
+    return conf
+
+
+def _why(path, err):
+    """One line on what ``err``, raised loading ``path``, says."""
+    from reframe.core.exceptions import ConfigError
+
+    # ReFrame's ConfigError names the file already (config/settings.py)
+    text = str(err).strip() if isinstance(err, ConfigError) else \
+        f'{path}: {type(err).__name__}: {err}'
+    return ' '.join(text.splitlines()[:1]) or f'{path}: {type(err).__name__}'
 
 
 def mpi_families(system, part, environments):
@@ -80,6 +102,11 @@ def verdicts(extras, name, req, fams, has_mpi=True):
 
 def run(args):
     from clustergate.site import extras as keys
+
+    if not os.path.isfile(args.config):
+        print(f'clustergate sweep: error: {args.config}: no such '
+              f'configuration file', file=sys.stderr)
+        return 2
 
     conf = _load(args.config)
 

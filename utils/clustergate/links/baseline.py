@@ -442,13 +442,16 @@ def _show(system, table, used, out):
                       file=out)
 
 
-def command(args, samples, source, out, err) -> int:
-    """Learn the link baselines of ``samples`` and write (or show) the
-    file; the options are those of ``clustergate baseline``."""
+def command(samples, source, out, err, system=None, check=None, since=None,
+            last=None, min_runs=3, output=None, dry_run=False) -> int:
+    """Learn the link baselines of ``samples`` (read from ``source``) and
+    write the file ``output`` (default: link_file()), or show it
+    (``dry_run``); the options are those of ``clustergate baseline``,
+    ``since`` in unix seconds. The exit status of the command."""
     import difflib
 
     systems = sorted({s.key.system for s in samples})
-    system = args.system or (systems[0] if len(systems) == 1 else None)
+    system = system or (systems[0] if len(systems) == 1 else None)
     if system is None:
         print(f'clustergate baseline: error: the samples are from '
               f'{len(systems)} systems ({", ".join(systems) or "none"}): '
@@ -456,11 +459,10 @@ def command(args, samples, source, out, err) -> int:
         return 2
 
     chosen = link_samples(baseline.select(
-        samples, system=system, since=baseline.times.since(args.since,
-                                                           'baseline'),
-        last=args.last), args.check or '^LinkMatrix$')
+        samples, system=system, since=since, last=last),
+        check or '^LinkMatrix$')
     try:
-        table = learn(chosen, min_runs=args.min_runs)
+        table = learn(chosen, min_runs=min_runs)
     except TooFewRuns as e:
         print(f'clustergate baseline: {e}', file=err)
         return 3
@@ -474,7 +476,7 @@ def command(args, samples, source, out, err) -> int:
         print(f'clustergate baseline: error: {e}', file=err)
         return 2
     _show(system, table, used, out)
-    path = args.output or link_file(system)
+    path = output or link_file(system)
     try:
         with open(path) as fp:
             old = fp.read()
@@ -484,7 +486,7 @@ def command(args, samples, source, out, err) -> int:
     print(''.join(difflib.unified_diff(
         old.splitlines(True), text.splitlines(True), f'a/{shown}',
         f'b/{shown}')) or f'{shown}: unchanged', file=out)
-    if args.dry_run:
+    if dry_run:
         print('(dry run: nothing written)', file=out)
         return 0
 

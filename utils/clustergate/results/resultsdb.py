@@ -41,6 +41,10 @@ def stored_reports(path: str) -> List[Dict]:
 
     if not os.path.exists(path):
         raise FileNotFoundError(f'no results database {path}')
+    with open(path, 'rb') as fp:
+        head = fp.read(16)
+    if head and head != b'SQLite format 3\x00':    # empty: a new database
+        raise ValueError(f'{path}: not an SQLite results database')
 
     site = _runtime().site_config
     site.add_sticky_option(_DB_OPTION, os.path.abspath(path))

@@ -217,14 +217,18 @@ def breakdown(report, top=8) -> List[str]:
 
 
 def load_report(path: str) -> Dict:
+    """A JSON run report; ValueError naming ``path`` when it is not one."""
     import json
-    with open(path) as fp:
-        return json.load(fp)
+    try:
+        with open(path) as fp:
+            return json.load(fp)
+    except ValueError as e:     # not JSON, or not text (a database)
+        raise ValueError(f'{path}: not a JSON run report ({e})') from None
 
 
 def latest_report(db: str) -> Optional[Dict]:
-    from clustergate.refs import baseline
-    reports = baseline.results_db_reports(db)
+    from clustergate.results import samples
+    reports = samples.results_db_reports(db)
     return max(reports, key=lambda r: r.get('session_info', {})
                .get('time_end_unix') or 0) if reports else None
 

@@ -16,7 +16,10 @@
 All but ``status`` and ``env`` need root.
 """
 
+import argparse
 import sys
+
+from clustergate.commands.sources import EXIT_CODES
 
 from clustergate_lab.cluster import lifecycle, state as cluster_state
 from clustergate_lab.cluster.layout import FABRICS, MAX_NODES
@@ -117,7 +120,10 @@ _nodes.__name__ = f'node count (1..{MAX_NODES})'
 def add_parser(subparsers):
     p = subparsers.add_parser(
         'cluster', help='emulated multi-node Slurm cluster (namespaces)',
-        description=__doc__.split('::')[0].strip()
+        description=__doc__.split('::')[0].strip(),
+        epilog='examples:\n' + __doc__.split('::')[1].split('\n\n')[1] +
+        '\n\n' + EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter
     )
     sub = p.add_subparsers(dest='action', metavar='ACTION')
     sub.required = True

@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 
+from clustergate.commands.sources import EXIT_CODES
 from clustergate_lab import sensitivity as sens
 from clustergate_lab.sensitivity import LEVELS
 
@@ -37,19 +38,42 @@ def cmd_run(args):
     return 0
 
 
+def load_runs(workdir):
+    """The runs recorded in ``workdir``/runs.json; ValueError naming the
+    file when there is none or it is not a record of the campaign."""
+    path = os.path.join(workdir, 'runs.json')
+    if not os.path.isfile(path):
+        raise ValueError(f'{path}: no such file (not a campaign work dir)')
+    try:
+        return sens.load(workdir)
+    except (ValueError, TypeError, AttributeError) as e:
+        raise ValueError(f'{path}: not a record of campaign runs '
+                         f'({type(e).__name__}: {e})') from None
+
+
 def cmd_table(args):
-    runs = sens.load(args.workdir)
+    try:
+        runs = load_runs(args.workdir)
+    except (OSError, ValueError) as e:
+        print(f'clustergate-lab sensitivity table: error: {e}',
+              file=sys.stderr)
+        return 2
+    table(runs, args.workdir, args.figure)
+    return 0
+
+
+def table(runs, workdir, figure=None):
+    """Prints the campaign's table of ``runs`` (and draws ``figure``)."""
     errors = sum(r.kind == 'error' for r in runs)
     rows, hrow = sens.table([r for r in runs if r.kind != 'error'])
     if any(r.kind == 'fault' for r in runs):
-        runs = [sens.rescore(r, args.workdir) for r in runs]
+        runs = [sens.rescore(r, workdir) for r in runs]
         print(sens.fault_markdown(sens.fault_table(runs), hrow, errors))
-        return 0
+        return
     print(sens.markdown(rows, hrow, errors))
-    if args.figure:
-        sens.figure(rows, hrow, args.figure)
-        print(f'figure: {args.figure}')
-    return 0
+    if figure:
+        sens.figure(rows, hrow, figure)
+        print(f'figure: {figure}')
 
 
 def add_parser(subparsers):
@@ -57,7 +81,7 @@ def add_parser(subparsers):
     p = subparsers.add_parser(
         'sensitivity', help='how small a link fault the link matrix names '
         '(emulated cluster)', description=doc[0].strip(),
-        epilog='Examples:' + doc[1],
+        epilog='Examples:' + doc[1] + '\n' + EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest='action', metavar='ACTION')
     sub.required = True
