@@ -23,6 +23,7 @@ import os
 import subprocess
 
 from clustergate import PROJECT_ROOT
+from clustergate.commands import sources
 from clustergate.site import discover
 from clustergate.site import siteconfig
 
@@ -166,14 +167,16 @@ def init(args, runner=None):
 
 
 def add_parser(subparsers):
-    p = subparsers.add_parser(
-        'site', help="write a site's configuration from Slurm, modules and "
-                     'its nodes', description=__doc__)
+    p = sources.add_subcommand(
+        subparsers, 'site', help="write a site's configuration from Slurm, "
+        'modules and its nodes', doc=__doc__,
+        examples=['clustergate site init mysite --check'])
     sub = p.add_subparsers(dest='site_cmd', metavar='CMD')
     sub.required = True
     q = sub.add_parser('init', help='probe the site and write '
                        'config/systems/NAME.py and the rest',
-                       description=__doc__)
+                       description=__doc__.split('::')[0].strip(),
+                       epilog=sources.EXIT_CODES)
     q.add_argument('name', metavar='NAME', help='the system name')
     q.add_argument('--force', action='store_true',
                    help='overwrite files that exist')
