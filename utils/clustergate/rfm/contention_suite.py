@@ -127,8 +127,7 @@ class ContentionSuiteTest(CgProgramTest):
     @run_after('init')
     def set_descr(self):
         self.descr = (f'all contention patterns x {len(self.sizes)} sizes '
-                      f'on {self.num_nodes} node(s) x {self.ppn} ppn over '
-                      f'{self.interconnect}')
+                      f'on {self.point_words()}')
 
     def patterns(self):
         """The patterns this point can run."""
