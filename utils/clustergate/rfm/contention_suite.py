@@ -88,6 +88,9 @@ class ContentionSuiteTest(CgProgramTest):
     """
 
     program = 'cg_contention'
+    sweep_requirements = sweep.Requirements(min_ranks=2)
+    time_limit = '10m'
+    mode_selection = modes.EVERY_MODE
 
     #: Message sizes in bytes (one launch runs them all)
     sizes = variable(list, value=list(DEFAULT_SIZES))
@@ -114,12 +117,6 @@ class ContentionSuiteTest(CgProgramTest):
 
     #: See ContentionTest.peer_outlier_min_bytes
     peer_outlier_min_bytes = variable(int, value=1000000)
-
-    sweep_requirements = sweep.Requirements(min_ranks=2)
-
-    time_limit = '10m'
-
-    mode_selection = modes.EVERY_MODE
 
     def tag_names(self):
         return {'contention'}

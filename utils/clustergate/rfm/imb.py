@@ -49,8 +49,8 @@ class ImbTest(ThirdPartyTest):
 
     time_limit = '15m'
 
-    def tag_names(self):
-        return super().tag_names() | {self.benchmark}
+    #: the benchmark is a tag too
+    tag_attribute = 'benchmark'
 
     @run_after('init')
     def set_point(self):

@@ -61,6 +61,10 @@ class OsuTest(ThirdPartyTest):
     """
 
     family = 'osu'
+    binaries = fixture(OsuBinaries, scope='environment')
+    time_limit = '15m'
+    #: the program is a tag too
+    tag_attribute = 'program'
 
     #: Program name (osu_latency, ...): subclasses
     program = variable(str, loggable=True)
@@ -74,13 +78,6 @@ class OsuTest(ThirdPartyTest):
 
     #: Extra options (e.g. ['-i', '1000'])
     osu_opts = variable(typ.List[str], value=[])
-
-    binaries = fixture(OsuBinaries, scope='environment')
-
-    time_limit = '15m'
-
-    def tag_names(self):
-        return super().tag_names() | {self.program}
 
     @run_after('init')
     def set_point(self):

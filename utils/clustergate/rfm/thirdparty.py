@@ -194,5 +194,10 @@ class ThirdPartyTest(SweepPoint, rfm.RunOnlyRegressionTest):
     def binary_name(self):
         raise NotImplementedError
 
+    #: An attribute whose value is a tag too (the program a check runs)
+    tag_attribute = None
+
     def tag_names(self):
-        return {'thirdparty', self.family}
+        own = {getattr(self, self.tag_attribute)} if self.tag_attribute \
+            else set()
+        return {'thirdparty', self.family} | own
