@@ -125,7 +125,7 @@ def set_mode_tags(test):
     the partitions that can run its point, the rotation) and its
     ``tag_names()``. Once the point is known (some families take it at
     init) and the capable partitions are chosen."""
-    point = mode_point(test)
+    point = test.mode_point()
     parts = mode_partitions(test) if point is not None else []
     tags = {m for m in MODES
             if selected(test, test.mode_selection.get(m)) and

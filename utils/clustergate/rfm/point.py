@@ -159,6 +159,11 @@ class SweepPoint(rfm.RegressionTestPlugin):
         return (f'{self.num_nodes} node(s) x {self.ppn} ppn over '
                 f'{self.interconnect}')
 
+    def mode_point(self):
+        """The point the partitions' mode subsets judge (a family whose
+        point is not narrowed by them returns None)."""
+        return modes.mode_point(self)
+
     def mpi_family(self):
         env = getattr(self, 'current_environ', None)
         return env.extras.get('mpi_family') if env else None
