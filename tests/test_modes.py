@@ -188,12 +188,26 @@ def test_ci_listing_of_the_command_line():
 
 
 @pytest.mark.parametrize('relpath', FAMILIES)
-def test_capable_partitions_are_chosen_before_the_mode_tags(relpath):
-    # the tags judge the subsets of the partitions that can run the point
+def test_capable_partitions_are_chosen_before_the_mode_tags(relpath,
+                                                           monkeypatch):
+    # the tags judge the subsets of the partitions that can run the point:
+    # the base's last init hook, after every family's, chooses them first
+    from clustergate.rfm import adapter, capable, modes
+    calls = []
+    monkeypatch.setattr(capable, 'keep_capable_points',
+                        lambda t: calls.append('keep_capable_points'))
+    monkeypatch.setattr(modes, 'set_mode_tags',
+                        lambda t: calls.append('set_mode_tags'))
     for check in load_checks(relpath, 'localhost'):
-        hooks = [h.__name__ for h in
-                 type(check)._rfm_pipeline_hooks.get('post___init__', [])]
-        assert 'set_mode_tags' in hooks or check.is_fixture(), check
-        if 'keep_capable_points' in hooks and 'set_mode_tags' in hooks:
-            assert hooks.index('keep_capable_points') < \
-                hooks.index('set_mode_tags'), (type(check).__name__, hooks)
+        hooks = adapter.pipeline_hooks(type(check)).get('post___init__', [])
+        if 'point_init_last' not in hooks:
+            assert check.is_fixture(), check    # a build fixture
+            continue
+
+        assert hooks[-1] == 'point_init_last', (type(check).__name__, hooks)
+        calls.clear()
+        check.point_init_last()
+        want = ['set_mode_tags']
+        if check.narrow_to_capable:
+            want.insert(0, 'keep_capable_points')
+        assert calls == want, (type(check).__name__, calls)

@@ -20,7 +20,6 @@ class Barrier(ContentionTest):
     pattern = 'barrier'
     msg_bytes = parameter([0], loggable=True)
     has_bandwidth = False
-    sweep_requirements = sweep.Requirements(min_ranks=2)
 
 
 @rfm.simple_test
@@ -30,7 +29,6 @@ class PingPongDistance(ContentionTest):
 
     pattern = 'pingpong'
     per_peer = True
-    sweep_requirements = sweep.Requirements(min_ranks=2)
 
 
 @rfm.simple_test
@@ -39,7 +37,6 @@ class BiPingPong(ContentionTest):
 
     pattern = 'bipingpong'
     per_peer = True
-    sweep_requirements = sweep.Requirements(min_ranks=2)
 
 
 @rfm.simple_test
@@ -48,7 +45,6 @@ class RightShift(ContentionTest):
     (MPI_Sendrecv), all at once."""
 
     pattern = 'shift'
-    sweep_requirements = sweep.Requirements(min_ranks=2)
 
 
 @rfm.simple_test
@@ -56,7 +52,6 @@ class NaiveBroadcast(ContentionTest):
     """Rank 0 sends the message to every other rank in turn."""
 
     pattern = 'naive_bcast'
-    sweep_requirements = sweep.Requirements(min_ranks=2)
 
 
 @rfm.simple_test
@@ -64,7 +59,6 @@ class TreeBroadcast(ContentionTest):
     """Binary-tree broadcast written with point-to-point sends."""
 
     pattern = 'tree_bcast'
-    sweep_requirements = sweep.Requirements(min_ranks=2)
 
 
 @rfm.simple_test
@@ -72,7 +66,6 @@ class AllToAll(ContentionTest):
     """Every rank sends a message to every other rank, point-to-point."""
 
     pattern = 'alltoall'
-    sweep_requirements = sweep.Requirements(min_ranks=2)
 
 
 @rfm.simple_test
@@ -80,7 +73,6 @@ class Hotspot(ContentionTest):
     """All ranks send to rank 0 at once (many to one)."""
 
     pattern = 'hotspot'
-    sweep_requirements = sweep.Requirements(min_ranks=2)
 
 
 @rfm.simple_test
@@ -88,7 +80,6 @@ class Complement(ContentionTest):
     """Rank i exchanges with rank N-1-i, all pairs at once."""
 
     pattern = 'complement'
-    sweep_requirements = sweep.Requirements(min_ranks=2)
 
 
 @rfm.simple_test
@@ -116,7 +107,6 @@ class Allreduce(ContentionTest):
     """MPI_Allreduce (sum of doubles), result verified on every rank."""
 
     pattern = 'allreduce'
-    sweep_requirements = sweep.Requirements(min_ranks=2)
 
 
 @rfm.simple_test

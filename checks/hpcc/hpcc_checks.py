@@ -6,7 +6,8 @@ the emulated cluster (at a small N, capped by the ci mode)."""
 
 import reframe as rfm
 
-from clustergate.rfm.hpcc import CI_AND_NIGHTLY, HpccKernelTest
+from clustergate.rfm.hpcc import (CI_AND_NIGHTLY, HpccKernelTest,
+                                  mpi_star_single)
 from reframe.core.exceptions import SanityError
 
 #: RandomAccess results are valid when at most 1% of the table is wrong
@@ -48,9 +49,7 @@ class HpccRandomAccess(HpccKernelTest):
     table (MPI), per process (star) and alone (single), GUP/s."""
 
     kernel = 'RandomAccess'
-    metrics = {'mpi_gups': ('MPIRandomAccess_GUPs', 'GUP/s', 1.0),
-               'star_gups': ('StarRandomAccess_GUPs', 'GUP/s', 1.0),
-               'single_gups': ('SingleRandomAccess_GUPs', 'GUP/s', 1.0)}
+    metrics = mpi_star_single('gups', 'RandomAccess_GUPs', 'GUP/s')
 
     def check_kernel(self, result):
         frac = result.value('MPIRandomAccess_ErrorsFraction')
@@ -80,9 +79,7 @@ class HpccFft(HpccKernelTest):
     alone (single), Gflop/s."""
 
     kernel = 'FFT'
-    metrics = {'mpi_gflops': ('MPIFFT_Gflops', 'Gflop/s', 1.0),
-               'star_gflops': ('StarFFT_Gflops', 'Gflop/s', 1.0),
-               'single_gflops': ('SingleFFT_Gflops', 'Gflop/s', 1.0)}
+    metrics = mpi_star_single('gflops', 'FFT_Gflops', 'Gflop/s')
 
     def check_kernel(self, result):
         err = result.value('MPIFFT_maxErr')

@@ -6,7 +6,7 @@ per performance variable, result ``pass``, value ``None``. In a site's
 perflog directory those lines would read as passed nightly runs with no
 figures. :func:`install` puts a filter on ReFrame's perflog logger that
 drops the records of dry-run test cases; every test of clustergate
-installs it when it is created in a dry-run session (modes.ModeTags).
+installs it when it is created in a dry-run session (modes.guard_dry_run).
 """
 
 import logging

@@ -1,21 +1,20 @@
 """Base test of every program of ours in checks/src (cg_contention,
 cg_memory, cg_memlat, cg_noise, cg_nic, cg_linkmatrix): the build fixture,
-reading and verifying the shared output format, and the layout checks
-every run must pass. Families add their own sanity in :meth:`check_run`.
+reading and verifying the shared output format (:meth:`parse`), and the
+layout checks every run must pass (:meth:`check`). Families add their own
+sanity in :meth:`check_run`.
 """
 
 import reframe as rfm
-import reframe.utility.sanity as sn
-from reframe.core.builtins import fixture, sanity_function, variable
+from reframe.core.builtins import fixture, variable
 from reframe.core.exceptions import SanityError
 
 from clustergate.parsers import cgoutput
 from clustergate.rfm.build import CgProgramsBuild
-from clustergate.rfm.joboutput import JobOutput
-from clustergate.rfm.sweeptest import SweepTest
+from clustergate.rfm.point import SweepPoint
 
 
-class CgProgramTest(JobOutput, SweepTest, rfm.RunOnlyRegressionTest):
+class CgProgramTest(SweepPoint, rfm.RunOnlyRegressionTest):
     """Runs one of our C programs at one sweep point and checks its output:
     completion line, no error, as many measurements as announced, and the
     ranks, nodes and ranks per node that were asked for."""
@@ -35,16 +34,14 @@ class CgProgramTest(JobOutput, SweepTest, rfm.RunOnlyRegressionTest):
     def _run(self):
         return cgoutput.parse(self.stdout_text())
 
-    @sanity_function
-    def validate(self):
-        return sn.defer(self.check_output(self.stdout_text()))
-
     def expected_pattern(self):
         """A pattern the output must contain (None: any)."""
         return None
 
-    def check_output(self, text):
-        """Sanity of one output text; raises SanityError with the cause."""
+    def parse(self, text):
+        """The run of one output text, verified (completion line, no
+        error, as many measurements as announced); SanityError with the
+        cause."""
         try:
             run = cgoutput.parse(text)
             if text.strip() and not (run.measurements or run.errors or
@@ -57,13 +54,16 @@ class CgProgramTest(JobOutput, SweepTest, rfm.RunOnlyRegressionTest):
             raise SanityError(self.explained(f'{self.program}: {err}')) \
                 from None
 
+        return run
+
+    def check(self, run):
+        """A measurement, the layout asked for, the family's own sanity."""
         if not run.measurements:
             raise SanityError(self.explained(
                 f'{self.program}: no measurement in the output'))
 
         self.check_layout(run.measurements[0])
         self.check_run(run)
-        return True
 
     def not_our_output(self, text):
         """Message for a stdout with no CG line at all: another program's

@@ -17,6 +17,7 @@ from reframe.core.builtins import (parameter, performance_function, run_after,
                                    run_before, variable)
 from reframe.core.exceptions import SanityError
 
+from clustergate.site import sweep
 from clustergate.rfm import bounds, modes
 from clustergate.rfm.cgprogram import CgProgramTest
 
@@ -118,6 +119,10 @@ class ContentionTest(CgProgramTest):
     #: Pattern name as cg_contention knows it (set by subclasses)
     pattern = variable(str)
 
+    #: Every pattern moves data between 2 ranks or more (a pattern with
+    #: more needs says so)
+    sweep_requirements = sweep.Requirements(min_ranks=2)
+
     #: Message size in bytes
     msg_bytes = parameter(DEFAULT_SIZES, loggable=True)
 
@@ -152,8 +157,7 @@ class ContentionTest(CgProgramTest):
     @run_after('init')
     def set_descr(self):
         self.descr = (f'{self.pattern} {self.msg_bytes} B on '
-                      f'{self.num_nodes} node(s) x {self.ppn} ppn over '
-                      f'{self.interconnect}')
+                      f'{self.point_words()}')
 
     @run_before('run')
     def set_command(self):

@@ -88,6 +88,9 @@ class ContentionSuiteTest(CgProgramTest):
     """
 
     program = 'cg_contention'
+    sweep_requirements = sweep.Requirements(min_ranks=2)
+    time_limit = '10m'
+    mode_selection = modes.EVERY_MODE
 
     #: Message sizes in bytes (one launch runs them all)
     sizes = variable(list, value=list(DEFAULT_SIZES))
@@ -115,20 +118,13 @@ class ContentionSuiteTest(CgProgramTest):
     #: See ContentionTest.peer_outlier_min_bytes
     peer_outlier_min_bytes = variable(int, value=1000000)
 
-    sweep_requirements = sweep.Requirements(min_ranks=2)
-
-    time_limit = '10m'
-
-    mode_selection = modes.EVERY_MODE
-
     def tag_names(self):
         return {'contention'}
 
     @run_after('init')
     def set_descr(self):
         self.descr = (f'all contention patterns x {len(self.sizes)} sizes '
-                      f'on {self.num_nodes} node(s) x {self.ppn} ppn over '
-                      f'{self.interconnect}')
+                      f'on {self.point_words()}')
 
     def patterns(self):
         """The patterns this point can run."""

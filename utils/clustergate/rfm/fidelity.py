@@ -47,7 +47,7 @@ from clustergate.site import sweep
 from clustergate.parsers import ParseError, parse_imb
 from clustergate.rfm import bounds, modes
 from clustergate.rfm.build import CgProgramsBuild
-from clustergate.rfm.sweeptest import SweepTest
+from clustergate.rfm.point import SweepPoint
 from clustergate.rfm.thirdparty import ImbBinaries
 
 LAT_BYTES = 8
@@ -160,7 +160,7 @@ def _our_rounds(texts, size, key):
     return values
 
 
-class PingPongFidelity(SweepTest, rfm.RunOnlyRegressionTest):
+class PingPongFidelity(SweepPoint, rfm.RunOnlyRegressionTest):
     """Our ping-pong vs IMB PingPong, 2 ranks, same MPI and transport.
 
     Performance variables: ``ours_latency_8B``, ``imb_latency_8B`` (us),
@@ -203,8 +203,7 @@ class PingPongFidelity(SweepTest, rfm.RunOnlyRegressionTest):
 
     @run_after('init')
     def set_descr(self):
-        self.descr = (f'ping-pong fidelity vs IMB on {self.num_nodes} '
-                      f'node(s) x {self.ppn} ppn over {self.interconnect}')
+        self.descr = f'ping-pong fidelity vs IMB on {self.point_words()}'
 
     @run_before('run')
     def set_commands(self):

@@ -25,19 +25,15 @@ import os
 import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import (fixture, run_after, run_before,
-                                   sanity_function, variable)
+                                   variable)
 from reframe.core.exceptions import SanityError
 
 from clustergate.parsers import hpccinf
 from clustergate.site import sweep
-from clustergate.parsers import ParseError, parse_hpcc
+from clustergate.parsers import parse_hpcc
 from clustergate.parsers.hpcc import hpl_error
 from clustergate.rfm import modes
-from clustergate.rfm.capable import CapablePartitions
-from clustergate.rfm.concurrency import JobConcurrency
-from clustergate.rfm.partitions import SystemParameters
-from clustergate.rfm.joboutput import JobOutput
-from clustergate.rfm.refmetrics import ReferenceMetrics
+from clustergate.rfm.point import SweepPoint
 from clustergate.rfm.thirdparty import (ANY_MPI, BenchmarkBinaries,
                                         ThirdPartyTest, environs_for)
 from clustergate.site.model import partition_model
@@ -47,10 +43,10 @@ OUTPUT_FILE = 'hpccoutf.txt'
 INPUT_FILE = 'hpccinf.txt'
 
 
-
 def _given(value, default):
     """``value`` unless the partition left it out (None)."""
     return default if value is None else value
+
 
 class HpccBinaries(BenchmarkBinaries):
     family = 'hpcc'
@@ -79,11 +75,9 @@ class HpccRun(ThirdPartyTest):
     def binary_name(self):
         return 'hpcc'
 
-    def load_reference(self):
-        # not a hook here (a plain method of the same name replaces
-        # ReferenceLoader's): the run has no performance variables, its
-        # kernels' checks look up their references
-        pass
+    # the run has no performance variables: its kernels' checks look up
+    # their references
+    load_references = False
 
     def hpcc_input(self):
         """The input of this point (clustergate.parsers.hpccinf.for_job)."""
@@ -109,8 +103,7 @@ class HpccRun(ThirdPartyTest):
 
         self.problem_size = inp.n
         self.descr = (f'HPCC (N={inp.n}, NB={inp.nb}, {inp.p}x{inp.q}) on '
-                      f'{self.num_nodes} node(s) x {self.ppn} ppn over '
-                      f'{self.interconnect}')
+                      f'{self.point_words()}')
         with open(os.path.join(self.stagedir, INPUT_FILE), 'w') as fp:
             fp.write(inp.render())
 
@@ -139,7 +132,7 @@ class HpccRun(ThirdPartyTest):
     def parse(self, text):
         return parse_hpcc(text)
 
-    def check_result(self, result):
+    def check(self, result):
         """HPL ran the N, NB and grid of the input on the job's ranks:
         HPCC falls back to its own problem when HPL refuses the input."""
         if self.num_tasks and result.processes != self.num_tasks:
@@ -157,18 +150,22 @@ class HpccRun(ThirdPartyTest):
         if why:
             raise SanityError(why)
 
-    @sanity_function
-    def validate(self):
-        return sn.defer(self.check_output(self.output_text()))
+
+def mpi_star_single(name, summary, unit):
+    """The ``metrics`` of a kernel HPCC runs distributed (MPI), on every
+    process at once (Star) and on one alone (Single): ``mpi_<name>``,
+    ``star_<name>``, ``single_<name>`` from the summary keys
+    ``MPI<summary>``, ``Star<summary>``, ``Single<summary>``."""
+    return {f'{low}_{name}': (f'{cap}{summary}', unit, 1.0)
+            for low, cap in (('mpi', 'MPI'), ('star', 'Star'),
+                             ('single', 'Single'))}
 
 
 #: ``mode_selection`` of the kernels also in ci: only at 2+ ranks
 CI_AND_NIGHTLY = {'ci': {'several_ranks': {True}}, **modes.NIGHTLY}
 
 
-class HpccKernelTest(JobConcurrency, CapablePartitions, modes.ModeTags,
-                     SystemParameters, ReferenceMetrics, JobOutput,
-                     rfm.RunOnlyRegressionTest):
+class HpccKernelTest(SweepPoint, rfm.RunOnlyRegressionTest):
     """The figures of one HPCC kernel, read from the :class:`HpccRun` of
     the same sweep point (the run is shared by every kernel's check).
 
@@ -200,6 +197,10 @@ class HpccKernelTest(JobConcurrency, CapablePartitions, modes.ModeTags,
     interconnect = variable(str, loggable=True)
     reference_status = variable(str, value='', loggable=True)
 
+    # the point is the run's (its fixture's parameters), taken at init;
+    # the run's job is placed, this one reads a file
+    sweep_axes = False
+
     valid_systems = ['+mpi']
     valid_prog_environs = list(ANY_MPI)
     # reads a file of the run's stage directory: no allocation needed
@@ -222,15 +223,6 @@ class HpccKernelTest(JobConcurrency, CapablePartitions, modes.ModeTags,
         interconnect (and b_eff needs a pair), so ci runs only these."""
         return self.num_nodes * self.ppn >= 2
 
-    @property
-    def sweep_requirements(self):
-        """What the point must offer (CapablePartitions): the run's needs
-        and this kernel's ranks."""
-        return sweep.Requirements(min_ranks=self.min_ranks)
-
-    def sweep_point(self):
-        return sweep.SweepPoint(self.num_nodes, self.ppn, self.interconnect)
-
     def reference_axes(self):
         """The axes a reference key may name (clustergate.refs.references)."""
         return {'num_nodes': self.num_nodes, 'ppn': self.ppn,
@@ -243,18 +235,15 @@ class HpccKernelTest(JobConcurrency, CapablePartitions, modes.ModeTags,
         self.num_nodes = params['num_nodes']
         self.ppn = params['ppn']
         self.interconnect = params['interconnect']
+        # what the point must offer: this kernel's ranks
+        self.sweep_requirements = sweep.Requirements(
+            min_ranks=self.min_ranks)
         envs = environs_for('hpcc')
-        # as BinaryRun.restrict_environs: keep a -S valid_prog_environs
+        # as thirdparty.restrict_environs: keep a -S valid_prog_environs
         if envs and list(self.valid_prog_environs) == ANY_MPI:
             self.valid_prog_environs = envs
 
-        self.descr = (f'HPCC {self.kernel} on {self.num_nodes} node(s) x '
-                      f'{self.ppn} ppn over {self.interconnect}')
-
-    @run_after('setup')
-    def load_reference(self):
-        from clustergate.rfm.reference import apply as apply_reference
-        apply_reference(self)
+        self.descr = f'HPCC {self.kernel} on {self.point_words()}'
 
     def job_fabric(self):
         # reads the run's output file: no rank talks over the fabric
@@ -264,25 +253,16 @@ class HpccKernelTest(JobConcurrency, CapablePartitions, modes.ModeTags,
     def read_run(self):
         self.executable_opts = [os.path.join(self.hpcc.stagedir, OUTPUT_FILE)]
 
-    def parsed(self):
-        try:
-            return parse_hpcc(self.stdout_text())
-        except ParseError as err:
-            raise SanityError(str(err)) from None
+    def explained(self, message):
+        # this job is a `cat` of the run's file: its stderr and exit code
+        # say nothing about the run
+        return message
 
-    @sanity_function
-    def validate(self):
-        return sn.defer(self.check_output(self.stdout_text()))
+    def parse(self, text):
+        return parse_hpcc(text)
 
-    def check_output(self, text):
-        """Sanity of one hpccoutf.txt; SanityError with the cause. Separate
-        from ReFrame's deferred machinery so unit tests call it on fixture
-        files."""
-        try:
-            result = parse_hpcc(text)
-        except ParseError as err:
-            raise SanityError(str(err)) from None
-
+    def check(self, result):
+        """Every metric's key is in the output; the kernel's own sanity."""
         for key, *_ in self.metrics.values():
             try:
                 result.value(key)
@@ -290,7 +270,6 @@ class HpccKernelTest(JobConcurrency, CapablePartitions, modes.ModeTags,
                 raise SanityError(err.args[0]) from None
 
         self.check_kernel(result)
-        return True
 
     def check_kernel(self, result):
         pass

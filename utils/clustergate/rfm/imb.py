@@ -11,9 +11,9 @@ from reframe.core.builtins import (fixture, performance_function, run_after,
                                    run_before, variable)
 from reframe.core.exceptions import SanityError
 
-from clustergate.site import sweep
 from clustergate.parsers import parse_imb
-from clustergate.rfm.thirdparty import ImbBinaries, ThirdPartyTest
+from clustergate.rfm.thirdparty import (ImbBinaries, ThirdPartyTest,
+                                        pair_or_more)
 
 #: Latencies reported by every sized benchmark (bytes)
 SMALL_SIZES = (0, 8)
@@ -49,20 +49,15 @@ class ImbTest(ThirdPartyTest):
 
     time_limit = '15m'
 
-    def tag_names(self):
-        return {'thirdparty', 'imb', self.benchmark}
+    #: the benchmark is a tag too
+    tag_attribute = 'benchmark'
 
     @run_after('init')
-    def set_sweep_requirements(self):
+    def set_point(self):
         """pt2pt benchmarks run between exactly 2 ranks, the others on 2
         or more."""
-        self.sweep_requirements = sweep.Requirements(
-            min_ranks=2, max_ranks=2 if self.kind == 'pt2pt' else None)
-
-    @run_after('init')
-    def set_descr(self):
-        self.descr = (f'IMB {self.benchmark} on {self.num_nodes} node(s) x '
-                      f'{self.ppn} ppn over {self.interconnect}')
+        self.sweep_requirements = pair_or_more(self.kind == 'pt2pt')
+        self.descr = f'IMB {self.benchmark} on {self.point_words()}'
 
     def binary_name(self):
         return 'IMB-MPI1'
@@ -88,7 +83,7 @@ class ImbTest(ThirdPartyTest):
         except KeyError as err:
             raise SanityError(err.args[0]) from None
 
-    def check_result(self, result):
+    def check(self, result):
         block = self.block_of(result)
         if self.kind != 'barrier' and 'bytes' not in block.columns:
             raise SanityError(f'IMB {self.benchmark} table has no #bytes '

@@ -98,8 +98,8 @@ def _run_of_session():
     """Which run of the ReFrame session this is (0: the first; retries
     and reruns count on). ReFrame 4.10 tells a test nothing else about
     retries; its runtime context's ``current_run`` is the one place."""
-    from reframe.core.runtime import runtime
-    return runtime().current_run
+    from clustergate.rfm import adapter
+    return adapter.current_run()
 
 
 class DecidedVerdict(rfm.RegressionTestPlugin):

@@ -1,9 +1,9 @@
 """Which mode (ci, nightly, acceptance) a test instance belongs to: one
-hook, :meth:`ModeTags.set_mode_tags`, for every family.
+hook, :func:`set_mode_tags`, for every family.
 
 Two things decide, both declarative:
 
-* the family's :attr:`ModeTags.mode_selection`: for each mode, the
+* the family's :attr:`~clustergate.rfm.point.SweepPoint.mode_selection`: for each mode, the
   parameter values of the instances that belong to it (a mode missing:
   none; an empty mapping: every instance);
 * the partitions' subsets: a partition may narrow a mode to a subset of
@@ -24,17 +24,13 @@ tonight's share and the partition's sentinels, which run every night
 
 from typing import Iterable, Mapping
 
-import reframe as rfm
-from reframe.core.builtins import run_after
-
 from clustergate.results import perflogguard
-from clustergate.rfm import rotation
-from clustergate.rfm.partitions import current_system
+from clustergate.rfm import adapter, rotation
 from clustergate.site.model import partition_model
 
 MODES = ('ci', 'nightly', 'acceptance')
 
-#: Declarations for :attr:`ModeTags.mode_selection`
+#: Declarations for :attr:`~clustergate.rfm.point.SweepPoint.mode_selection`
 EVERY_MODE = {'ci': {}, 'nightly': {}, 'acceptance': {}}
 NIGHTLY = {'nightly': {}, 'acceptance': {}}
 ACCEPTANCE_ONLY = {'acceptance': {}}
@@ -76,75 +72,69 @@ def selected(test, rule) -> bool:
                for attr, allowed in rule.items())
 
 
-class ModeTags(rfm.RegressionTestPlugin):
-    """Mixin: the mode tags (plus :meth:`tag_names`) of every test."""
+def guard_dry_run(test):
+    """A dry run's test cases write no perflog line (perflogguard)."""
+    if test.is_dry_run():
+        perflogguard.install()
 
-    #: ``{mode: {attribute: allowed values}}``; see the module
-    mode_selection = NIGHTLY
 
-    def tag_names(self):
-        """The family's own tags (subclasses)."""
-        return set()
+def mode_point(test):
+    """The sweep point the partitions' subsets judge, or None (a test
+    without one is not narrowed by the subsets)."""
+    point = getattr(test, 'sweep_point', None)
+    return point() if callable(point) else None
 
-    @run_after('init')
-    def keep_dry_runs_out_of_perflogs(self):
-        """A dry run's test cases write no perflog line (perflogguard)."""
-        if self.is_dry_run():
-            perflogguard.install()
 
-    def mode_point(self):
-        """The sweep point the partitions' subsets judge, or None (a test
-        without one is not narrowed by the subsets)."""
-        point = getattr(self, 'sweep_point', None)
-        return point() if callable(point) else None
+def mode_partitions(test):
+    """Models of the partitions ``test`` runs on."""
+    system = adapter.current_system()
+    if system is None:
+        return []
 
-    def mode_partitions(self):
-        """Extras of the partitions this test runs on."""
-        system = current_system()
-        if system is None:
-            return []
+    names = getattr(test, 'capable_partitions', None)
+    return [partition_model(p) for p in system.partitions
+            if names is None or p.fullname in names]
 
-        names = getattr(self, 'capable_partitions', None)
-        return [partition_model(p) for p in system.partitions
-                if names is None or p.fullname in names]
 
-    def rotation_partitions(self):
-        """Extras of the partitions this test runs on that declare a
-        nightly rotation."""
-        system = current_system()
-        names = getattr(self, 'capable_partitions', None)
-        return [partition_model(p)
-                for p in (system.partitions if system else [])
-                if partition_model(p).rotation is not None and
-                (names is None or p.fullname in names)]
+def rotation_partitions(test):
+    """Models of the partitions ``test`` runs on that declare a nightly
+    rotation."""
+    system = adapter.current_system()
+    names = getattr(test, 'capable_partitions', None)
+    return [partition_model(p)
+            for p in (system.partitions if system else [])
+            if partition_model(p).rotation is not None and
+            (names is None or p.fullname in names)]
 
-    def join_rotation(self, tags):
-        """``tags`` with ``nightly`` for an acceptance test of a partition
-        that rotates; registers it with the rotation (see the module)."""
-        rotating = self.rotation_partitions()
-        # a fixture (HPCC's run) is not a test case of its own: it runs
-        # when a test of tonight needs it
-        if 'acceptance' not in tags or not rotating or self.is_fixture():
-            self.cg_tonight = rotation.Tonight()
-            return tags
 
-        # pinned: in the fixed nightly subset of a partition that keeps it
-        self.cg_pinned = 'nightly' in tags and any(
-            m.rotation.pin_subset for m in rotating)
-        system = current_system().name
-        rotation.register(system, self)
-        self.cg_tonight = rotation.Tonight(system, self.display_name)
-        return tags | {'nightly'}
+def join_rotation(test, tags):
+    """``tags`` with ``nightly`` for an acceptance test of a partition
+    that rotates; registers it with the rotation (see the module)."""
+    rotating = rotation_partitions(test)
+    # a fixture (HPCC's run) is not a test case of its own: it runs
+    # when a test of tonight needs it
+    if 'acceptance' not in tags or not rotating or test.is_fixture():
+        test.cg_tonight = rotation.Tonight()
+        return tags
 
-    # always_last: after the point is known (some families take it at
-    # init) and after CapablePartitions.keep_capable_points, which must
-    # therefore come before this class among the bases (see SweepTest)
-    @run_after('init', always_last=True)
-    def set_mode_tags(self):
-        point = self.mode_point()
-        parts = self.mode_partitions() if point is not None else []
-        tags = {m for m in MODES
-                if selected(self, self.mode_selection.get(m)) and
-                (point is None or in_subset(point, parts, m))}
-        tags = self.join_rotation(tags)
-        self.tags = (set(self.tags) - set(MODES)) | tags | self.tag_names()
+    # pinned: in the fixed nightly subset of a partition that keeps it
+    test.cg_pinned = 'nightly' in tags and any(
+        m.rotation.pin_subset for m in rotating)
+    system = adapter.current_system().name
+    rotation.register(system, test)
+    test.cg_tonight = rotation.Tonight(system, test.display_name)
+    return tags | {'nightly'}
+
+
+def set_mode_tags(test):
+    """The mode tags of ``test`` (its ``mode_selection``, the subsets of
+    the partitions that can run its point, the rotation) and its
+    ``tag_names()``. Once the point is known (some families take it at
+    init) and the capable partitions are chosen."""
+    point = test.mode_point()
+    parts = mode_partitions(test) if point is not None else []
+    tags = {m for m in MODES
+            if selected(test, test.mode_selection.get(m)) and
+            (point is None or in_subset(point, parts, m))}
+    tags = join_rotation(test, tags)
+    test.tags = (set(test.tags) - set(MODES)) | tags | test.tag_names()

@@ -80,7 +80,7 @@ class NodeProgramTest(CgProgramTest):
     def tag_names(self):
         return {'node', self.program}
 
-    # before CapablePartitions.keep_capable_points (always_last), which
+    # before capable.keep_capable_points (SweepPoint, always_last), which
     # judges the point with these requirements
     @run_after('init')
     def nightly_at_full_node(self):

@@ -67,8 +67,7 @@ class NpbTest(ThirdPartyTest):
     @run_after('init')
     def set_descr(self):
         self.descr = (f'NPB {self.kernel.upper()} class {self.npb_class} on '
-                      f'{self.num_nodes} node(s) x {self.ppn} ppn over '
-                      f'{self.interconnect}')
+                      f'{self.point_words()}')
 
     @run_after('setup')
     def skip_if_memory_too_small(self):
@@ -84,7 +83,7 @@ class NpbTest(ThirdPartyTest):
     def parse(self, text):
         return parse_npb(text)
 
-    def check_result(self, res):
+    def check(self, res):
         if not res.verified:
             raise SanityError(f'NPB {res.benchmark} class {res.npb_class}: '
                               f'Verification = {res.verification}, not '

@@ -13,9 +13,9 @@ from reframe.core.builtins import (fixture, performance_function, run_after,
                                    run_before, variable)
 from reframe.core.exceptions import SanityError
 
-from clustergate.site import sweep
 from clustergate.parsers import parse_osu
-from clustergate.rfm.thirdparty import OsuBinaries, ThirdPartyTest
+from clustergate.rfm.thirdparty import (OsuBinaries, ThirdPartyTest,
+                                        pair_or_more)
 
 
 #: What an OSU program prints (on rank 0's stderr) before it exits without
@@ -61,6 +61,10 @@ class OsuTest(ThirdPartyTest):
     """
 
     family = 'osu'
+    binaries = fixture(OsuBinaries, scope='environment')
+    time_limit = '15m'
+    #: the program is a tag too
+    tag_attribute = 'program'
 
     #: Program name (osu_latency, ...): subclasses
     program = variable(str, loggable=True)
@@ -75,29 +79,17 @@ class OsuTest(ThirdPartyTest):
     #: Extra options (e.g. ['-i', '1000'])
     osu_opts = variable(typ.List[str], value=[])
 
-    binaries = fixture(OsuBinaries, scope='environment')
-
-    time_limit = '15m'
-
-    def tag_names(self):
-        return {'thirdparty', 'osu', self.program}
-
     @run_after('init')
-    def set_sweep_requirements(self):
+    def set_point(self):
         """latency and bandwidth run between exactly 2 ranks, the other
         kinds on 2 or more."""
-        pair = self.kind in ('latency', 'bandwidth')
-        self.sweep_requirements = sweep.Requirements(
-            min_ranks=2, max_ranks=2 if pair else None)
-
-    @run_after('init')
-    def set_descr(self):
+        self.sweep_requirements = pair_or_more(
+            self.kind in ('latency', 'bandwidth'))
         if self.max_size is None and self.kind != 'barrier':
             self.max_size = (1 << 20 if self.kind == 'collective'
                              else 1 << 22)
 
-        self.descr = (f'OSU {self.program} on {self.num_nodes} node(s) x '
-                      f'{self.ppn} ppn over {self.interconnect}')
+        self.descr = f'OSU {self.program} on {self.point_words()}'
 
     def point_reason(self, partition, mpi_family):
         reason = super().point_reason(partition, mpi_family)
@@ -134,7 +126,7 @@ class OsuTest(ThirdPartyTest):
 
         return super().check_output(text)
 
-    def check_result(self, result):
+    def check(self, result):
         title = TITLES.get(self.program)
         if title and result.benchmark != title:
             raise SanityError(f'output is OSU {result.benchmark}, not '

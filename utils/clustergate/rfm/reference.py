@@ -1,31 +1,14 @@
 """The reference of a test instance, from ``config/references/<system>.yaml``
-(see :mod:`clustergate.refs.references`)."""
+(see :mod:`clustergate.refs.references`): :func:`apply`, after setup
+(:class:`clustergate.rfm.point.SweepPoint`)."""
 
 from typing import Dict
-
-import reframe as rfm
-from reframe.core.builtins import run_after, variable
 
 from clustergate.refs import directions
 from clustergate.refs.refcheck import check_axes
 from clustergate.refs.references import (NO_REFERENCE, ReferenceFileError,
                                          _rel, load_cached, reference_file)
-from clustergate.rfm.refmetrics import ReferenceMetrics
 from clustergate.site.model import partition_model
-
-
-class ReferenceLoader(ReferenceMetrics, rfm.RegressionTestPlugin):
-    """Mixin: sets ``self.reference`` after setup, and logs where it came
-    from (``reference_status``); the metrics the reference names must be
-    reported ones (:class:`~clustergate.rfm.refmetrics.ReferenceMetrics`)."""
-
-    #: Where this point's reference came from, or 'no reference' (logged)
-    reference_status = variable(str, value='', loggable=True)
-
-    @run_after('setup')
-    def load_reference(self):
-        # after the placement hooks, which may skip
-        apply(self)
 
 
 def test_axes(test) -> Dict[str, object]:

@@ -1,4 +1,4 @@
-"""Mixin: the metrics a test's reference entry names are metrics it
+"""The metrics a test's reference entry names are metrics it
 reports; a value better than its reference is reported, not failed
 (unless the partition says ``improvements: fail``).
 
@@ -9,51 +9,47 @@ test are known only once its hooks set ``perf_variables`` (just before
 the performance stage), hence this hook, run after them.
 """
 
-import reframe as rfm
-from reframe.core.builtins import run_after, run_before
 from reframe.core.exceptions import ConfigError
 
 from clustergate.refs import refcheck
 from clustergate.refs.references import ReferenceFileError
+from clustergate.rfm import adapter
 
 
-class ReferenceMetrics(rfm.RegressionTestPlugin):
-    """Fails a test (one line naming file and key) whose reference entry
-    names a metric it does not report."""
+def reference_names_reported_metrics(test):
+    """Fails the test (one line naming file and key) whose reference
+    entry names a metric it does not report."""
+    entry = getattr(test, '_cg_reference_entry', None)
+    if entry is None:
+        return
 
-    @run_before('performance', always_last=True)
-    def reference_names_reported_metrics(self):
-        entry = getattr(self, '_cg_reference_entry', None)
-        if entry is None:
-            return
+    path, where, named = entry
+    try:
+        refcheck.check_metrics(path, where, type(test).__name__,
+                               dict.fromkeys(named),
+                               test.perf_variables)
+    except ReferenceFileError as err:
+        raise ConfigError(str(err)) from None
 
-        path, where, named = entry
-        try:
-            refcheck.check_metrics(path, where, type(self).__name__,
-                                   dict.fromkeys(named),
-                                   self.perf_variables)
-        except ReferenceFileError as err:
-            raise ConfigError(str(err)) from None
 
-    @run_after('performance')
-    def report_improvements(self):
-        """Puts the reference file's better-side bounds (opened for the
-        judgement, :func:`clustergate.rfm.reference.judged_bounds`) back
-        into the performance record, so that the perflog and the run
-        report carry the reference's band, and names each value beyond
-        it in the log: passed, reported as better than reference."""
-        kept = getattr(self, '_cg_better_bounds', None) or {}
-        for key, record in self._perfvalues.items():
-            tag = key.split(':')[-1]
-            if tag not in kept:
-                continue
+def report_improvements(test):
+    """Puts the reference file's better-side bounds (opened for the
+    judgement, :func:`clustergate.rfm.reference.judged_bounds`) back
+    into the performance record, so that the perflog and the run
+    report carry the reference's band, and names each value beyond
+    it in the log: passed, reported as better than reference."""
+    kept = getattr(test, '_cg_better_bounds', None) or {}
+    for key, record in adapter.perf_records(test).items():
+        tag = key.split(':')[-1]
+        if tag not in kept:
+            continue
 
-            record[2], record[3] = kept[tag]
-            beyond = _beyond(record)
-            if beyond:
-                self.logger.warning(f'{self.display_name}: {tag} {beyond}: '
-                                    f'better than reference (reported, not '
-                                    f'failed: improvements: report)')
+        record[2], record[3] = kept[tag]
+        beyond = _beyond(record)
+        if beyond:
+            test.logger.warning(f'{test.display_name}: {tag} {beyond}: '
+                                f'better than reference (reported, not '
+                                f'failed: improvements: report)')
 
 
 def _beyond(record):

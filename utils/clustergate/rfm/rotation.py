@@ -4,7 +4,7 @@ ReFrame's tag filter judges each test alone, but a budget is shared by
 all of a night's tests: which ones fit is known only once every test is
 loaded. So the nightly mode filters with an expression ReFrame evaluates
 after loading (``-E 'cg_tonight()'``, config/common.py):
-:meth:`~clustergate.rfm.modes.ModeTags.set_mode_tags` registers each
+:func:`~clustergate.rfm.modes.set_mode_tags` registers each
 acceptance test of a partition with a ``rotation`` extra here and puts a
 ``cg_tonight`` callable in the test; the first call plans the cycle from
 every registered test, says the night in the session header and writes
@@ -46,6 +46,7 @@ from clustergate.site import rotation
 from clustergate.results import timing
 from clustergate.site import extras as keys
 from clustergate.site import environment as cgenv
+from clustergate.rfm import adapter
 from clustergate.site.model import partition_model
 
 #: system name -> {test name: test}; filled while ReFrame loads the checks
@@ -189,15 +190,13 @@ def points(tests, budgeted: Dict[str, float], db: Optional[str]
            ) -> List[rotation.Point]:
     """A rotation point per registered test that has test cases on a
     budgeted partition."""
-    from reframe.core.runtime import valid_sysenv_comb
-
     records = measured(db)
     alike = like_costs(records)
     out = []
     for test in tests:
         cost, last, sources, cases = {}, None, set(), 0
-        combos = valid_sysenv_comb(test.valid_systems,
-                                   test.valid_prog_environs)
+        combos = adapter.valid_combinations(test.valid_systems,
+                                            test.valid_prog_environs)
         for part, envs in combos.items():
             if part.fullname not in budgeted:
                 continue
@@ -343,22 +342,19 @@ def _details_path(db: Optional[str], system: str) -> str:
 
 
 def _say(lines):
-    from reframe.core.logging import getlogger
     for line in lines:
-        getlogger().info(line)
+        adapter.logger().info(line)
 
 
 def plan_tonight(system: str) -> set:
     """Plans the cycle of the registered tests of ``system`` (once), says
     the night and returns tonight's test names."""
-    from reframe.core.runtime import runtime
-
     if system in _tonight:
         return _tonight[system]
 
-    rt = runtime()
+    rt = adapter.runtime()
     budgeted = budgets(rt.system.partitions)
-    db = rt.get_option('storage/0/sqlite_db_file')
+    db = adapter.option('storage/0/sqlite_db_file')
     tests = list(_registered.get(system, {}).values())
     pts = points(tests, budgeted, db)
     try:
@@ -367,8 +363,7 @@ def plan_tonight(system: str) -> set:
     except rotation.RotationError as err:
         # inside ReFrame's filter an exception would only make every test
         # "not selected" with a warning each: stop the session, one line
-        from reframe.core.logging import getlogger
-        getlogger().error(f'nightly rotation: {_config_error(system, err)}')
+        adapter.logger().error(f'nightly rotation: {_config_error(system, err)}')
         sys.exit(1)
 
     _tag_sentinels(pts, tests)

@@ -13,16 +13,15 @@ asks for runs on fewer domains than the whole node with::
 
 import reframe as rfm
 import reframe.utility.sanity as sn
-from reframe.core.backends import getlauncher
 from reframe.core.builtins import (fixture, parameter, performance_function,
                                    run_after, run_before, variable)
 from reframe.core.exceptions import SanityError
 
 from clustergate.parsers import parse_stream
-from clustergate.rfm.concurrency import JobConcurrency
-from clustergate.rfm.modes import ModeTags
-from clustergate.rfm.partitions import SystemParameters
-from clustergate.rfm.thirdparty import ANY_MPI, BinaryRun, StreamBinaries
+from clustergate.rfm import adapter
+from clustergate.rfm.point import SweepPoint
+from clustergate.rfm.thirdparty import (ANY_MPI, StreamBinaries,
+                                        restrict_environs, set_binary)
 from clustergate.site.model import partition_model
 
 KERNELS = ('Copy', 'Scale', 'Add', 'Triad')
@@ -55,8 +54,7 @@ def stream_threads(extras, numa_domains):
     return max(1, cores * numa_domains // per_node)
 
 
-class StreamTest(JobConcurrency, ModeTags, SystemParameters, BinaryRun,
-                 rfm.RunOnlyRegressionTest):
+class StreamTest(SweepPoint, rfm.RunOnlyRegressionTest):
     """Runs ``stream_c.exe`` with OMP_NUM_THREADS threads on one node.
 
     Performance variables: ``copy``, ``scale``, ``add``, ``triad``: best
@@ -64,6 +62,12 @@ class StreamTest(JobConcurrency, ModeTags, SystemParameters, BinaryRun,
     """
 
     family = 'stream'
+
+    # one node, no interconnect: no sweep axes, every partition that has
+    # the binaries runs it; no reference file entry
+    sweep_axes = False
+    narrow_to_capable = False
+    load_references = False
 
     #: NUMA domains the run is bound to; 0 = whole node, unbound
     numa_domains = parameter([0], loggable=True)
@@ -89,6 +93,7 @@ class StreamTest(JobConcurrency, ModeTags, SystemParameters, BinaryRun,
 
     @run_after('init')
     def set_descr(self):
+        restrict_environs(self)     # to those with a STREAM source
         where = (f'{self.numa_domains} NUMA domain(s)' if self.numa_domains
                  else 'the whole node')
         self.descr = f'STREAM on {where}'
@@ -115,13 +120,14 @@ class StreamTest(JobConcurrency, ModeTags, SystemParameters, BinaryRun,
         })
         # one process, OpenMP only: no MPI launcher (mpirun would bind the
         # single rank, and all its threads, to one core)
-        self.job.launcher = getlauncher('local')()
+        self.job.launcher = adapter.launcher('local')
 
     def binary_name(self):
         return 'stream_c.exe'
 
     @run_before('run')
     def bind_to_domains(self):
+        set_binary(self)            # the executable, then its binding
         if self.numa_domains:
             nodes = f'0-{self.numa_domains - 1}'
             self.executable_opts = [f'--cpunodebind={nodes}',
@@ -148,7 +154,7 @@ class StreamTest(JobConcurrency, ModeTags, SystemParameters, BinaryRun,
 
         return text
 
-    def check_result(self, res):
+    def check(self, res):
         if not res.validates:
             raise SanityError('STREAM: no "Solution Validates": ' +
                               '; '.join(res.validation_errors))

@@ -19,13 +19,10 @@ import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import (run_after, run_before, sanity_function,
                                    variable)
-from reframe.core.exceptions import SanityError
 
-from clustergate.site import benchmarks
-from clustergate.parsers import ParseError
-from clustergate.rfm.joboutput import JobOutput
+from clustergate.site import benchmarks, sweep
 from clustergate.rfm.partitions import current_partitions
-from clustergate.rfm.sweeptest import SweepTest
+from clustergate.rfm.point import SweepPoint
 from clustergate.site.model import partition_model
 
 
@@ -139,83 +136,69 @@ def environs_for(family):
 ANY_MPI = ['+mpi']
 
 
-class BinaryRun(JobOutput, rfm.RegressionTestPlugin):
-    """Mixin: run a benchmark binary provided by the ``binaries`` fixture
-    of the subclass (a :class:`BenchmarkBinaries`)."""
+def pair_or_more(pair):
+    """The requirements of a program that runs between exactly 2 ranks
+    (``pair``) or on 2 or more."""
+    return sweep.Requirements(min_ranks=2, max_ranks=2 if pair else None)
 
-    #: Benchmark family (npb, imb, osu, stream)
+
+def restrict_environs(test):
+    """Narrow "any MPI" to the environments the family of ``test`` has a
+    source for; anything else was chosen on purpose (-S
+    valid_prog_environs=..., or a subclass) and is kept: a chosen
+    environment without a source is skipped at setup saying so."""
+    if list(test.valid_prog_environs) != ANY_MPI:
+        return
+
+    envs = environs_for(test.family)
+    if envs:
+        test.valid_prog_environs = envs
+
+
+def set_binary(test):
+    """The executable of ``test``: its ``binary_name()`` from the source
+    its ``binaries`` fixture provides (skipped, saying why, when the
+    source has no such binary)."""
+    src = test.binaries.bench_source
+    name = test.binary_name()
+    reason = benchmarks.why_binary_missing(src, name)
+    if reason and not test.is_dry_run():
+        test.skip(reason)
+
+    test.executable = benchmarks.expected_binary(src, name)
+    test.modules = list(src.modules)
+
+
+class ThirdPartyTest(SweepPoint, rfm.RunOnlyRegressionTest):
+    """A third-party MPI benchmark at one point of the sweep, run from
+    the binary the ``binaries`` fixture of the family provides (a
+    :class:`BenchmarkBinaries`); nightly and acceptance unless a family or
+    check declares otherwise
+    (:attr:`~clustergate.rfm.point.SweepPoint.mode_selection`)."""
+
+    #: Benchmark family (npb, imb, osu, stream, hpcc)
     family = variable(str)
-
-    @run_after('init')
-    def restrict_environs(self):
-        # Narrow "any MPI" to the environments the family has a source
-        # for; anything else was chosen on purpose (-S
-        # valid_prog_environs=..., or a subclass) and is kept: a chosen
-        # environment without a source is skipped at setup saying so.
-        if list(self.valid_prog_environs) != ANY_MPI:
-            return
-
-        envs = environs_for(self.family)
-        if envs:
-            self.valid_prog_environs = envs
-
-    def binary_name(self):
-        raise NotImplementedError
-
-    @run_before('run')
-    def set_binary(self):
-        src = self.binaries.bench_source
-        name = self.binary_name()
-        reason = benchmarks.why_binary_missing(src, name)
-        if reason and not self.is_dry_run():
-            self.skip(reason)
-
-        self.executable = benchmarks.expected_binary(src, name)
-        self.modules = list(src.modules)
-
-    # -- output -----------------------------------------------------------
-
-    def parse(self, text):
-        """Parse one output text (subclasses); raise ParseError."""
-        raise NotImplementedError
-
-    def parsed(self):
-        """The parsed stdout; a SanityError with the parser's message on
-        truncated or foreign output."""
-        try:
-            return self.parse(self.stdout_text())
-        except ParseError as err:
-            raise SanityError(self.explained(str(err))) from None
-
-    @sanity_function
-    def validate(self):
-        return sn.defer(self.check_output(self.stdout_text()))
-
-    def check_output(self, text):
-        """Sanity of one output text; raises SanityError with the cause.
-        Kept separate from ReFrame's deferred machinery so the unit tests
-        call it on fixture files."""
-        try:
-            result = self.parse(text)
-        except ParseError as err:
-            raise SanityError(self.explained(str(err))) from None
-
-        self.check_result(result)
-        return True
-
-    def check_result(self, result):
-        pass
-
-
-class ThirdPartyTest(BinaryRun, SweepTest, rfm.RunOnlyRegressionTest):
-    """A third-party MPI benchmark at one point of the sweep; nightly and
-    acceptance unless a family or check declares otherwise
-    (:attr:`~clustergate.rfm.modes.ModeTags.mode_selection`)."""
 
     valid_systems = ['+mpi']
     valid_prog_environs = list(ANY_MPI)
     maintainers = ['clustergate']
     time_limit = '20m'
 
+    @run_after('init')
+    def choose_environs(self):
+        restrict_environs(self)
+
+    @run_before('run')
+    def choose_binary(self):
+        set_binary(self)
+
+    def binary_name(self):
+        raise NotImplementedError
+
+    #: An attribute whose value is a tag too (the program a check runs)
+    tag_attribute = None
+
     def tag_names(self):
-        return {'thirdparty', self.family}
+        own = {getattr(self, self.tag_attribute)} if self.tag_attribute \
+            else set()
+        return {'thirdparty', self.family} | own
