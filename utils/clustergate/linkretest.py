@@ -727,35 +727,61 @@ def _warm_up():
     _t_sf(0.0, 1)
 
 
-# long: the adaptive loop: candidates, rounds until clear or the budget
 def retest(text: str, inputs: Mapping, launch: str, budget: float,
            trials: int = TRIALS, log=None, clock=time.monotonic) -> Dict:
     """Retest the job's candidates; the result as written to the JSON file
     the check reads (``decisions``: one per candidate). Every node link
     the first round names is retested, gross or not, with partners whose
-    pairs cross nothing else the fabric's verdict named; each round
-    measures the open candidates (named first, the strongest first round
-    first, when not all fit) in their open directions; the launches stop
-    at ``budget`` seconds (a launch still running then is killed)."""
+    pairs cross nothing else the fabric's verdict named (see
+    :func:`adaptive`); the launches stop at ``budget`` seconds (a launch
+    still running then is killed)."""
     result = {'budget_s': budget, 'rounds': 0, 'elapsed_s': 0.0,
               'decisions': [], 'notes': []}
     t_first = clock()
     first = first_round(text, inputs)
     cands, refs, decided = _setup(first, inputs, result)
+    ranks = {n: r for r, n in linkmatrix.labels(
+        cgoutput.parse(text).measurements).items()}
+    log = log or open(os.devnull, 'w')
     _warm_up()
+
+    def measure(the_plan, timeout):
+        return _measure(launch, ranks, the_plan.pairs, trials, log,
+                        timeout=timeout)
+
     # the budget is the retests' (the first round's analysis is apart)
     start = clock()
     result['analysis_s'] = round(start - t_first, 1)
     ratio = float(inputs.get('ratio', RATIO))
-    alpha = float(inputs.get('alpha', ALPHA))
-    ranks = {n: r for r, n in linkmatrix.labels(
-        cgoutput.parse(text).measurements).items()}
+    decided.update(adaptive(cands, refs, measure, budget, clock, ratio,
+                            float(inputs.get('alpha', ALPHA)), result))
+    explain(decided, cands, confirmed_faults(first.lines, decided), ratio)
+    result['elapsed_s'] = round(clock() - start, 1)
+    result['decisions'] = [asdict(decided[n]) for n in sorted(decided)]
+    return result
+
+
+def adaptive(cands: Sequence[Candidate], refs: Mapping[str, List[str]],
+             measure, budget: float, clock=time.monotonic, ratio=RATIO,
+             alpha=ALPHA, result: Optional[Dict] = None
+             ) -> Dict[str, 'Decision']:
+    """The retest rounds of ``cands`` (each with its ``refs``, the
+    partners to pair it with), until each is decided or ``budget``
+    seconds of ``clock`` are spent: each round measures the open
+    candidates (:func:`_round_plan`: named first, the strongest first
+    round first, when not all fit) in their open directions;
+    ``measure(plan, timeout)`` returns ``{pair: MB/s}`` of one launch, or
+    raises RuntimeError (killed, failed: the rounds stop, noted in
+    ``result``). Returns ``{node: Decision}``; ``result['rounds']``: how
+    many rounds ran."""
+    result = {'notes': []} if result is None else result
+    start = clock()
     rounds: List[Dict[Pair, float]] = []
     whole = plan([c.node for c in cands], refs)
     open_ = {c.node: c for c in cands}
     dirs = {c.node: DIRECTIONS for c in cands}
     costs: List[Tuple[int, float]] = []
-    log = log or open(os.devnull, 'w')
+    decided: Dict[str, Decision] = {}
     while open_:
         left = budget - (clock() - start)
         the_plan = _round_plan(open_, refs, dirs, costs, left, {
@@ -764,8 +790,7 @@ def retest(text: str, inputs: Mapping, launch: str, budget: float,
             break
         t0 = clock()
         try:
-            rounds.append(_measure(launch, ranks, the_plan.pairs, trials,
-                                   log, timeout=left))
+            rounds.append(measure(the_plan, left))
         except (RuntimeError, subprocess.SubprocessError, OSError) as err:
             result['notes'].append(str(err))
             break
@@ -782,20 +807,16 @@ def retest(text: str, inputs: Mapping, launch: str, budget: float,
     for node, c in open_.items():
         decided[node] = decide(rounds_of(rounds, node), c, whole, ratio,
                                alpha, final=True)
-    explain(decided, cands, first, ratio)
     result['rounds'] = len(rounds)
-    result['elapsed_s'] = round(clock() - start, 1)
-    result['decisions'] = [asdict(decided[n]) for n in sorted(decided)]
-    return result
+    return decided
 
 
-def confirmed_faults(first: 'FirstRound', decided: Mapping[str, 'Decision']
-                     ) -> List[str]:
-    """What the fabric's verdict names besides node links (a cut trunk, a
-    miscabled node, a slow pair) and the node links and pairs the retest
-    confirmed slow, each in a few words."""
-    out = [ln.split(':', 1)[0] for ln in first.lines
-           if node_link_of(ln) is None]
+def confirmed_faults(lines: Sequence[str],
+                     decided: Mapping[str, 'Decision']) -> List[str]:
+    """What the fabric's verdict ``lines`` name besides node links (a cut
+    trunk, a miscabled node, a slow pair) and the node links and pairs the
+    retest confirmed slow, each in a few words."""
+    out = [ln.split(':', 1)[0] for ln in lines if node_link_of(ln) is None]
     for node, d in sorted(decided.items()):
         if d.status == 'slow':
             out.append(f'node link {node}')
@@ -814,7 +835,7 @@ def _leaning(d: 'Decision', ratio: float, alpha: float) -> bool:
 
 
 def explain(decided: Dict[str, 'Decision'], cands: Sequence[Candidate],
-            first: 'FirstRound', ratio: float = RATIO,
+            faults: Sequence[str], ratio: float = RATIO,
             alpha: float = EXPLAINED_ALPHA):
     """The rule for a *borderline* node link (not named by its first round
     on its own) that the retest left undecided at the end of its budget,
@@ -825,8 +846,7 @@ def explain(decided: Dict[str, 'Decision'], cands: Sequence[Candidate],
     check logs it). Its mean must also be nearer to its partners' level
     than to the ratio: a link at the ratio stays undecided. On a fabric
     with no confirmed fault, or leaning slow, it stays undecided and the
-    run fails saying so."""
-    faults = confirmed_faults(first, decided)
+    run fails saying so. ``faults``: :func:`confirmed_faults`."""
     if not faults:
         return
     for c in cands:
