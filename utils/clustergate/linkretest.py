@@ -361,9 +361,29 @@ def plan(cands: Sequence[str], refs, max_partners: int = MAX_PARTNERS,
 # -- statistics ------------------------------------------------------------
 
 def _t_sf(t, df):
-    """P(T > t) of Student's t with ``df`` degrees of freedom."""
-    from scipy import stats
-    return float(stats.t.sf(t, df))
+    """P(T > t) of Student's t with ``df`` (a whole number, at least 1)
+    degrees of freedom, in closed form (Abramowitz and Stegun 26.7.3-4):
+    no scipy import in the job, which took seconds on a loaded node,
+    inside the retest's budget."""
+    df = int(df)
+    if df < 1:
+        raise ValueError(f'degrees of freedom must be >= 1, got {df}')
+    theta = math.atan(abs(t) / math.sqrt(df))
+    c2, sin, cos = math.cos(theta) ** 2, math.sin(theta), math.cos(theta)
+    if df % 2:          # odd: 2/pi (theta + sin cos (1 + 2/3 c2 + ...))
+        term, total = 1.0, 1.0 if df > 1 else 0.0
+        for k in range(1, (df - 1) // 2):
+            term *= c2 * (2 * k) / (2 * k + 1)
+            total += term
+        inside = 2 / math.pi * (theta + sin * cos * total)
+    else:               # even: sin (1 + c2 / 2 + 1*3 c2^2 / (2*4) + ...)
+        term, total = 1.0, 1.0
+        for k in range(1, df // 2):
+            term *= c2 * (2 * k - 1) / (2 * k)
+            total += term
+        inside = sin * total
+    tail = max(0.0, (1 - inside) / 2)     # P(T > |t|)
+    return tail if t >= 0 else 1 - tail
 
 
 @dataclass
@@ -743,13 +763,6 @@ def _round_plan(open_, refs, dirs, costs, left, done=None):
     return next((p for cost, p in plans if cost <= left and left > 0), None)
 
 
-def _warm_up():
-    """Import what :func:`decide` needs before the budget's clock starts
-    (the first import of scipy took seconds on a loaded machine, inside
-    the budget)."""
-    _t_sf(0.0, 1)
-
-
 def retest(text: str, inputs: Mapping, launch: str, budget: float,
            trials: int = TRIALS, log=None, clock=time.monotonic) -> Dict:
     """Retest the job's candidates; the result as written to the JSON file
@@ -766,7 +779,6 @@ def retest(text: str, inputs: Mapping, launch: str, budget: float,
     ranks = {n: r for r, n in linkmatrix.labels(
         cgoutput.parse(text).measurements).items()}
     log = log or open(os.devnull, 'w')
-    _warm_up()
 
     def measure(the_plan, timeout):
         return _measure(launch, ranks, the_plan.pairs, trials, log,
