@@ -843,6 +843,8 @@ def adaptive(cands: Sequence[Candidate], refs: Mapping[str, List[str]],
         decided[node] = decide(rounds_of(rounds, node), c, whole, ratio,
                                alpha, final=True)
     result['rounds'] = len(rounds)
+    # each launch's seconds: where a budget went on a loaded machine
+    result['launch_s'] = [round(sec, 2) for _, sec in costs]
     return decided
 
 
