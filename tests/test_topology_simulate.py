@@ -59,3 +59,22 @@ def test_cli_reports_and_fails_below_95_percent(capsys):
                           '0.95']) == 1
     assert simulate.main(['--nodes', '60', '--per-leaf', '8']) == 2
     assert '--nodes 60 is not a multiple' in capsys.readouterr().err
+
+
+def test_the_fit_explains_the_fabric_faults_on_a_smaller_tree():
+    # 128 nodes (8 leaves of 16), sigma 0.05: a trunk at 0.85x alone, two
+    # at once, beside a node link at 0.8x, and a miscabled node beside one:
+    # each fault named in one line and nothing else (the leaf-mates of a
+    # cut trunk or of a miscabled node are judged against the fitted
+    # fabric); no false alarm. Judged against the declared tree instead,
+    # a cut leaf's healthy nodes are named beside its uplink (fails).
+    rep = simulate.run(nodes=128, per_leaf=16, cases=5, seed=3, sigma=0.05,
+                       uplink_factor=0.85, node_factor=0.8,
+                       kinds=('healthy', 'uplink', 'uplink+uplink',
+                              'uplink+node', 'miscabled+node'))
+    for kind, cases in rep.cases.items():
+        bad = [f'{simulate._describe(c.fault)}: {c.verdicts}'
+               for c in cases if not c.correct]
+        assert not bad, f'{kind}: {bad}'
+        assert all(len(c.verdicts) == kind.count('+') + 1 - (
+            kind == 'healthy') for c in cases), kind

@@ -758,7 +758,7 @@ def render(samples, outdir, matrix_dirs=(), max_trends=40,
                 f'{_utc(max(s.time for s in samples))} UTC')
 
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader('clustergate.report', 'templates'),
+        loader=jinja2.PackageLoader('clustergate.report.page', 'templates'),
         autoescape=True, undefined=jinja2.StrictUndefined)
     page = env.get_template('report.html.j2').render(
         title=title, verdict=ver, why=ver.empty_reasons(),
