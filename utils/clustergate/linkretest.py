@@ -24,8 +24,13 @@ with partners whose pairs cross nothing else the fabric's verdict named
   both halves: its own link. Slow against one partner only: that pair
   (the partner's link or the route), not the node.
 
-Rounds repeat, only for the candidates not yet decided, until each
-decision is clear or the time budget runs out. Per direction, after at
+Rounds repeat, only for the candidates and the directions not yet
+decided (a direction found healthy is not measured again: later rounds are
+shorter), until each decision is clear or the time budget runs out. When
+the rounds the candidates still need do not fit what is left of the
+budget, at the pace of the launches so far (a loaded machine makes every
+launch slow), a round measures only the strongest of them: named before
+borderline, the lowest first-round figure first. Per direction, after at
 least ``MIN_RETESTS`` rounds, a one-sided t-test of the round figures
 against the naming ratio (``RATIO``, 0.95; the standard deviation floored
 at ``SD_FLOOR``: three identical rounds are not infinitely sure):
@@ -33,6 +38,15 @@ at ``SD_FLOOR``: three identical rounds are not infinitely sure):
 * **slow** when their mean is below the ratio with p < ``ALPHA`` (0.01);
 * **healthy** when it is above it with p < ``ALPHA``;
 * otherwise another round; at the budget: **inconclusive**.
+
+**Explained, not named.** A *borderline* node link that the budget
+left undecided, on a fabric where the verdict names a fault or the retest
+confirmed one (a cut trunk, a miscabled node, another node link), is not
+named when alone it leans healthy in every direction (above the ratio at
+p < ``EXPLAINED_ALPHA``, 0.1, and nearer its partners' level than the
+ratio): its first round's hint is what those faults disturbed (the fault
+campaign's three innocents, each 0.98-1.00x alone). On a fabric with no
+confirmed fault it stays undecided and the run fails.
 
 A first round's verdict therefore never stands on one round: a named node
 link the retests clear is not a fault (a noisy round, or a figure a fault
@@ -81,8 +95,14 @@ MAX_PARTNERS = 4
 BUDGET = 120.0
 #: trials per retested pair (the first is dropped; the fastest counts)
 TRIALS = 4
+#: a borderline node link the retest leaves undecided beside confirmed
+#: faults is not named when alone it leans healthy at this p (see
+#: :func:`explain`)
+EXPLAINED_ALPHA = 0.1
 
 DIRECTIONS = ('sent', 'recv')
+#: the retest's statuses that are not named (logged)
+CLEARED = ('healthy', 'explained')
 Pair = Tuple[str, str]
 
 #: what a later run of a case whose failing verdict the retest decided
@@ -145,6 +165,15 @@ class Candidate:
     node: str
     why: str            # 'named' or 'borderline'
     first: str          # the first round's figures, for the verdict line
+    #: the first round's worst figure (x of its baseline or peers; 0: a
+    #: gross fault the fabric's verdict named): the lower, the more the
+    #: first round says, the earlier its retests when the budget is short
+    evidence: float = 1.0
+
+    def priority(self):
+        """Sort key: named before borderline, then the strongest first
+        round first."""
+        return (self.why != 'named', self.evidence, self.node)
 
 
 def retest_candidates(lines: Sequence[str], verdict: linkbaseline.LinkVerdict,
@@ -158,7 +187,7 @@ def retest_candidates(lines: Sequence[str], verdict: linkbaseline.LinkVerdict,
         node = node_link_of(ln)
         if node is not None and ln.startswith('suspect node '):
             gross.setdefault(node, ln.split(': ', 1)[1])
-    out = [Candidate(n, 'named', f'the fabric verdict: {first}')
+    out = [Candidate(n, 'named', f'the fabric verdict: {first}', 0.0)
            for n, first in sorted(gross.items())]
     return sorted(out + candidates(verdict, bounds, named_nodes(lines)),
                   key=lambda c: c.node)
@@ -176,11 +205,13 @@ def candidates(verdict: linkbaseline.LinkVerdict, bounds: Bounds,
             by_node.setdefault(j.node, []).append(j)
     out = []
     for node, js in sorted(by_node.items()):
-        worst = min(js, key=lambda j: j.ratio if j.ratio is not None
-                    else j.figure)
+        def fig(j):
+            return j.ratio if j.ratio is not None else j.figure
+
+        worst = min(js, key=fig)
         out.append(Candidate(
             node, 'named' if any(j.named for j in js) else 'borderline',
-            f'{worst.direction} ' + worst.describe()))
+            f'{worst.direction} ' + worst.describe(), float(fig(worst))))
     return out
 
 
@@ -277,12 +308,15 @@ def _cycle(use):
     return [(use[i], use[(i + 1) % len(use)]) for i in range(len(use))]
 
 
-def plan(cands: Sequence[str], refs, max_partners: int = MAX_PARTNERS
+def plan(cands: Sequence[str], refs, max_partners: int = MAX_PARTNERS,
+         directions: Optional[Mapping[str, Sequence[str]]] = None
          ) -> Optional[Plan]:
     """Each candidate with up to ``max_partners`` references (``refs``: one
-    list for all, or ``{candidate: list}``), both ways; controls: a cycle
-    through its partners. A candidate with fewer than 2 references (no
-    control level) is left out; None: no candidate left."""
+    list for all, or ``{candidate: list}``), both ways (``directions``:
+    ``{candidate: the directions still open}``; a direction decided is not
+    measured again); controls: a cycle through its partners. A candidate
+    with fewer than 2 references (no control level) is left out; None: no
+    candidate left."""
     partners, controls = {}, {}
     for c in cands:
         use = list((refs.get(c, []) if isinstance(refs, Mapping) else
@@ -296,8 +330,11 @@ def plan(cands: Sequence[str], refs, max_partners: int = MAX_PARTNERS
     half = len(every) // 2
     pairs = every[:half]
     for c, use in partners.items():
+        dirs = DIRECTIONS if directions is None else directions.get(
+            c, DIRECTIONS)
         for p in use:
-            pairs += [(c, p), (p, c)]
+            pairs += [pr for dr, pr in (('sent', (c, p)), ('recv', (p, c)))
+                      if dr in dirs]
     return Plan(partners, controls, pairs + every[half:])
 
 
@@ -405,7 +442,8 @@ class Decision:
 
     node: str
     why: str
-    status: str         # slow, partner, healthy, inconclusive, untested
+    status: str         # slow, partner, healthy, inconclusive, untested,
+    #                     explained (see :func:`explain`)
     first: str = ''
     retests: int = 0
     directions: Dict[str, Dict] = field(default_factory=dict)
@@ -655,11 +693,41 @@ def _setup(first: FirstRound, inputs: Mapping, result: Dict):
     return [c for c in cands if c.node not in decided], refs, decided
 
 
-def _next_fits(left, last, the_plan, last_pairs):
-    """Whether the next round, as long as the last one per pair, fits."""
-    if left <= 0:
-        return False
-    return not last_pairs or last * len(the_plan.pairs) / last_pairs <= left
+def _estimate(costs, n_pairs):
+    """Seconds a launch of ``n_pairs`` pairs should take, from the
+    launches so far (``costs``: ``(pairs, seconds)`` each): at the slowest
+    per-pair pace seen (the load changes between rounds). 0: none yet."""
+    return max((s * n_pairs / p for p, s in costs if p), default=0.0)
+
+
+def _round_plan(open_, refs, dirs, costs, left, done=None):
+    """The next round: the open candidates by :meth:`Candidate.priority`,
+    as many as leave room, at the pace of the rounds so far, for the
+    rounds they still need before a decision (``done``: ``{node: rounds
+    so far}``; ``MIN_RETESTS`` at least), else as many as fit one round:
+    a short budget decides the strongest first rounds rather than leave
+    every candidate half measured. None: not even one fits."""
+    order = sorted(open_.values(), key=Candidate.priority)
+    done = done or {}
+    plans = []
+    for k in range(len(order), 0, -1):
+        the_plan = plan([c.node for c in order[:k]], refs, directions=dirs)
+        if the_plan is None:
+            continue
+        need = max(max(MIN_RETESTS - done.get(c.node, 0), 1)
+                   for c in order[:k])
+        cost = _estimate(costs, len(the_plan.pairs))
+        if cost * need <= left:
+            return the_plan
+        plans.append((cost, the_plan))
+    return next((p for cost, p in plans if cost <= left and left > 0), None)
+
+
+def _warm_up():
+    """Import what :func:`decide` needs before the budget's clock starts
+    (the first import of scipy took seconds on a loaded machine, inside
+    the budget)."""
+    _t_sf(0.0, 1)
 
 
 # long: the adaptive loop: candidates, rounds until clear or the budget
@@ -668,13 +736,16 @@ def retest(text: str, inputs: Mapping, launch: str, budget: float,
     """Retest the job's candidates; the result as written to the JSON file
     the check reads (``decisions``: one per candidate). Every node link
     the first round names is retested, gross or not, with partners whose
-    pairs cross nothing else the fabric's verdict named; the launches stop
+    pairs cross nothing else the fabric's verdict named; each round
+    measures the open candidates (named first, the strongest first round
+    first, when not all fit) in their open directions; the launches stop
     at ``budget`` seconds (a launch still running then is killed)."""
     result = {'budget_s': budget, 'rounds': 0, 'elapsed_s': 0.0,
               'decisions': [], 'notes': []}
     t_first = clock()
     first = first_round(text, inputs)
     cands, refs, decided = _setup(first, inputs, result)
+    _warm_up()
     # the budget is the retests' (the first round's analysis is apart)
     start = clock()
     result['analysis_s'] = round(start - t_first, 1)
@@ -685,12 +756,14 @@ def retest(text: str, inputs: Mapping, launch: str, budget: float,
     rounds: List[Dict[Pair, float]] = []
     whole = plan([c.node for c in cands], refs)
     open_ = {c.node: c for c in cands}
-    last, last_pairs = 0.0, 0
+    dirs = {c.node: DIRECTIONS for c in cands}
+    costs: List[Tuple[int, float]] = []
     log = log or open(os.devnull, 'w')
     while open_:
-        the_plan = plan(sorted(open_), refs)
         left = budget - (clock() - start)
-        if not _next_fits(left, last, the_plan, last_pairs):
+        the_plan = _round_plan(open_, refs, dirs, costs, left, {
+            n: len(rounds_of(rounds, n)) for n in open_})
+        if the_plan is None:
             break
         t0 = clock()
         try:
@@ -699,20 +772,80 @@ def retest(text: str, inputs: Mapping, launch: str, budget: float,
         except (RuntimeError, subprocess.SubprocessError, OSError) as err:
             result['notes'].append(str(err))
             break
-        last, last_pairs = clock() - t0, len(the_plan.pairs)
-        for node in sorted(open_):
+        costs.append((len(the_plan.pairs), clock() - t0))
+        for node in sorted(the_plan.partners):
             d = decide(rounds_of(rounds, node), open_[node], whole, ratio,
                        alpha)
             if d.status != 'open':
                 decided[node] = d
                 del open_[node]
+            else:       # a direction decided healthy is not measured again
+                dirs[node] = tuple(dr for dr in DIRECTIONS if
+                                   d.directions[dr]['state'] != 'healthy')
     for node, c in open_.items():
         decided[node] = decide(rounds_of(rounds, node), c, whole, ratio,
                                alpha, final=True)
+    explain(decided, cands, first, ratio)
     result['rounds'] = len(rounds)
     result['elapsed_s'] = round(clock() - start, 1)
     result['decisions'] = [asdict(decided[n]) for n in sorted(decided)]
     return result
+
+
+def confirmed_faults(first: 'FirstRound', decided: Mapping[str, 'Decision']
+                     ) -> List[str]:
+    """What the fabric's verdict names besides node links (a cut trunk, a
+    miscabled node, a slow pair) and the node links and pairs the retest
+    confirmed slow, each in a few words."""
+    out = [ln.split(':', 1)[0] for ln in first.lines
+           if node_link_of(ln) is None]
+    for node, d in sorted(decided.items()):
+        if d.status == 'slow':
+            out.append(f'node link {node}')
+        elif d.status == 'partner':
+            out.append(f'link {node} with {", ".join(d.blamed)}')
+    return out
+
+
+def _leaning(d: 'Decision', ratio: float, alpha: float) -> bool:
+    """Whether every direction of ``d`` had its retests, is above the
+    naming ratio at p < ``alpha`` and nearer to its partners than to the
+    ratio (a link at the ratio, a 95 % one, is not explained away)."""
+    return all(len(x['values']) >= MIN_RETESTS and x['p_healthy'] < alpha
+               and x['mean'] >= (1 + ratio) / 2
+               for x in d.directions.values())
+
+
+def explain(decided: Dict[str, 'Decision'], cands: Sequence[Candidate],
+            first: 'FirstRound', ratio: float = RATIO,
+            alpha: float = EXPLAINED_ALPHA):
+    """The rule for a *borderline* node link (not named by its first round
+    on its own) that the retest left undecided at the end of its budget,
+    beside faults the fabric's verdict names or the retest confirmed: when
+    alone it leans healthy in every direction (above the naming ratio at
+    p < ``alpha``, a weaker bar than a decision's), its first round's hint
+    is what those faults disturbed: status ``explained``, not named (the
+    check logs it). Its mean must also be nearer to its partners' level
+    than to the ratio: a link at the ratio stays undecided. On a fabric
+    with no confirmed fault, or leaning slow, it stays undecided and the
+    run fails saying so."""
+    faults = confirmed_faults(first, decided)
+    if not faults:
+        return
+    for c in cands:
+        d = decided.get(c.node)
+        if c.why != 'borderline' or d is None or \
+                d.status != 'inconclusive' or not _leaning(d, ratio, alpha):
+            continue
+        d.status = 'explained'
+        alone = ', '.join(
+            f'{"sent" if dr == "sent" else "received"} {x["mean"]:.2f}x '
+            f'({_p(x["p_healthy"])})' for dr, x in d.directions.items())
+        d.text = (f'not named: borderline in its first round beside what '
+                  f'the fabric verdict and the retest confirmed '
+                  f'({"; ".join(faults)}); alone it leans healthy, '
+                  f'undecided within the time budget: {alone} its partners '
+                  f'alone, above {ratio:g}x, {d.retests} retests')
 
 
 def rounds_of(rounds, node):
@@ -752,7 +885,8 @@ def apply(lines: List[str], result: Optional[Mapping], fabric: str,
     retest's confidence; one the retest could not decide (inconclusive
     within the budget, or not retested) keeps its line saying why: the
     gate does not pass what it could not check. A borderline one becomes a
-    line when confirmed or undecided."""
+    line when confirmed or undecided (not when :func:`explain` explained
+    it: logged)."""
     out = [with_basis(ln, tree) for ln in lines]
     if cands is None:
         return out, ['no retest (its budget is 0): named node links stand '
@@ -770,7 +904,7 @@ def apply(lines: List[str], result: Optional[Mapping], fabric: str,
             final.append(ln)
         elif d is None:
             final.append(f'{ln}; not retested: {why}')
-        elif d['status'] == 'healthy':
+        elif d['status'] in CLEARED:
             notes.append(f'{ln} -- {d["text"]}')
         elif d['status'] == 'partner':
             final.append(_partner_line(d, fabric))
@@ -784,7 +918,7 @@ def apply(lines: List[str], result: Optional[Mapping], fabric: str,
                                      f'not retested: {why}'}
         if d['status'] == 'partner':
             final.append(_partner_line(d, fabric))
-        elif d['status'] == 'healthy':
+        elif d['status'] in CLEARED:
             notes.append(f'borderline node link {c.node} on fabric {fabric} '
                          f'({c.first}): {d["text"]}')
         else:
