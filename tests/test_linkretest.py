@@ -350,3 +350,18 @@ def test_the_driver_judges_the_first_round_on_the_declared_tree():
     # flat, the same matrix is judged against the flat median instead
     flat = lr.first_round(text, {'fabric': 'fab0'})
     assert flat.figures != first.figures
+
+
+def test_a_healthy_first_round_does_not_import_the_statistics():
+    """The retest's statistics (scipy) took 3 s to import on a loaded
+    node: a job whose first round has nothing to retest must not pay it
+    (a fresh interpreter, as in the job)."""
+    code = ('import sys; from clustergate import linkretest as lr; '
+            'r = lr.retest(open(sys.argv[1]).read(), {"fabric": "fab0"}, '
+            '"false", 120.0); print(r["notes"], "scipy" in sys.modules)')
+    path = os.path.join(os.path.dirname(__file__), 'fixtures', 'cg-outputs',
+                        'emu-linkmatrix-4MB-fab0-busy.out')
+    cp = subprocess.run([sys.executable, '-c', code, path],
+                        capture_output=True, text=True, timeout=120)
+    assert cp.stdout.split('\n')[0] == \
+        "['no suspect or borderline node link'] False", cp.stderr

@@ -745,7 +745,8 @@ def retest(text: str, inputs: Mapping, launch: str, budget: float,
     t_first = clock()
     first = first_round(text, inputs)
     cands, refs, decided = _setup(first, inputs, result)
-    _warm_up()
+    if cands:       # a healthy first round needs no statistics
+        _warm_up()
     # the budget is the retests' (the first round's analysis is apart)
     start = clock()
     result['analysis_s'] = round(start - t_first, 1)
