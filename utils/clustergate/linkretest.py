@@ -142,12 +142,19 @@ class Bounds:
     direction_ratio: float = linkbaseline.DIRECTION_RATIO
 
 
+#: peers only: this many times the naming z below the run's median makes a
+#: node link borderline even near its peers' level (see :func:`is_borderline`)
+STRONG_Z = 1.5
+
+
 def _halfway(bound):
     return 1 - (1 - bound) / 2
 
 
 def is_borderline(j: linkbaseline.LinkJudgement, b: Bounds) -> bool:
-    """Not named, but beyond half of both of its naming bounds."""
+    """Not named, but beyond half of both of its naming bounds; without a
+    baseline also when ``STRONG_Z`` times the naming z below its peers and
+    halfway to a baseline's ratio bound."""
     if j.named:
         return False
     if j.base is not None:
@@ -155,7 +162,14 @@ def is_borderline(j: linkbaseline.LinkJudgement, b: Bounds) -> bool:
         return j.ratio <= _halfway(bound) and j.z <= -b.z / 2
     bound = b.peer_ratio if j.direction == 'both' else \
         b.peer_ratio * b.direction_ratio / b.ratio
-    return j.figure <= _halfway(bound) and j.peer_z <= -b.peer_z / 2
+    if j.figure <= _halfway(bound) and j.peer_z <= -b.peer_z / 2:
+        return True
+    # on a large fabric the run's spread is narrow and well known: a node
+    # link far below it is borderline once it is halfway to a baseline's
+    # ratio bound (a 10 % loss at 1024 nodes, 0.93x of its peers, was
+    # above 0.925x but 9 MADs below)
+    near = b.ratio if j.direction == 'both' else b.direction_ratio
+    return j.figure <= _halfway(near) and j.peer_z <= -STRONG_Z * b.peer_z
 
 
 @dataclass
@@ -284,12 +298,21 @@ def fabric_faults(analysis) -> FabricFaults:
 
 
 def refs_of(cands: Sequence[str], refs: Sequence[str], faults: FabricFaults,
-            topo=None) -> Dict[str, List[str]]:
+            topo=None, limit: Optional[int] = None) -> Dict[str, List[str]]:
     """Per candidate, the references (in ``refs``' order) whose pairs with
-    it, both ways, cross nothing the fabric's verdict named."""
+    it, both ways, cross nothing the fabric's verdict named (the first
+    ``limit`` of them; None: all)."""
     routed = faults.routed(topo)
-    return {c: [r for r in refs if faults.clear(routed, c, r) and
-                faults.clear(routed, r, c)] for c in cands}
+    out = {}
+    for c in cands:
+        out[c] = []
+        for r in refs:
+            if limit is not None and len(out[c]) >= limit:
+                break
+            if faults.clear(routed, c, r) and \
+                    faults.clear(routed, r, c):
+                out[c].append(r)
+    return out
 
 
 @dataclass
@@ -341,9 +364,29 @@ def plan(cands: Sequence[str], refs, max_partners: int = MAX_PARTNERS,
 # -- statistics ------------------------------------------------------------
 
 def _t_sf(t, df):
-    """P(T > t) of Student's t with ``df`` degrees of freedom."""
-    from scipy import stats
-    return float(stats.t.sf(t, df))
+    """P(T > t) of Student's t with ``df`` (a whole number, at least 1)
+    degrees of freedom, in closed form (Abramowitz and Stegun 26.7.3-4):
+    no scipy import in the job, which took seconds on a loaded node,
+    inside the retest's budget."""
+    df = int(df)
+    if df < 1:
+        raise ValueError(f'degrees of freedom must be >= 1, got {df}')
+    theta = math.atan(abs(t) / math.sqrt(df))
+    c2, sin, cos = math.cos(theta) ** 2, math.sin(theta), math.cos(theta)
+    if df % 2:          # odd: 2/pi (theta + sin cos (1 + 2/3 c2 + ...))
+        term, total = 1.0, 1.0 if df > 1 else 0.0
+        for k in range(1, (df - 1) // 2):
+            term *= c2 * (2 * k) / (2 * k + 1)
+            total += term
+        inside = 2 / math.pi * (theta + sin * cos * total)
+    else:               # even: sin (1 + c2 / 2 + 1*3 c2^2 / (2*4) + ...)
+        term, total = 1.0, 1.0
+        for k in range(1, df // 2):
+            term *= c2 * (2 * k - 1) / (2 * k)
+            total += term
+        inside = sin * total
+    tail = max(0.0, (1 - inside) / 2)     # P(T > |t|)
+    return tail if t >= 0 else 1 - tail
 
 
 @dataclass
@@ -723,43 +766,60 @@ def _round_plan(open_, refs, dirs, costs, left, done=None):
     return next((p for cost, p in plans if cost <= left and left > 0), None)
 
 
-def _warm_up():
-    """Import what :func:`decide` needs before the budget's clock starts
-    (the first import of scipy took seconds on a loaded machine, inside
-    the budget)."""
-    _t_sf(0.0, 1)
-
-
-# long: the adaptive loop: candidates, rounds until clear or the budget
 def retest(text: str, inputs: Mapping, launch: str, budget: float,
            trials: int = TRIALS, log=None, clock=time.monotonic) -> Dict:
     """Retest the job's candidates; the result as written to the JSON file
     the check reads (``decisions``: one per candidate). Every node link
     the first round names is retested, gross or not, with partners whose
-    pairs cross nothing else the fabric's verdict named; each round
-    measures the open candidates (named first, the strongest first round
-    first, when not all fit) in their open directions; the launches stop
-    at ``budget`` seconds (a launch still running then is killed)."""
+    pairs cross nothing else the fabric's verdict named (see
+    :func:`adaptive`); the launches stop at ``budget`` seconds (a launch
+    still running then is killed)."""
     result = {'budget_s': budget, 'rounds': 0, 'elapsed_s': 0.0,
               'decisions': [], 'notes': []}
     t_first = clock()
     first = first_round(text, inputs)
     cands, refs, decided = _setup(first, inputs, result)
-    if cands:       # a healthy first round needs no statistics
-        _warm_up()
+    ranks = {n: r for r, n in linkmatrix.labels(
+        cgoutput.parse(text).measurements).items()}
+    log = log or open(os.devnull, 'w')
+
+    def measure(the_plan, timeout):
+        return _measure(launch, ranks, the_plan.pairs, trials, log,
+                        timeout=timeout)
+
     # the budget is the retests' (the first round's analysis is apart)
     start = clock()
     result['analysis_s'] = round(start - t_first, 1)
     ratio = float(inputs.get('ratio', RATIO))
-    alpha = float(inputs.get('alpha', ALPHA))
-    ranks = {n: r for r, n in linkmatrix.labels(
-        cgoutput.parse(text).measurements).items()}
+    decided.update(adaptive(cands, refs, measure, budget, clock, ratio,
+                            float(inputs.get('alpha', ALPHA)), result))
+    explain(decided, cands, confirmed_faults(first.lines, decided), ratio)
+    result['elapsed_s'] = round(clock() - start, 1)
+    result['decisions'] = [asdict(decided[n]) for n in sorted(decided)]
+    return result
+
+
+def adaptive(cands: Sequence[Candidate], refs: Mapping[str, List[str]],
+             measure, budget: float, clock=time.monotonic, ratio=RATIO,
+             alpha=ALPHA, result: Optional[Dict] = None
+             ) -> Dict[str, 'Decision']:
+    """The retest rounds of ``cands`` (each with its ``refs``, the
+    partners to pair it with), until each is decided or ``budget``
+    seconds of ``clock`` are spent: each round measures the open
+    candidates (:func:`_round_plan`: named first, the strongest first
+    round first, when not all fit) in their open directions;
+    ``measure(plan, timeout)`` returns ``{pair: MB/s}`` of one launch, or
+    raises RuntimeError (killed, failed: the rounds stop, noted in
+    ``result``). Returns ``{node: Decision}``; ``result['rounds']``: how
+    many rounds ran."""
+    result = {'notes': []} if result is None else result
+    start = clock()
     rounds: List[Dict[Pair, float]] = []
     whole = plan([c.node for c in cands], refs)
     open_ = {c.node: c for c in cands}
     dirs = {c.node: DIRECTIONS for c in cands}
     costs: List[Tuple[int, float]] = []
-    log = log or open(os.devnull, 'w')
+    decided: Dict[str, Decision] = {}
     while open_:
         left = budget - (clock() - start)
         the_plan = _round_plan(open_, refs, dirs, costs, left, {
@@ -768,8 +828,7 @@ def retest(text: str, inputs: Mapping, launch: str, budget: float,
             break
         t0 = clock()
         try:
-            rounds.append(_measure(launch, ranks, the_plan.pairs, trials,
-                                   log, timeout=left))
+            rounds.append(measure(the_plan, left))
         except (RuntimeError, subprocess.SubprocessError, OSError) as err:
             result['notes'].append(str(err))
             break
@@ -786,20 +845,18 @@ def retest(text: str, inputs: Mapping, launch: str, budget: float,
     for node, c in open_.items():
         decided[node] = decide(rounds_of(rounds, node), c, whole, ratio,
                                alpha, final=True)
-    explain(decided, cands, first, ratio)
     result['rounds'] = len(rounds)
-    result['elapsed_s'] = round(clock() - start, 1)
-    result['decisions'] = [asdict(decided[n]) for n in sorted(decided)]
-    return result
+    # each launch's seconds: where a budget went on a loaded machine
+    result['launch_s'] = [round(sec, 2) for _, sec in costs]
+    return decided
 
 
-def confirmed_faults(first: 'FirstRound', decided: Mapping[str, 'Decision']
-                     ) -> List[str]:
-    """What the fabric's verdict names besides node links (a cut trunk, a
-    miscabled node, a slow pair) and the node links and pairs the retest
-    confirmed slow, each in a few words."""
-    out = [ln.split(':', 1)[0] for ln in first.lines
-           if node_link_of(ln) is None]
+def confirmed_faults(lines: Sequence[str],
+                     decided: Mapping[str, 'Decision']) -> List[str]:
+    """What the fabric's verdict ``lines`` name besides node links (a cut
+    trunk, a miscabled node, a slow pair) and the node links and pairs the
+    retest confirmed slow, each in a few words."""
+    out = [ln.split(':', 1)[0] for ln in lines if node_link_of(ln) is None]
     for node, d in sorted(decided.items()):
         if d.status == 'slow':
             out.append(f'node link {node}')
@@ -818,7 +875,7 @@ def _leaning(d: 'Decision', ratio: float, alpha: float) -> bool:
 
 
 def explain(decided: Dict[str, 'Decision'], cands: Sequence[Candidate],
-            first: 'FirstRound', ratio: float = RATIO,
+            faults: Sequence[str], ratio: float = RATIO,
             alpha: float = EXPLAINED_ALPHA):
     """The rule for a *borderline* node link (not named by its first round
     on its own) that the retest left undecided at the end of its budget,
@@ -829,8 +886,7 @@ def explain(decided: Dict[str, 'Decision'], cands: Sequence[Candidate],
     check logs it). Its mean must also be nearer to its partners' level
     than to the ratio: a link at the ratio stays undecided. On a fabric
     with no confirmed fault, or leaning slow, it stays undecided and the
-    run fails saying so."""
-    faults = confirmed_faults(first, decided)
+    run fails saying so. ``faults``: :func:`confirmed_faults`."""
     if not faults:
         return
     for c in cands:

@@ -213,14 +213,17 @@ def expected(faults) -> set:
 
 
 # long: the check's verdict in order: the fabric's faults, each node link
-# against the fitted fabric, the retest of the named and borderline ones
+# against the fitted fabric, the retest of the named and borderline ones,
+# the verdict lines as the check composes them
 def verdict(topo, prepared, measured, sigma, true_faults, rng, scale,
-            bytes_=4e6):
+            bytes_=4e6, stats=None):
     """``(names, lines, retest seconds)`` of one simulated case, judged
     as the check judges a job: :func:`diagnose`, the node links against
-    the fitted fabric (:func:`clustergate.linkstats.predicted_figures`,
-    peers only: no baseline), then the retest of the named and borderline
-    node links (:func:`retest`)."""
+    the fitted fabric (:func:`clustergate.linkstats.predicted_figures`)
+    and ``stats`` (a per-link baseline; None: peers only), then the
+    retest of the named and borderline node links (:func:`retest`: the
+    check's own rounds and decisions) and the verdict lines after it
+    (:func:`clustergate.linkretest.apply`)."""
     from clustergate import linkbaseline, linkretest, linkstats
     from .analysis import FABRIC_KINDS
     an = diagnose(topo, measured, fabric='sim', sigma=sigma,
@@ -230,85 +233,85 @@ def verdict(topo, prepared, measured, sigma, true_faults, rng, scale,
     preds = variant_rates(topo, prepared.models, fitted)
     figs = linkstats.predicted_figures(an.fitted or topo, measured, preds,
                                        slow)
-    judged = linkbaseline.judge(figs, None, 'sim', skip=sorted(slow))
-    bounds = linkretest.Bounds()
-    first = {j.node for j in judged.judgements if j.named}
-    cands = sorted(slow | first | {
-        j.node for j in judged.judgements
-        if linkretest.is_borderline(j, bounds)})
+    judged = linkbaseline.judge(figs, stats, 'sim', skip=sorted(slow))
+    fabric = an.messages()
+    cands = linkretest.retest_candidates(fabric, judged,
+                                         linkretest.Bounds())
     decided, seconds = retest(topo, true_faults, cands, figs, rng, sigma,
-                              scale, bytes_)
-    names, lines = set(), []
+                              scale, bytes_, an)
+    lines, _ = linkretest.apply(
+        fabric + judged.lines,
+        {'decisions': [linkretest.asdict(d) for d in decided.values()]},
+        'sim', cands, tree=True)
+    names = set()
     for v in an.verdicts:
-        if v.kind == 'node' and decided.get(v.subject[0]) == 'healthy':
-            continue        # the retest cleared it
+        if v.kind == 'node':
+            continue        # named below if its line survived the retest
         names.add(('miscabled',) + v.subject if v.kind == 'miscabled' else
                   (v.kind, v.subject[0]) if v.kind != 'link' else
                   ('link',) + v.subject)
-        lines.append(v.message)
-    for n in cands:
-        if n in slow:
-            continue
-        if decided[n] == 'slow' or (decided[n] == 'open' and n in first):
-            names.add(('node', n))
-            lines.append(f'slow node link {n} on fabric sim: retest '
-                         f'{decided[n]}')
+    for ln in lines:
+        node = linkretest.node_link_of(ln) or _undecided(ln)
+        if node is not None:
+            names.add(('node', node))
+        elif ln.startswith('slow link '):
+            names.add(('link', ln.split()[2]))
     return names, lines, seconds
 
 
-# long: rounds of the retest for the open candidates until each is
-# decided or the budget is spent, as in the job
-def retest(topo, true_faults, cands, figs, rng, sigma, scale, bytes_=4e6):
-    """The retest modelled: each candidate's flows to and from 4 healthy
-    partners and control pairs among them, each pair alone (its rate the
-    slower of its node links on the true fabric x scale x fresh noise),
-    decided per direction by the one-sided t-test of
-    :class:`clustergate.linkretest.Series`. ``({node: 'slow', 'healthy'
-    or 'open'}, seconds)``."""
-    from clustergate import linkretest
+def _undecided(line):
+    head = 'undecided node link '
+    return line[len(head):].split()[0] if line.startswith(head) else None
+
+
+# long: the pairs alone on the true fabric, the launch cost, then the
+# check's adaptive rounds on a simulated clock
+def retest(topo, true_faults, cands, figs, rng, sigma, scale, bytes_=4e6,
+           analysis=None):
+    """The retest as the check runs it (:func:`clustergate.linkretest.
+    adaptive`, the same partners, rounds, decisions and budget), its
+    launches simulated: each pair alone at the slower of its links on the
+    true fabric x ``scale`` x fresh noise, each launch costing
+    ``TRIALS x (OVERHEAD + bytes / rate)`` per pair on a simulated clock
+    (a launch past the budget is cut at it). ``({node: Decision},
+    seconds)``."""
+    from clustergate import linkretest as lr
     from .fairshare import predict
     if not cands:
         return {}, 0.0
     true = topo
     for f in true_faults:
         true = f.apply(true)
-    typical = sorted((n for n in topo.nodes if n not in cands and
-                      (n, 'both') in figs),
-                     key=lambda n: (abs(figs[(n, 'both')].peer - 1), n))
-    partners = typical[:linkretest.MAX_PARTNERS]
-    controls = [(partners[i], partners[(i + 1) % len(partners)])
-                for i in range(len(partners))]
-    series = {(c, d): linkretest.Series([], linkretest.RATIO)
-              for c in cands for d in ('sent', 'recv')}
-    state = {c: 'open' for c in cands}
-    seconds = 0.0
+    faults = lr.fabric_faults(analysis) if analysis is not None else \
+        lr.FabricFaults()
+    gross = set(faults.nodes) | set(faults.miscabled)
+    names = [c.node for c in cands]
+    healthy = lr.partners_of([n for n in topo.nodes if (n, 'both') in figs],
+                             figs, gross | set(names))
+    refs = lr.refs_of(names, healthy, faults, topo, limit=lr.MAX_PARTNERS)
+    rate = {}
+    clock = [0.0]
 
     def alone(s, d):
-        rate = predict(true, [(s, d)])[(s, d)]
-        return rate * scale * math.exp(rng.gauss(0.0, sigma)), rate
+        if (s, d) not in rate:
+            rate[(s, d)] = predict(true, [(s, d)])[(s, d)] * scale
+        return rate[(s, d)]
 
-    while 'open' in state.values():
-        pairs = list(controls)
-        for c in (c for c in cands if state[c] == 'open'):
-            pairs += [(c, p) for p in partners] + [(p, c) for p in partners]
-        cost = sum(linkretest.TRIALS * (OVERHEAD + bytes_ / 1e6 / rate)
-                   for rate in (alone(*p)[1] * scale for p in pairs))
-        if seconds + cost > linkretest.BUDGET:
-            break
-        seconds += cost
-        got = {p: alone(*p)[0] for p in pairs}
-        level = _med([got[p] for p in controls])
-        for c in (c for c in cands if state[c] == 'open'):
-            series[(c, 'sent')].values.append(
-                _med([got[(c, p)] for p in partners]) / level)
-            series[(c, 'recv')].values.append(
-                _med([got[(p, c)] for p in partners]) / level)
-            states = [series[(c, d)].state() for d in ('sent', 'recv')]
-            if 'slow' in states:
-                state[c] = 'slow'
-            elif all(x == 'healthy' for x in states):
-                state[c] = 'healthy'
-    return state, seconds
+    def measure(the_plan, timeout):
+        cost = sum(lr.TRIALS * (OVERHEAD + bytes_ / 1e6 / alone(*p))
+                   for p in the_plan.pairs)
+        if cost > timeout:
+            clock[0] += timeout
+            raise RuntimeError('retest launch killed (the end of the budget)')
+        clock[0] += cost
+        return {p: alone(*p) * math.exp(rng.gauss(0.0, sigma))
+                for p in the_plan.pairs}
+
+    decided = lr.adaptive(cands, refs, measure, lr.BUDGET,
+                          clock=lambda: clock[0])
+    lines = analysis.messages() if analysis is not None else []
+    lr.explain(decided, cands, lr.confirmed_faults(lines, decided))
+    return decided, clock[0]
 
 
 def _med(xs):
