@@ -68,7 +68,7 @@ chown "$USER_" "$W/bench.sh"
 cat "$W/bench.out"
 for d in "$W"/ours.*; do
     # the matrix (mpirun line) and the retest step, from the trace
-    awk '/^\+ [0-9.]+ .*mpirun/ && !m {m=$2} /^\+ [0-9.]+ cg_rc=/ {r=$2}
+    awk '/^\+ [0-9.]+ [^ ]*mpirun[^ ]* -np/ && !m {m=$2} /^\+ [0-9.]+ cg_rc=/ {r=$2}
          /^\+ [0-9.]+ exit/ {e=$2}
          END {if (m && r && e) printf "%s: matrix %.1f s, retest step %.1f s\n", FILENAME, r-m, e-r}' "$d/rfm_job.err"
 done

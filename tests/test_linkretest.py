@@ -295,34 +295,39 @@ def test_the_job_script_runs_the_retest_after_the_matrix(tmp_path):
     lines = (stage / 'rfm_job.sh').read_text().splitlines()
     main = next(i for i, ln in enumerate(lines)
                 if 'cg_linkmatrix --bytes 4000000 --trials 8' in ln)
+    # the driver starts beside the matrix and waits for its exit status
+    assert lines[main - 2:main] == ['rm -f cg_matrix_rc', lines[main - 1]]
+    driver = lines[main - 1]
+    assert driver.endswith(' --after cg_matrix_rc & cg_retest=$!')
     assert lines[main + 1:] == [
-        'cg_rc=$?', lines[main + 2], 'exit $cg_rc']
-    driver = lines[main + 2]
-    assert driver.startswith('if [ $cg_rc -eq 0 ]; then ') and \
-        driver.endswith('; fi')
+        'cg_rc=$?',
+        'echo $cg_rc > cg_matrix_rc.new && mv cg_matrix_rc.new cg_matrix_rc',
+        'wait $cg_retest', 'exit $cg_rc']
     assert "--launch '${CG_MPIRUN:-mpirun} -np 4 " in driver
     assert ' --budget 120.0 ' in driver
     inputs = json.loads((stage / 'linkretest_inputs.json').read_text())
     assert inputs['fabric'] == 'fab0' and inputs['ratio'] == 0.95
 
-    # the driver as the job runs it, after a healthy matrix of 4 nodes:
-    # nothing to retest, said in its result
+    def job(matrix):
+        """the script's driver and tail around a 'matrix' command"""
+        return subprocess.run(
+            ['bash', '-c', '\n'.join(lines[main - 2:main] + [matrix] +
+                                     lines[main + 1:])],
+            cwd=stage, capture_output=True, text=True, timeout=300)
+
+    # the driver as the job runs it, after a healthy matrix of 4 nodes
+    # (written while the driver waits): nothing to retest, said in its
+    # result
     busy = fixture_text('cg-outputs', 'emu-linkmatrix-4MB-fab0-busy.out')
-    (stage / 'rfm_job.out').write_text(busy)
-    cp = subprocess.run(['bash', '-c', '\n'.join(lines[main + 1:])
-                         .replace('cg_rc=$?', 'cg_rc=0')],
-                        cwd=stage, capture_output=True, text=True,
-                        timeout=300)
+    (stage / 'matrix.out').write_text(busy)
+    cp = job('sleep 2; cp matrix.out rfm_job.out; true')
     assert cp.returncode == 0, cp.stderr
     result = json.loads((stage / 'linkretest_fab0.json').read_text())
     assert result['notes'] == ['no suspect or borderline node link'], \
         result
     # a failed matrix: no retest, its exit status kept
     (stage / 'linkretest_fab0.json').unlink()
-    cp = subprocess.run(['bash', '-c', '\n'.join(lines[main + 1:])
-                         .replace('cg_rc=$?', 'cg_rc=3')],
-                        cwd=stage, capture_output=True, text=True,
-                        timeout=60)
+    cp = job('sleep 1; (exit 3)')
     assert cp.returncode == 3
     assert not (stage / 'linkretest_fab0.json').exists()
 
@@ -348,3 +353,18 @@ def test_the_driver_judges_the_first_round_on_the_declared_tree():
     # flat, the same matrix is judged against the flat median instead
     flat = lr.first_round(text, {'fabric': 'fab0'})
     assert flat.figures != first.figures
+
+
+def test_a_healthy_first_round_does_not_import_the_statistics():
+    """The retest's statistics (scipy) took 3 s to import on a loaded
+    node: a job whose first round has nothing to retest must not pay it
+    (a fresh interpreter, as in the job)."""
+    code = ('import sys; from clustergate import linkretest as lr; '
+            'r = lr.retest(open(sys.argv[1]).read(), {"fabric": "fab0"}, '
+            '"false", 120.0); print(r["notes"], "scipy" in sys.modules)')
+    path = os.path.join(os.path.dirname(__file__), 'fixtures', 'cg-outputs',
+                        'emu-linkmatrix-4MB-fab0-busy.out')
+    cp = subprocess.run([sys.executable, '-c', code, path],
+                        capture_output=True, text=True, timeout=120)
+    assert cp.stdout.split('\n')[0] == \
+        "['no suspect or borderline node link'] False", cp.stderr

@@ -57,7 +57,10 @@ not check. The launches stop at the budget (one still running is
 killed). The rounds' figures are never averaged with the first round's.
 
 The driver (``python -m clustergate.links.retest``) runs in the job script
-after the matrix, with the launch line of the job (see
+after the matrix, with the launch line of the job; it is started beside
+the matrix (``--after``: its interpreter and imports, 0.2-0.4 s on a
+loaded node, then wait for the matrix's exit status) so that a healthy
+job ends one analysis after its matrix (see
 :class:`clustergate.rfm.linkmatrix.LinkMatrixTest`); the decision logic
 (:func:`candidates`, :func:`plan`, :func:`decide`) is pure.
 """
@@ -1004,6 +1007,23 @@ def _partner_line(d, fabric):
             f'{d["text"]}')
 
 
+#: seconds between two looks for the matrix's exit status (--after)
+POLL_S = 0.02
+
+
+def await_matrix(path: str, poll: float = POLL_S) -> int:
+    """The matrix's exit status, once the job script wrote it to
+    ``path`` (written whole: the script renames it into place). The
+    analysis' modules are imported first, while the matrix runs."""
+    from clustergate.links import topology  # noqa: F401 (first_round's import)
+    while True:
+        try:
+            with open(path) as fp:
+                return int(fp.read().strip())
+        except FileNotFoundError:
+            time.sleep(poll)
+
+
 def main(argv=None):
     """``python -m clustergate.links.retest --output STDOUT --inputs JSON
     --launch 'LAUNCH EXE --bytes B' --result JSON``: in the job script.
@@ -1016,7 +1036,12 @@ def main(argv=None):
     ap.add_argument('--log', default=None, help='the retests\' CG lines')
     ap.add_argument('--budget', type=float, default=BUDGET)
     ap.add_argument('--trials', type=int, default=TRIALS)
+    ap.add_argument('--after', default=None,
+                    help='started beside the matrix: wait for this file '
+                         '(its exit status); not 0: no retest, no result')
     args = ap.parse_args(argv)
+    if args.after and await_matrix(args.after) != 0:
+        return 0
     try:
         with open(args.output, errors='replace') as fp:
             text = fp.read()
