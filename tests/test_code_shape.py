@@ -28,7 +28,7 @@ ALLOWED_LONG = {
     'utils/clustergate/parsers/imb.py': {'parse_imb'},
     'utils/clustergate/parsers/npb.py': {'parse_npb'},
     'utils/clustergate/parsers/osu.py': {'parse_osu'},
-    'utils/clustergate/report/page/page/page/fabricsvg.py': {'draw'},
+    'utils/clustergate/report/fabricsvg.py': {'draw'},
     'utils/clustergate/site/sweep.py': {'why_not'},
     'utils/clustergate_lab/cluster/lifecycle.py': {'teardown', 'status'},
     'utils/clustergate_lab/cluster/slurm.py': {'render_conf'},

@@ -359,7 +359,7 @@ def test_a_healthy_first_round_does_not_import_the_statistics():
     """The retest's statistics (scipy) took 3 s to import on a loaded
     node: a job whose first round has nothing to retest must not pay it
     (a fresh interpreter, as in the job)."""
-    code = ('import sys; from clustergate import linkretest as lr; '
+    code = ('import sys; from clustergate.links import retest as lr; '
             'r = lr.retest(open(sys.argv[1]).read(), {"fabric": "fab0"}, '
             '"false", 120.0); print(r["notes"], "scipy" in sys.modules)')
     path = os.path.join(os.path.dirname(__file__), 'fixtures', 'cg-outputs',

@@ -181,7 +181,7 @@ def test_the_t_test_needs_no_scipy_in_the_job():
         for t in (-4.0, -1.2, 0.0, 0.4, 2.1, 3.7, 9.0):
             assert lr._t_sf(t, df) == pytest.approx(
                 float(stats.t.sf(t, df)), abs=1e-12)
-    code = ('import sys; from clustergate import linkretest as lr; '
+    code = ('import sys; from clustergate.links import retest as lr; '
             'lr._t_sf(2.0, 5); lr.Series([0.9, 0.95, 0.93], 0.95).state(); '
             'print(sorted(m for m in sys.modules if m.startswith("scipy")))')
     out = subprocess.run([sys.executable, '-c', code], capture_output=True,
