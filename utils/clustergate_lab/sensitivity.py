@@ -1,12 +1,12 @@
 """clustergate-lab sensitivity: how small a link fault the LinkMatrix check
-names, measured on the emulated leaf/spine cluster (docs/sensitivity.md).
+names, measured on the emulated leaf/spine cluster (docs/reports/sensitivity.md).
 
 A *plan* is a list of runs. Each run lowers (or not) one node link of one
 fabric to a share of its rate, runs one real ReFrame session of the
 LinkMatrix check (that fabric, OpenMPI), reads the verdict from the
 session's JSON report and restores the links. Runs are appended to
 ``runs.json`` in the work directory as they end, so that a campaign is
-split into several holds of the cluster lock (``--max-minutes``): the next
+split into several sittings on the cluster (``--max-minutes``): the next
 invocation skips what is done.
 
 Plans:
@@ -23,14 +23,13 @@ Plans:
   A fault run names its culprits per fabric (``n2@fab0``,
   ``uplink:leaf2@fab1``); anything else it names is an innocent.
 
-Examples:
-  flock -w 3600 /work/cluster.lock clustergate-lab sensitivity run \\
-      --workdir /home/cgrunner/sens --max-minutes 25
+Examples (WORKDIR: a directory the cluster's job user can write):
+  clustergate-lab sensitivity run --workdir WORKDIR/sens --max-minutes 25
   clustergate-lab sensitivity run --plan nights --nights 12 --from-night 7 \\
-      --level 90 --node n5 --workdir /home/cgrunner/nights
+      --level 90 --node n5 --workdir WORKDIR/nights
   clustergate-lab sensitivity run --plan faults --runs 3 --healthy 20 \\
-      --workdir /home/cgrunner/faults --references REFDIR
-  clustergate-lab sensitivity table --workdir /home/cgrunner/sens \\
+      --workdir WORKDIR/faults --references REFDIR
+  clustergate-lab sensitivity table --workdir WORKDIR/sens \\
       --figure docs/figures/sensitivity.png
 """
 

@@ -56,7 +56,7 @@ from clustergate.links.topology.rounds import Round, leaf_rounds
 KINDS = ('healthy', 'uplink', 'miscabled', 'node', 'uplink+uplink',
          'uplink+node', 'miscabled+node')
 
-# measured on the emulated cluster (docs/topology.md)
+# measured on the emulated cluster (docs/reports/simulation.md)
 EMU_SECONDS = 8.0
 EMU_ROUNDS = 8
 EMU_TRIALS = 8
