@@ -23,7 +23,8 @@ Plans:
   A fault run names its culprits per fabric (``n2@fab0``,
   ``uplink:leaf2@fab1``); anything else it names is an innocent.
 
-Examples (WORKDIR: a directory the cluster's job user can write):
+Examples:
+  # WORKDIR: a directory the cluster's job user can write
   clustergate-lab sensitivity run --workdir WORKDIR/sens --max-minutes 25
   clustergate-lab sensitivity run --plan nights --nights 12 --from-night 7 \\
       --level 90 --node n5 --workdir WORKDIR/nights
