@@ -22,7 +22,7 @@ STAGE=${4:-}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 USER_=cgrunner
 [ -x "$MPIGRAPH" ] || { echo "bench-mpigraph: error: $MPIGRAPH is not an executable" >&2; exit 2; }
-eval "$("$ROOT/.venv/bin/clustergate" cluster env)"
+eval "$("$ROOT/.venv/bin/clustergate-lab" cluster env)"
 W=$(mktemp -d /tmp/bench-mpigraph.XXXXXX)
 chmod 755 "$W"; chown "$USER_" "$W"
 as_user() { runuser -u "$USER_" -- env HOME="/home/$USER_" SLURM_CONF="$SLURM_CONF" PATH="$PATH" "$@"; }

@@ -67,7 +67,7 @@ def _why_skip():
     if os.geteuid() != 0:
         return 'needs root (the emulated cluster uses network namespaces)'
 
-    if _tool('clustergate') is None:
+    if _tool('clustergate') is None or _tool('clustergate-lab') is None:
         return 'the clustergate command is not installed'
 
     try:
@@ -92,7 +92,7 @@ if _reason:
 
 
 def _cg(*args, check=True, timeout=120):
-    proc = subprocess.run([_tool('clustergate'), 'cluster', *args],
+    proc = subprocess.run([_tool('clustergate-lab'), 'cluster', *args],
                           capture_output=True,
                           text=True, timeout=timeout)
     if check and proc.returncode != 0:
