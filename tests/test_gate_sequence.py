@@ -248,7 +248,8 @@ def test_gate_sequence(work):
     report = work['tmp'] / 'report'
     proc = subprocess.run(
         [_tool('clustergate'), 'report', '--perflogs', env['CG_PERFLOG_DIR'],
-         '--matrices', str(work['tmp'] / 'degraded'), '-o', str(report)],
+         '--matrices', str(work['tmp'] / 'degraded'),
+         '-o', str(report / 'index.html')],
         capture_output=True, text=True, env=env, timeout=300
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr

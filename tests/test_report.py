@@ -107,7 +107,8 @@ def test_report_from_a_real_run(tmp_path):
     cg = os.path.join(BIN, 'clustergate')
     proc = subprocess.run(
         [cg, 'report', '--perflogs', str(tmp_path / 'perflogs'),
-         '--matrices', str(tmp_path / 'rfm'), '-o', str(tmp_path / 'r')],
+         '--matrices', str(tmp_path / 'rfm'),
+         '-o', str(tmp_path / 'r' / 'index.html')],
         capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -372,7 +373,7 @@ def test_command_prints_the_headline_and_writes_junit(tmp_path, capsys):
         'report', '--json', os.path.join(
             ROOT, 'tests', 'fixtures', 'reports',
             'hpcc-ci-localhost.report.json'),
-        '--matrices', str(tmp_path), '-o', str(out),
+        '--matrices', str(tmp_path), '-o', str(out / 'index.html'),
         '--junit', str(out / 'verdict.xml')])
     assert args.func(args) == 0
     head = ('UNCHECKED: no metric was judged: none of the 20 metric(s) '

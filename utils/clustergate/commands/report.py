@@ -39,12 +39,29 @@ from clustergate.commands import sources
 EXAMPLES = (
     'clustergate report          # the results DB (or perflogs/) -> '
     'report/index.html',
-    'clustergate report --db output/results.db -o /tmp/r --system emucluster',
+    'clustergate report --db output/results.db -o emu/index.html '
+    '--system emucluster',
     'clustergate report --since now-7d --junit verdict.xml',
 )
 
 
+def _page_path(output):
+    """(directory, file name) of the page ``-o`` names; None, with one
+    line on stderr, for a directory: ``-o`` names a file in every
+    subcommand."""
+    if not (os.path.isdir(output) or output.endswith(os.sep)):
+        return os.path.split(os.path.abspath(output))
+    page = os.path.join(output, 'index.html')
+    print(f'clustergate report: error: -o {output} is a directory; -o names '
+          f'the page (e.g. -o {page}); its figures go beside it',
+          file=sys.stderr)
+    return None
+
+
 def run(args):
+    where = _page_path(args.output)
+    if where is None:
+        return 2
     db, reports, perflogs = sources.runs_inputs(args.db, args.json,
                                                 args.perflogs)
     try:
@@ -76,8 +93,9 @@ def run(args):
         return 2
 
     ver = report.verdict(samples, outcomes)
-    page = report.render(samples, args.out, dirs, args.max_trends,
-                         outcomes=outcomes, verdicts=verdicts, ver=ver)
+    page = report.render(samples, where[0], dirs, args.max_trends,
+                         outcomes=outcomes, verdicts=verdicts, ver=ver,
+                         name=where[1])
     print(ver.headline())
     print(f'wrote {page}')
     if args.junit:
@@ -100,9 +118,9 @@ def add_parser(subparsers):
                    help='also write the verdict as JUnit XML (for CI)')
     p.add_argument('--max-trends', type=int, default=40,
                    help='at most this many trend figures (default: 40)')
-    p.add_argument('-o', '--out', metavar='DIR',
-                   default=os.path.join(PROJECT_ROOT, 'report'),
-                   help='directory of the page (index.html) and its '
-                        'figures (default: report/)')
+    p.add_argument('-o', '--output', metavar='FILE',
+                   default=os.path.join(PROJECT_ROOT, 'report', 'index.html'),
+                   help='the HTML page; its PNG figures are written in '
+                        'the same directory (default: report/index.html)')
     p.set_defaults(func=run)
     return p

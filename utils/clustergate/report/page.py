@@ -730,8 +730,8 @@ _EMPTY_FIGURES = {
 
 def render(samples, outdir, matrix_dirs=(), max_trends=40,
            title='clustergate report', outcomes=None,
-           verdicts=None, ver=None) -> str:
-    """Write the figures and ``index.html`` to ``outdir``; return the
+           verdicts=None, ver=None, name='index.html') -> str:
+    """Write the figures and the page ``name`` to ``outdir``; return the
     page's path. ``outcomes``: failed test cases (:func:`load_outcomes`),
     None when the sources hold no test results; ``verdicts``: the
     LinkMatrix check's verdict per matrix directory
@@ -766,7 +766,7 @@ def render(samples, outdir, matrix_dirs=(), max_trends=40,
         now=_utc(dt.datetime.now().timestamp()), measurements=len(samples),
         span=span, summary=summary, sections=sections,
         empty_figures=_EMPTY_FIGURES, rows=rows)
-    path = os.path.join(outdir, 'index.html')
+    path = os.path.join(outdir, name)
     with open(path, 'w') as fp:
         fp.write(page)
 
