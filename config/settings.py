@@ -97,8 +97,7 @@ def _load_system_modules():
         except Exception as err:
             # one line naming the file and the key, no traceback: ReFrame
             # prints a ConfigError as "failed to load configuration: ..."
-            from clustergate.site.extras import ExtrasError
-            from clustergate.site.sweep import SweepConfigError
+            from clustergate.site.errors import ExtrasError, SweepConfigError
             from reframe.core.exceptions import ConfigError
 
             sys.path[:] = _saved_sys_path
@@ -194,6 +193,14 @@ def _choose_system(systems, notes):
 
 _choose_system(_systems, _notes)
 
+
+def _partition_models(systems):
+    """The parsed partitions (validated above, so cached)."""
+    from clustergate.site.model import config_partition_model
+    return [config_partition_model(s, p)
+            for s in systems for p in s['partitions']]
+
+
 sys.path[:] = _saved_sys_path
 
 site_configuration = {
@@ -206,4 +213,4 @@ site_configuration = {
 # modes (with its own mode_options) with ReFrame's async policy
 # (clustergate.site.concurrency)
 site_configuration['modes'] += concurrency.system_modes(
-    common.site_configuration['modes'], _systems, _modes)
+    common.site_configuration['modes'], _partition_models(_systems), _modes)

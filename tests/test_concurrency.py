@@ -13,6 +13,7 @@ import reframe.core.config as config
 
 from clustergate.site import concurrency as cc
 from clustergate.site import extras
+from clustergate.site.model import config_partition_model, partition_model
 from clustergate_lab.cluster import slurm
 from clustergate_lab.cluster import state as st
 from clustergate_lab.cluster.layout import Layout
@@ -28,27 +29,28 @@ EXTRAS = {
 
 
 def test_fabric_jobs_ask_for_their_fabric_node_local_jobs_do_not():
-    fab = cc.uses_fabric(EXTRAS, 'hsn', 8)
+    model = partition_model(EXTRAS)
+    fab = cc.uses_fabric(model, 'hsn', 8)
     assert fab == 'hsn'
-    assert cc.job_options(EXTRAS, fab) == ['--exclusive',
+    assert cc.job_options(model, fab) == ['--exclusive',
                                            '--licenses=slingshot:1']
     # shared memory, or one rank: node-local, whole nodes only
-    assert cc.uses_fabric(EXTRAS, 'shm', 8) is None
-    assert cc.uses_fabric(EXTRAS, 'ib0', 1) is None
-    assert cc.job_options(EXTRAS, None) == ['--exclusive']
+    assert cc.uses_fabric(model, 'shm', 8) is None
+    assert cc.uses_fabric(model, 'ib0', 1) is None
+    assert cc.job_options(model, None) == ['--exclusive']
     # --exclusive already in the partition's access: not twice
-    assert cc.job_options(EXTRAS, 'ib0', ['--exclusive']) == [
+    assert cc.job_options(model, 'ib0', ['--exclusive']) == [
         '--licenses=ib0:1']
     # no rule: no option (today's behaviour)
-    assert cc.job_options({'interconnects': EXTRAS['interconnects']},
-                          'ib0') == []
+    bare = partition_model({'interconnects': EXTRAS['interconnects']})
+    assert cc.job_options(bare, 'ib0') == []
 
 
 def test_async_systems_get_async_modes():
     modes = [{'name': 'nightly', 'options': ['--exec-policy=serial',
                                              '--tag=nightly']}]
-    systems = [{'name': 'big', 'partitions': [{'extras': EXTRAS}]},
-               {'name': 'small', 'partitions': [{'extras': {}}]}]
+    systems = [config_partition_model({'name': 'big'}, {'extras': EXTRAS}),
+               config_partition_model({'name': 'small'}, {'extras': {}})]
     assert cc.system_modes(modes, systems) == [
         {'name': 'nightly', 'target_systems': ['big'],
          'options': ['--exec-policy=async', '--tag=nightly']}]

@@ -19,6 +19,7 @@ from reframe.frontend import filters
 from reframe.frontend.executors import generate_testcases
 
 from clustergate.site import sweep
+from clustergate.site.model import partition_model
 from conftest import ROOT, reframe_cmd
 from rfm_loader import load_checks, system_runtime
 
@@ -121,10 +122,10 @@ def test_no_test_case_its_partition_cannot_run(system, relpath):
         if point is None or not hasattr(c.check, 'sweep_requirements'):
             continue
 
-        reason = sweep.why_not(c.partition.extras, sweep.SweepPoint(*point),
+        reason = sweep.why_not(partition_model(c.partition),
+                               sweep.SweepPoint(*point),
                                c.check.sweep_requirements,
-                               c.environ.extras.get('mpi_family'),
-                               c.partition.fullname)
+                               c.environ.extras.get('mpi_family'))
         assert reason is None, (c.check.display_name, reason)
 
 

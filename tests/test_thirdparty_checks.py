@@ -12,6 +12,7 @@ from reframe.core.exceptions import SanityError
 
 from clustergate.site import benchmarks
 from clustergate.site import sweep
+from clustergate.site.model import partition_model
 from conftest import cut_before, fixture_text
 from rfm_loader import checks_fixture, fed, pick
 
@@ -311,9 +312,10 @@ def test_npb_ep_takes_any_rank_count(npb):
     extras = {'sweep': {'nodes': [3], 'ppn': [1]},
               'interconnects': {'net': {'scope': 'network',
                                         'env': {'openmpi': {}}}}}
+    model = partition_model(extras)
     point = sweep.SweepPoint(3, 1, 'net')
     ep = pick(npb, 'NpbEP', npb_class='A')
     cg = pick(npb, 'NpbCG', npb_class='A')
-    assert sweep.why_not(extras, point, ep.sweep_requirements) is None
-    assert 'power of two' in sweep.why_not(extras, point,
+    assert sweep.why_not(model, point, ep.sweep_requirements) is None
+    assert 'power of two' in sweep.why_not(model, point,
                                            cg.sweep_requirements)

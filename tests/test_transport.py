@@ -20,6 +20,7 @@ import pytest
 from clustergate.parsers import cgoutput
 from clustergate.site import sweep
 from clustergate.site import transport
+from clustergate.site.model import partition_model as model
 from clustergate.parsers import parse_imb
 
 from conftest import FIXTURES, ROOT
@@ -135,7 +136,7 @@ def test_emulated_fabric_runs_are_verified_by_the_declared_rules(
     # 2 nodes of emucluster, Intel MPI under srun --mpi=pmi2, OpenMPI's
     # mpirun inside the allocation, each with the fabric's settings
     extras = {'interconnects': emu_interconnects}
-    rules = transport.rules(extras, fabric, family)
+    rules = transport.rules(model(extras), fabric, family)
     assert rules is not None
     assert transport.mismatch(rules, output(f'{family}-{fabric}'),
                               fabric) is None
@@ -199,7 +200,7 @@ def test_malformed_verify_block_is_one_line_naming_the_interconnect():
                   'scope': 'network', 'env': {'openmpi': {}},
                   'verify': {'openmpi': {'expect': {'x': '(unclosed'}}}}}}
     with pytest.raises(sweep.SweepConfigError) as err:
-        sweep.describe(extras, 'sys:part')
+        sweep.describe(model(extras, 'sys:part'))
     assert str(err.value).startswith(
         "partition 'sys:part': interconnect 'tcp': "
         "verify.openmpi.expect['x']: bad regex: ")
@@ -208,7 +209,7 @@ def test_malformed_verify_block_is_one_line_naming_the_interconnect():
 def test_verification_env_only_when_declared():
     extras = {'interconnects': {'tcp': {'verify': RULES},
                                 'shm': {}}}
-    assert transport.env(extras, 'tcp', 'intelmpi') == {'I_MPI_DEBUG': '5'}
-    assert transport.env(extras, 'shm', 'intelmpi') == {}
-    assert transport.mismatch(transport.rules(extras, 'shm', 'openmpi'),
+    assert transport.env(model(extras), 'tcp', 'intelmpi') == {'I_MPI_DEBUG': '5'}
+    assert transport.env(model(extras), 'shm', 'intelmpi') == {}
+    assert transport.mismatch(transport.rules(model(extras), 'shm', 'openmpi'),
                               '', 'shm') is None

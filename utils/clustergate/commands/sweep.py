@@ -9,6 +9,7 @@ from clustergate import PROJECT_ROOT
 from clustergate.site import mpiprobe
 from clustergate.site import sweep
 from clustergate.site import environment as cgenv
+from clustergate.site.model import config_partition_model
 
 
 EXAMPLES = (
@@ -82,7 +83,7 @@ def mpi_families(system, part, environments):
     return fams
 
 
-def verdicts(extras, name, req, fams, has_mpi=True):
+def verdicts(model, req, fams, has_mpi=True):
     """Each point of the partition with None (runs with at least one of
     ``fams``) or the reason, as ``reframe -l`` decides it: a point runs
     when some MPI environment of the partition can run it."""
@@ -93,9 +94,9 @@ def verdicts(extras, name, req, fams, has_mpi=True):
                f"runs here" if not has_mpi else
                f"no environment with the '{keys.MPI_FEATURE}' feature and "
                f"an {keys.MPI_FAMILY}: no check runs here")
-        return [(pt, why) for pt, _ in sweep.points(extras, name, req)]
+        return [(pt, why) for pt, _ in sweep.points(model, req)]
 
-    per_fam = [sweep.points(extras, name, req, fam) for fam in fams]
+    per_fam = [sweep.points(model, req, fam) for fam in fams]
     return [(rows[0][0], None if any(r is None for _, r in rows)
              else rows[0][1]) for rows in zip(*per_fam)]
 
@@ -123,9 +124,9 @@ def run(args):
             continue
 
         for part in system['partitions']:
-            name = f'{system["name"]}:{part["name"]}'
-            extras = part.get('extras', {})
-            if 'sweep' not in extras:
+            model = config_partition_model(system, part)
+            name = model.name
+            if not model.declares_sweep:
                 print(f'{name}: no sweep declared\n')
                 continue
 
@@ -134,7 +135,7 @@ def run(args):
             print(f'{name}')
             print(f'environments: {", ".join(part["environs"]) or "none"}')
             print(sweep.format_points(verdicts(
-                extras, name, req, fams,
+                model, req, fams,
                 keys.MPI_FEATURE in part.get('features', []))))
             print()
 

@@ -13,6 +13,7 @@ which partitions can run it (:mod:`~clustergate.rfm.capable`), its modes
 """
 
 from clustergate.site import sweep
+from clustergate.site.model import partition_model
 from clustergate.rfm.partitions import current_partitions
 
 #: Axes used when no ReFrame runtime is available (e.g. plain imports)
@@ -22,7 +23,8 @@ FALLBACK = ([1], [1], ['shm'])
 def axes_of(partitions):
     """``(nodes, ppn, interconnects)``: the union of the axes of the given
     ``(name, extras)`` partitions, or :data:`FALLBACK`."""
-    nodes, ppn, ics = sweep.axes_union(partitions)
+    nodes, ppn, ics = sweep.axes_union(partition_model(extras, name)
+                                       for name, extras in partitions)
     return (nodes, ppn, ics) if nodes else FALLBACK
 
 

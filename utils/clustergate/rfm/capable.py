@@ -17,8 +17,7 @@ def point_reason(test, partition, mpi_family):
     partition) with ``mpi_family``, or None (what
     :meth:`~clustergate.rfm.point.SweepPoint.point_reason` asks first)."""
     return sweep.why_not(partition_model(partition), test.sweep_point(),
-                         test.sweep_requirements, mpi_family=mpi_family,
-                         partition=partition.fullname)
+                         test.sweep_requirements, mpi_family=mpi_family)
 
 
 def keep_capable_points(test):

@@ -661,7 +661,7 @@ def _span_size(part_extras, nodes):
     if isinstance(nodes, list):
         return len(nodes)
 
-    return max(sweep.describe(part_extras)['nodes'])
+    return max(partition_model(part_extras).sweep.nodes)
 
 
 class LeafSpanLinkMatrixTest(LinkMatrixTest):
@@ -718,7 +718,7 @@ class LeafSpanLinkMatrixTest(LinkMatrixTest):
         whole = max(model.sweep.nodes)
         return sweep.why_not(model, sweep.SweepPoint(
             whole, self.ppn, self.interconnect), self.sweep_requirements,
-            mpi_family=mpi_family, partition=partition.fullname)
+            mpi_family=mpi_family)
 
     @run_after('init')
     def describe_span(self):

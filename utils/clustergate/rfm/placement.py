@@ -26,8 +26,7 @@ def apply_sweep_point(test):
     test.num_tasks = test.num_nodes * test.ppn
     test.num_tasks_per_node = test.ppn
     test.env_vars.update(sweep.interconnect_env(
-        partition_model(part), test.interconnect, family, part.fullname
-    ))
+        partition_model(part), test.interconnect, family))
     if test.num_tasks > 1:
         # the MPI reports its transport; checked before sanity
         test.env_vars.update(transport.env(partition_model(part),

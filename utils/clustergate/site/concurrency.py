@@ -16,36 +16,30 @@ The rule, declared per partition, not coded per check:
 
 A partition with ``policy: 'async'`` must name a license for each of its
 network interconnects (checked when the configuration loads,
-:func:`clustergate.site.extras.check_partition`).
+:func:`clustergate.site.extras.check_partition`). The functions here read
+the parsed partition (:class:`~clustergate.site.model.PartitionModel`).
 """
 
 from typing import Iterable, List, Mapping, Optional
 
-#: keys of ``extras['concurrency']``
-POLICY = 'policy'
-FABRIC_LICENSES = 'fabric_licenses'
-KEYS = (POLICY, FABRIC_LICENSES)
-POLICIES = ('serial', 'async')
+# the keys of ``extras['concurrency']``, declared with the other keys
+from clustergate.site.extras import (  # noqa: F401
+    CONCURRENCY_KEYS as KEYS, CONCURRENCY_LICENSES as FABRIC_LICENSES,
+    CONCURRENCY_POLICIES as POLICIES, CONCURRENCY_POLICY as POLICY,
+)
 
 
-def rule(extras: Mapping):
-    """The partition's declared rule (a
-    :class:`~clustergate.site.model.Concurrency`), or None."""
-    from clustergate.site.model import partition_model
-    return partition_model(extras).concurrency
+def policy(model) -> str:
+    """The partition's exec policy: 'serial' without a declared rule."""
+    return model.concurrency.policy if model.concurrency else 'serial'
 
 
-def policy(extras: Mapping) -> str:
-    conc = rule(extras)
-    return conc.policy if conc else 'serial'
-
-
-def job_options(extras: Mapping, fabric: Optional[str],
+def job_options(model, fabric: Optional[str],
                 access: Iterable[str] = ()) -> List[str]:
-    """Scheduler options of one job on a partition with these extras:
-    ``fabric`` is the network interconnect its ranks use (None for a
-    node-local job). Nothing without a declared rule."""
-    conc = rule(extras)
+    """Scheduler options of one job on the partition ``model``: ``fabric``
+    is the network interconnect its ranks use (None for a node-local
+    job). Nothing without a declared rule."""
+    conc = model.concurrency
     if conc is None:
         return []
 
@@ -57,43 +51,40 @@ def job_options(extras: Mapping, fabric: Optional[str],
     return opts
 
 
-def uses_fabric(extras: Mapping, interconnect: Optional[str],
+def uses_fabric(model, interconnect: Optional[str],
                 ranks: int) -> Optional[str]:
     """The interconnect if it is a network one and more than one rank
     talk over it, else None (the job is node-local)."""
-    from clustergate.site.model import partition_model
-
-    ic = partition_model(extras).interconnects.get(interconnect or '')
+    ic = model.interconnects.get(interconnect or '')
     if ranks > 1 and ic is not None and ic.network:
         return interconnect
 
     return None
 
 
-def async_systems(systems: Iterable[Mapping]) -> List[str]:
-    """Names of the configured systems with a partition whose rule is
-    ``policy: 'async'``."""
-    return [s['name'] for s in systems
-            if any(policy(_model(s, p)) == 'async'
-                   for p in s.get('partitions', []))]
+def async_systems(models: Iterable) -> List[str]:
+    """Names of the systems (in the order of ``models``, the parsed
+    partitions) with a partition whose rule is ``policy: 'async'``."""
+    out = []
+    for model in models:
+        system = model.name.rpartition(':')[0]
+        if policy(model) == 'async' and system not in out:
+            out.append(system)
+
+    return out
 
 
-def _model(system: Mapping, part: Mapping):
-    """The model of a partition of the configuration's dictionary."""
-    from clustergate.site.model import config_partition_model
-    return config_partition_model(system, part)
-
-
-def system_modes(modes: Iterable[Mapping], systems: Iterable[Mapping],
+def system_modes(modes: Iterable[Mapping], models: Iterable,
                  scoped: Iterable[Mapping] = ()) -> List[Mapping]:
     """Mode entries for the systems that run async: each of ``modes``, or
     the system's own entry of it among ``scoped`` (a system module's
     ``mode_options``), with ``--exec-policy=async`` instead of ``serial``,
     targeted at that system. Put after the others: ReFrame takes the last
-    entry of a name scoped to the system."""
+    entry of a name scoped to the system. ``models``: the parsed
+    partitions of the configuration."""
     scoped = list(scoped)
     out = []
-    for name in async_systems(systems):
+    for name in async_systems(models):
         for mode in modes:
             own = [m for m in scoped if m['name'] == mode['name'] and
                    name in m.get('target_systems', [])]

@@ -15,6 +15,8 @@ import os
 from typing import Mapping, Optional
 
 from clustergate import PROJECT_ROOT
+# raised here; named from here by the callers that catch it
+from clustergate.site.errors import ExtrasError  # noqa: F401
 
 # -- partition extras -------------------------------------------------------
 
@@ -49,6 +51,11 @@ ROTATION = 'rotation'
 #: 'fabric_licenses': {interconnect: Slurm license}}
 #: (clustergate.site.concurrency)
 CONCURRENCY = 'concurrency'
+#: keys of ``extras['concurrency']`` and the policies it may name
+CONCURRENCY_POLICY = 'policy'
+CONCURRENCY_LICENSES = 'fabric_licenses'
+CONCURRENCY_KEYS = (CONCURRENCY_POLICY, CONCURRENCY_LICENSES)
+CONCURRENCY_POLICIES = ('serial', 'async')
 #: seconds the link matrix may spend retesting suspect and borderline node
 #: links in its job (clustergate.links.retest; 0: no retest)
 LINK_RETEST_BUDGET = 'link_retest_budget_s'
@@ -135,11 +142,6 @@ ENVIRONMENT_KEYS = {
     LAUNCHER: "launcher instead of the partition's (e.g. cg-mpirun)",
 }
 MPI_FAMILIES = ('openmpi', 'mpich', 'intelmpi')
-
-
-class ExtrasError(ValueError):
-    """A configuration's extras are wrong; the message is one line naming
-    the partition (or environment) and the key."""
 
 
 def note_source(system: str, path: str):
@@ -263,22 +265,21 @@ def _check_sentinels(sent, where):
 
 
 def _check_concurrency(conc, ics, where):
-    from clustergate.site import concurrency as cc
-
     where = f'{where}.{CONCURRENCY}'
     if not isinstance(conc, Mapping):
-        raise ExtrasError(f'{where}: must be a mapping ({", ".join(cc.KEYS)})')
+        raise ExtrasError(f'{where}: must be a mapping '
+                          f'({", ".join(CONCURRENCY_KEYS)})')
 
-    _unknown(conc, cc.KEYS, where)
-    pol = conc.get(cc.POLICY, 'serial')
-    if pol not in cc.POLICIES:
-        raise ExtrasError(f'{where}.{cc.POLICY}: {pol!r} is not one of '
-                          f'{", ".join(cc.POLICIES)}')
+    _unknown(conc, CONCURRENCY_KEYS, where)
+    pol = conc.get(CONCURRENCY_POLICY, 'serial')
+    if pol not in CONCURRENCY_POLICIES:
+        raise ExtrasError(f'{where}.{CONCURRENCY_POLICY}: {pol!r} is not '
+                          f'one of {", ".join(CONCURRENCY_POLICIES)}')
 
-    lic = conc.get(cc.FABRIC_LICENSES, {})
+    lic = conc.get(CONCURRENCY_LICENSES, {})
     if not isinstance(lic, Mapping) or not all(
             isinstance(v, str) and v for v in lic.values()):
-        raise ExtrasError(f'{where}.{cc.FABRIC_LICENSES}: must map '
+        raise ExtrasError(f'{where}.{CONCURRENCY_LICENSES}: must map '
                           f'interconnects to Slurm license names')
 
     ics = ics if isinstance(ics, Mapping) else {}
@@ -286,7 +287,7 @@ def _check_concurrency(conc, ics, where):
                if isinstance(ic, Mapping) and ic.get(IC_SCOPE) == 'network']
     bad = [n for n in lic if n not in fabrics]
     if bad:
-        raise ExtrasError(f'{where}.{cc.FABRIC_LICENSES}.{bad[0]}: not a '
+        raise ExtrasError(f'{where}.{CONCURRENCY_LICENSES}.{bad[0]}: not a '
                           f'network interconnect of the partition '
                           f'({", ".join(fabrics) or "none"})')
 
@@ -294,8 +295,9 @@ def _check_concurrency(conc, ics, where):
         missing = [n for n in fabrics if n not in lic]
         if missing:
             raise ExtrasError(
-                f'{where}.{cc.FABRIC_LICENSES}: no license for {missing[0]!r}'
-                f': with policy async its jobs could share the fabric')
+                f'{where}.{CONCURRENCY_LICENSES}: no license for '
+                f'{missing[0]!r}: with policy async its jobs could share '
+                f'the fabric')
 
 
 def _check_improvements(extras, where):

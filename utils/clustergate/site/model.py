@@ -18,14 +18,18 @@ asks for the model and reads named attributes::
 ``extras`` and ``fullname``) or an extras mapping and a name, and caches
 the model by content: the first call validates and parses, the next ones
 return the same object. A wrong key or value raises the one-line error
-that names the partition and the key: :class:`~clustergate.site.extras.
-ExtrasError` for the keys, :class:`~clustergate.site.sweep.
+that names the partition and the key: :class:`~clustergate.site.errors.
+ExtrasError` for the keys, :class:`~clustergate.site.errors.
 SweepConfigError` for the sweep and its interconnects (read only when a
 check asks for the sweep, so a login partition without one parses).
 The shapes are a JSON schema (:data:`SCHEMA`, checked with
 ``jsonschema``) where a schema says it; the rules that relate keys to
 each other (a ppn above the cores, a subset naming an undeclared node
 count, a license for a node-local interconnect) are code.
+
+:mod:`~clustergate.site.sweep`, :mod:`~clustergate.site.transport` and
+:mod:`~clustergate.site.concurrency` are functions over this model: they
+parse nothing themselves.
 """
 
 import copy
@@ -35,6 +39,8 @@ from types import MappingProxyType
 from typing import Dict, Mapping, Optional, Tuple
 
 from clustergate.site import extras as keys
+from clustergate.site import transport
+from clustergate.site.errors import SweepConfigError
 
 #: the scopes of an interconnect: 'node' joins ranks of one node only
 #: (shared memory), 'network' crosses nodes
@@ -248,15 +254,10 @@ def _plain(value):
 
 # -- the sweep and its interconnects --------------------------------------
 
-def _sweep_error(msg):
-    from clustergate.site.sweep import SweepConfigError
-    return SweepConfigError(msg)
-
-
 def _int_list(value, what, partition):
     if (not isinstance(value, (list, tuple)) or not value or
             not all(isinstance(v, int) and v > 0 for v in value)):
-        raise _sweep_error(
+        raise SweepConfigError(
             f'partition {partition!r}: extras.sweep.{what} must be a '
             f'non-empty list of positive integers, got {value!r}')
     return tuple(sorted(set(value)))
@@ -264,30 +265,29 @@ def _int_list(value, what, partition):
 
 def _check_interconnect(name, ic, partition):
     if not isinstance(ic, Mapping):
-        raise _sweep_error(f'partition {partition!r}: interconnect {name!r} '
+        raise SweepConfigError(f'partition {partition!r}: interconnect {name!r} '
                            f'must be a mapping with "scope" and "env"')
     if ic.get('scope') not in SCOPES:
-        raise _sweep_error(
+        raise SweepConfigError(
             f'partition {partition!r}: interconnect {name!r} has scope '
             f'{ic.get("scope")!r}; expected one of {SCOPES}')
     env = ic.get('env')
     if not isinstance(env, Mapping) or not env:
-        raise _sweep_error(
+        raise SweepConfigError(
             f'partition {partition!r}: interconnect {name!r} needs "env":'
             f' a mapping from MPI family to environment variables')
     for family, vars_ in env.items():
         if not isinstance(vars_, Mapping) or not all(
                 isinstance(v, str) for v in vars_.values()):
-            raise _sweep_error(
+            raise SweepConfigError(
                 f'partition {partition!r}: interconnect {name!r}, MPI '
                 f'family {family!r}: variables must be a str->str map')
     if 'verify' in ic:
-        from clustergate.site import transport
         try:
             transport.validate(ic['verify'], f'partition {partition!r}: '
                                              f'interconnect {name!r}')
         except ValueError as err:
-            raise _sweep_error(str(err)) from None
+            raise SweepConfigError(str(err)) from None
 
 
 def _sweep_of(model: PartitionModel) -> Sweep:
@@ -298,12 +298,12 @@ def _sweep_of(model: PartitionModel) -> Sweep:
     src, partition = model._sweep_source, model.name
     sweep = src.get(keys.SWEEP)
     if not isinstance(sweep, Mapping):
-        raise _sweep_error(
+        raise SweepConfigError(
             f'partition {partition!r}: extras.sweep is missing '
             f'(it must declare the node counts and ppn values it can run)')
     ics = src.get(keys.INTERCONNECTS)
     if not isinstance(ics, Mapping) or not ics:
-        raise _sweep_error(
+        raise SweepConfigError(
             f'partition {partition!r}: extras.interconnects must map at '
             f'least one interconnect name to its settings')
     for name, ic in ics.items():

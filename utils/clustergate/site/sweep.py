@@ -14,20 +14,19 @@ A partition describes what it can run in its ReFrame ``extras``::
     }
 
 Checks never name systems; they ask this module which points of the sweep a
-partition can run, and why not when it cannot.
+partition can run, and why not when it cannot. Every function here reads
+the parsed partition (:class:`~clustergate.site.model.PartitionModel`,
+from :func:`~clustergate.site.model.partition_model`): the model validates
+the sweep once, these functions only decide.
 """
 
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-
-class SweepConfigError(ValueError):
-    """A partition's sweep description is malformed or incomplete."""
-
-
+from clustergate.site.errors import SweepConfigError
 #: Interconnect scopes: 'node' works only inside one node (shared memory),
 #: 'network' crosses nodes (and is also used between ranks of one node).
-from clustergate.site.model import SCOPES  # noqa: E402,F401 (re-exported)
+from clustergate.site.model import SCOPES, PartitionModel  # noqa: F401
 
 
 @dataclass(frozen=True)
@@ -65,31 +64,27 @@ class Requirements:
     full_node: bool = False
 
 
-def describe(extras: Mapping, partition: str = '?') -> Dict:
-    """Validate a partition's sweep and return it normalised: sorted
-    ``nodes`` and ``ppn``, and ``interconnects`` (name -> settings).
-    ``extras`` is the partition's extras (or its
-    :class:`~clustergate.site.model.PartitionModel`)."""
-    from clustergate.site.model import partition_model
-
-    model = partition_model(extras, partition)
+def describe(model: PartitionModel) -> Dict:
+    """The partition's sweep, normalised: sorted ``nodes`` and ``ppn``,
+    and ``interconnects`` (name -> settings); raises SweepConfigError
+    naming what is wrong or missing."""
     return {'nodes': list(model.sweep.nodes), 'ppn': list(model.sweep.ppn),
             'interconnects': model.interconnect_settings()}
 
 
-def axes_union(partitions: Iterable[Tuple[str, Mapping]]):
-    """Union of the axes of the given ``(name, extras)`` partitions.
+def axes_union(models: Iterable[PartitionModel]):
+    """Union of the axes of the given partitions.
 
     Partitions without a sweep description (e.g. a login partition) are
     ignored. Returns ``(nodes, ppn, interconnects)`` as sorted lists; lists
     are empty when no partition declares a sweep.
     """
     nodes, ppn, ics = set(), set(), []
-    for name, extras in partitions:
-        if not _declares_sweep(extras, name):
+    for model in models:
+        if not model.declares_sweep:
             continue
 
-        desc = describe(extras, name)
+        desc = describe(model)
         nodes.update(desc['nodes'])
         ppn.update(desc['ppn'])
         for ic in desc['interconnects']:
@@ -97,11 +92,6 @@ def axes_union(partitions: Iterable[Tuple[str, Mapping]]):
                 ics.append(ic)
 
     return sorted(nodes), sorted(ppn), ics
-
-
-def _declares_sweep(extras, partition) -> bool:
-    from clustergate.site.model import partition_model
-    return partition_model(extras, partition).declares_sweep
 
 
 def _is_pow2(n):
@@ -135,15 +125,15 @@ def single_rank_interconnect(interconnects: Mapping,
 
 # long: one early return per rule, in the order the reasons are worth
 # reading; split, each rule would need the same six arguments
-def why_not(extras: Mapping, point: SweepPoint,
+def why_not(model: PartitionModel, point: SweepPoint,
             req: Requirements = Requirements(),
-            mpi_family: Optional[str] = None,
-            partition: str = '?') -> Optional[str]:
+            mpi_family: Optional[str] = None) -> Optional[str]:
     """Return why ``point`` cannot run on this partition, or ``None``."""
-    if not _declares_sweep(extras, partition):
+    partition = model.name
+    if not model.declares_sweep:
         return f'partition {partition!r} declares no sweep'
 
-    desc = describe(extras, partition)
+    desc = describe(model)
     if point.nodes not in desc['nodes']:
         return (f'{point.nodes} node(s) not offered by partition '
                 f'{partition!r} (nodes: {desc["nodes"]})')
@@ -213,13 +203,14 @@ def why_not(extras: Mapping, point: SweepPoint,
     return None
 
 
-def interconnect_env(extras: Mapping, interconnect: str, mpi_family: str,
-                     partition: str = '?') -> Dict[str, str]:
+def interconnect_env(model: PartitionModel, interconnect: str,
+                     mpi_family: str) -> Dict[str, str]:
     """Environment variables that select ``interconnect`` for ``mpi_family``.
 
     Raises :class:`SweepConfigError` naming what is missing.
     """
-    desc = describe(extras, partition)
+    partition = model.name
+    desc = describe(model)
     try:
         ic = desc['interconnects'][interconnect]
     except KeyError:
@@ -237,19 +228,17 @@ def interconnect_env(extras: Mapping, interconnect: str, mpi_family: str,
         ) from None
 
 
-def points(extras: Mapping, partition: str = '?',
-           req: Requirements = Requirements(),
+def points(model: PartitionModel, req: Requirements = Requirements(),
            mpi_family: Optional[str] = None
            ) -> List[Tuple[SweepPoint, Optional[str]]]:
     """Every point of the partition's own axes with its skip reason."""
-    desc = describe(extras, partition)
+    desc = describe(model)
     out = []
     for ic in desc['interconnects']:
         for n in desc['nodes']:
             for p in desc['ppn']:
                 pt = SweepPoint(n, p, ic)
-                out.append((pt, why_not(extras, pt, req, mpi_family,
-                                        partition)))
+                out.append((pt, why_not(model, pt, req, mpi_family)))
 
     return out
 

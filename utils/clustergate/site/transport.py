@@ -30,20 +30,19 @@ import re
 from typing import Mapping, Optional
 
 
-def rules(extras: Mapping, interconnect: str,
+def rules(model, interconnect: str,
           family: Optional[str]) -> Optional[Mapping]:
-    """The verification rules of ``interconnect`` for ``family``, or None."""
-    from clustergate.site.model import partition_model
-
-    ic = partition_model(extras).interconnects.get(interconnect)
+    """The verification rules of ``interconnect`` for ``family`` on the
+    partition ``model`` (:class:`~clustergate.site.model.PartitionModel`),
+    or None."""
+    ic = model.interconnects.get(interconnect)
     return ((ic and ic.verify) or {}).get(family) if family else None
 
 
-def env(extras: Mapping, interconnect: str,
-        family: Optional[str]) -> dict:
+def env(model, interconnect: str, family: Optional[str]) -> dict:
     """Variables that make the MPI report its transport (empty if the
     interconnect declares no verification for this MPI)."""
-    r = rules(extras, interconnect, family)
+    r = rules(model, interconnect, family)
     return dict(r.get('env', {})) if r else {}
 
 

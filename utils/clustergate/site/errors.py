@@ -1,0 +1,13 @@
+"""The errors of a site's configuration, each a one-line message naming
+the partition (or environment) and the key: raised where the configuration
+is parsed (:mod:`clustergate.site.extras`, :mod:`clustergate.site.model`)
+and by the functions that read the parsed model."""
+
+
+class ExtrasError(ValueError):
+    """A configuration's extras are wrong; the message is one line naming
+    the partition (or environment) and the key."""
+
+
+class SweepConfigError(ValueError):
+    """A partition's sweep description is malformed or incomplete."""
