@@ -35,8 +35,9 @@ for _d in (PERFLOG_DIR, os.path.dirname(RESULTS_DB),
 # At the end of a run session: what did not run, per family, a red exit
 # when a family a partition expects ran not at all or nothing was selected
 # (clustergate.site.notrun, clustergate.site.selection), and the verdict block
-# (clustergate.results.verdict)
-notrun.register(SESSION_LOG, PERF_TABLE)
+# (clustergate.results.verdict). Here only the files it reads are named:
+# the handler is armed when the session loads its checks
+notrun.configure(SESSION_LOG, PERF_TABLE)
 
 # Benchmarks must not disturb each other: one job after the other, unless
 # a system's partitions declare a concurrency rule with policy 'async'

@@ -14,6 +14,7 @@ import os
 import sys
 
 from clustergate.results import score
+from clustergate.site import environment as cgenv
 from clustergate.commands import sources
 
 EXAMPLES = (
@@ -43,7 +44,8 @@ def run(args, out=None, err=None):
         print(line, file=out)
 
     doc = score.to_json(scores, report)
-    path = args.output or score.default_path(report)
+    path = args.output or score.default_path(
+        report, cgenv.get(cgenv.SCORE_FILE))
     try:
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         score.write_json(path, doc)

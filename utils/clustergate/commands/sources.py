@@ -140,7 +140,7 @@ def read_session(json_report, db, command, err=None):
     from clustergate.results import timing
 
     try:
-        return timing.session_report(json_report, db)
+        return timing.session_report(json_report, db or default_db())
     except (OSError, ValueError) as e:
         print(f'clustergate {command}: error: {e}', file=err or sys.stderr)
         return None

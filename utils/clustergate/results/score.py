@@ -29,7 +29,6 @@ from typing import Dict, List, Optional, Sequence
 
 from clustergate.refs.baseline import Key, Sample, report_samples
 from clustergate.refs.baseline import direction as metric_direction
-from clustergate.site import environment as cgenv
 
 #: How many of the metrics that pulled a score down are named
 WORST = 5
@@ -214,31 +213,35 @@ def is_acceptance(argv: Sequence[str]) -> bool:
     return False
 
 
-def default_path(report: Dict) -> str:
-    """``$CG_SCORE_FILE``, else ``output/score-<session>.json``."""
-    if cgenv.get(cgenv.SCORE_FILE):
-        return cgenv.get(cgenv.SCORE_FILE)
+def default_path(report: Dict, chosen: Optional[str] = None) -> str:
+    """``chosen`` (the caller's $CG_SCORE_FILE), else
+    ``output/score-<session>.json``."""
+    if chosen:
+        return chosen
 
     from clustergate import PROJECT_ROOT
     uuid = (report.get('session_info', {}).get('uuid') or 'session')[:8]
     return os.path.join(PROJECT_ROOT, 'output', f'score-{uuid}.json')
 
 
-def session_end(report: Dict, report_path: str, out=None) -> str:
+def session_end(report: Dict, report_path: str, out=None,
+                score_file: Optional[str] = None,
+                baseline: Optional[str] = None) -> str:
     """Print the score of a finished session, write its JSON
-    (:func:`default_path`) and add it to the run report (key
-    ``clustergate_score``); ``$CG_SCORE_BASELINE`` names a signed-off
+    (``score_file``, else :func:`default_path`) and add it to the run
+    report (key ``clustergate_score``); ``baseline`` names a signed-off
     score JSON. Returns the JSON's path. Called by the end-of-session
-    hook of :mod:`clustergate.site.notrun` in acceptance sessions."""
+    hook of :mod:`clustergate.site.notrun` in acceptance sessions, with
+    $CG_SCORE_FILE and $CG_SCORE_BASELINE."""
     out = out or sys.stdout
     base = None
-    if cgenv.get(cgenv.SCORE_BASELINE):
-        with open(cgenv.get(cgenv.SCORE_BASELINE)) as fp:
+    if baseline:
+        with open(baseline) as fp:
             base = json.load(fp)
 
     scores = compute(report, base)
     doc = to_json(scores, report)
-    path = default_path(report)
+    path = default_path(report, score_file)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     write_json(path, doc)
     report['clustergate_score'] = doc

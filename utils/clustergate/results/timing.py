@@ -23,7 +23,6 @@ import os
 import statistics
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
-from clustergate.site import environment as cgenv
 
 #: parameters that make a sweep point (loggable in every family)
 POINT_AXES = ('num_nodes', 'ppn', 'interconnect')
@@ -233,18 +232,12 @@ def latest_report(db: str) -> Optional[Dict]:
                .get('time_end_unix') or 0) if reports else None
 
 
-def session_report(json_path: Optional[str] = None,
-                   db: Optional[str] = None) -> Dict:
+def session_report(json_path: Optional[str], db: str) -> Dict:
     """A JSON run report, or the latest session of the results database
-    (``db``, else $CG_RESULTS_DB, else output/results.db); ValueError
-    naming the database when it holds no session."""
+    ``db``; ValueError naming the database when it holds no session."""
     if json_path:
         return load_report(json_path)
 
-    from clustergate import PROJECT_ROOT
-    db = db or cgenv.get(cgenv.RESULTS_DB,
-                              os.path.join(PROJECT_ROOT, 'output',
-                                           'results.db'))
     report = latest_report(db)
     if report is None:
         raise ValueError(f'no session in {db}')

@@ -15,11 +15,14 @@ that partition and none of them ran. A family filtered out with
 ``-n``/``-x``/``-t`` has no selected case, so it is never held against
 the session.
 
-How, since ReFrame has no session-end hook: ``config/common.py`` calls
-:func:`register` while ReFrame loads the configuration; it registers an
-``atexit`` handler (only in the ``reframe`` command). After ReFrame's
-``main()`` has written its JSON report, JUnit file and log, the handler
-reads them:
+How, since ReFrame has no session-end hook: ``config/common.py`` names
+the session's files with :func:`configure` while ReFrame loads the
+configuration (nothing else: loading the configuration registers no
+handler), and the base of every clustergate test
+(:mod:`clustergate.rfm.point`) calls :func:`arm` when ReFrame loads the
+checks of a session; that registers an ``atexit`` handler, only in the
+``reframe`` command. After ReFrame's ``main()`` has written its JSON
+report, JUnit file and log, the handler reads them:
 
 - the JSON report (``general/report_file``) gives every selected case and
   its result, family (the folder of ``checks/`` its file is in) and
@@ -51,6 +54,7 @@ from collections import OrderedDict, defaultdict
 from clustergate.results import score
 from clustergate.results import timing
 from clustergate.results import verdict
+from clustergate.site import environment as cgenv
 
 _DEP_REASONS = ('skipped due to skipped dependencies', 'dependencies failed')
 _ANSI = re.compile(r'\x1b\[[0-9;]*m')
@@ -70,18 +74,28 @@ def in_reframe_command():
             argv0.endswith(os.path.join('reframe', '__main__.py')))
 
 
-def register(session_log, perf_table=None):
+def configure(session_log, perf_table=None):
+    """Name the files the end of the session reads: ``session_log``, the
+    log file that receives ReFrame's status lines (``config/common.py``'s
+    file handler); ``perf_table``, where the full performance table goes
+    (clustergate.results.verdict). The session starts now (a log or report
+    older than this is another session's). Registers nothing: see
+    :func:`arm`. The settings file may be loaded more than once; the first
+    call counts."""
+    if 'log' not in _state:
+        _state.update(log=session_log, start=time.time(), table=perf_table)
+
+
+def arm():
     """Arrange for the NOT RUN block and the verdict at the end of this
-    ``reframe`` session. ``session_log``: the log file that receives
-    ReFrame's status lines (``config/common.py``'s file handler);
-    ``perf_table``: where the full performance table goes
-    (clustergate.results.verdict). Does nothing outside the ``reframe`` command
-    and when called again (the settings file may be loaded more than
-    once)."""
-    if not in_reframe_command() or _state:
+    ``reframe`` session (called when its checks load). Does nothing
+    outside the ``reframe`` command, before :func:`configure` and when
+    called again."""
+    if not in_reframe_command() or 'log' not in _state or \
+            _state.get('armed'):
         return
 
-    _state.update(log=session_log, start=time.time(), table=perf_table)
+    _state['armed'] = True
     atexit.register(_at_exit)
 
 
@@ -364,7 +378,9 @@ def session_end(start, log_path, perf_table=None):
 
     if score.is_acceptance(sys.argv):
         # the acceptance session ends with its score (clustergate.results.score)
-        score.session_end(report, path)
+        score.session_end(report, path,
+                          score_file=cgenv.get(cgenv.SCORE_FILE),
+                          baseline=cgenv.get(cgenv.SCORE_BASELINE))
 
     # last, so that it is what the terminal shows (clustergate.results.verdict)
     table = verdict.write_table(report, perf_table) if perf_table else None
