@@ -115,7 +115,11 @@ IC_ENV = 'env'
 #: per MPI family, how a run shows it used this interconnect
 #: (clustergate.site.transport)
 IC_VERIFY = 'verify'
-INTERCONNECT_KEYS = (IC_SCOPE, IC_ENV, IC_VERIFY)
+#: the network device (e.g. ``ib0``, ``hsn0``) of a network interconnect,
+#: for programs that are not MPI (NetPIPE's NPtcp, iperf3); without it,
+#: the device the interconnect's MPI variables name
+IC_NETDEV = 'netdev'
+INTERCONNECT_KEYS = (IC_SCOPE, IC_ENV, IC_VERIFY, IC_NETDEV)
 
 # -- environment extras ---------------------------------------------------
 

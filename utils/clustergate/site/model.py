@@ -60,10 +60,26 @@ class Interconnect:
     scope: str
     env: Mapping = field(default_factory=dict)
     verify: Optional[Mapping] = None
+    netdev: Optional[str] = None
 
     @property
     def network(self) -> bool:
         return self.scope == 'network'
+
+    def device(self) -> Optional[str]:
+        """The network device of this interconnect: ``netdev``, else the
+        one device its MPI variables name (OpenMPI's TCP BTL, libfabric's
+        tcp provider, UCX), else None."""
+        if self.netdev:
+            return self.netdev
+        named = {v.split(':')[0] for vars_ in self.env.values()
+                 for k, v in vars_.items() if k in _DEVICE_VARIABLES}
+        return named.pop() if len(named) == 1 else None
+
+
+#: MPI variables that name the network device an interconnect uses
+_DEVICE_VARIABLES = ('OMPI_MCA_btl_tcp_if_include', 'FI_TCP_IFACE',
+                     'UCX_NET_DEVICES')
 
 
 @dataclass(frozen=True)
@@ -281,6 +297,11 @@ def _check_interconnect(name, ic, partition):
             raise _sweep_error(
                 f'partition {partition!r}: interconnect {name!r}, MPI '
                 f'family {family!r}: variables must be a str->str map')
+    netdev = ic.get(keys.IC_NETDEV)
+    if netdev is not None and not (isinstance(netdev, str) and netdev):
+        raise _sweep_error(
+            f'partition {partition!r}: interconnect {name!r}: '
+            f'{keys.IC_NETDEV!r} must be a device name, got {netdev!r}')
     if 'verify' in ic:
         from clustergate.site import transport
         try:
@@ -329,7 +350,7 @@ def _interconnects(ics) -> Mapping:
         if isinstance(ic, Mapping):
             out[name] = Interconnect(
                 name, ic.get(keys.IC_SCOPE), _frozen(ic.get(keys.IC_ENV) or {}),
-                _frozen(ic.get(keys.IC_VERIFY)))
+                _frozen(ic.get(keys.IC_VERIFY)), ic.get(keys.IC_NETDEV))
     return MappingProxyType(out)
 
 
