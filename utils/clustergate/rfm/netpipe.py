@@ -34,6 +34,7 @@ import shutil
 
 import reframe as rfm
 import reframe.utility.sanity as sn
+import reframe.utility.typecheck as typ
 from reframe.core.builtins import (parameter, performance_function,
                                    run_after, run_before, variable)
 from reframe.core.exceptions import SanityError
@@ -67,6 +68,17 @@ def receiver_ranks(num_nodes):
     """Ranks receiving stream 1 and 2 (one rank per node, block
     placement; one node: rank 1 receives both)."""
     return [1, 2] if num_nodes >= 3 else [1, 1]
+
+
+def stream_devices(partition, interconnect, layout):
+    """The device of stream 1 and of stream 2: the interconnect's, and
+    for ``two_ifaces`` another network interconnect's."""
+    devs = devices(partition)
+    first = devs[interconnect]
+    if layout == 'one_iface':
+        return [first, first]
+
+    return [first, next(d for d in devs.values() if d != first)]
 
 
 def missing_program(tool):
@@ -122,6 +134,8 @@ class NetpipeStudyTest(SweepPoint, rfm.RunOnlyRegressionTest):
     wait_s = variable(int, value=120)
     #: the lower bound of the two_ifaces ratio (no reference given)
     two_ifaces_min_ratio = variable(float, value=0.8, loggable=True)
+    #: the devices of stream 1 and 2 (set at setup from the partition)
+    stream_devs = variable(typ.List[str], value=[], loggable=True)
 
     valid_systems = ['+mpi']
     valid_prog_environs = ['+mpi']
@@ -153,14 +167,8 @@ class NetpipeStudyTest(SweepPoint, rfm.RunOnlyRegressionTest):
         if reason and not self.is_dry_run():
             self.skip(reason)
 
-    def stream_devices(self):
-        """The device of stream 1 and of stream 2."""
-        devs = devices(self.current_partition)
-        first = devs[self.interconnect]
-        if self.layout == 'one_iface':
-            return [first, first]
-
-        return [first, next(d for d in devs.values() if d != first)]
+        self.stream_devs = stream_devices(self.current_partition,
+                                          self.interconnect, self.layout)
 
     def netpipe_options(self):
         return ['-p', '0', '-l', str(self.msg_bytes), '-u',
@@ -176,7 +184,7 @@ class NetpipeStudyTest(SweepPoint, rfm.RunOnlyRegressionTest):
         q = shlex.quote
         self.env_vars.update({
             'NP_TOOL': self.tool, 'NP_DIR': q(rdv),
-            'NP_IFACES': q(' '.join(self.stream_devices())),
+            'NP_IFACES': q(' '.join(self.stream_devs)),
             'NP_RX': q(' '.join(map(str, receiver_ranks(self.num_nodes)))),
             'NP_PORT': str(self.port), 'NP_WAIT': str(self.wait_s),
             'NP_NETPIPE_OPTS': q(' '.join(self.netpipe_options())),
@@ -203,7 +211,7 @@ class NetpipeStudyTest(SweepPoint, rfm.RunOnlyRegressionTest):
         return super().parse_or_fail(text)
 
     def check(self, study):
-        want = self.stream_devices()
+        want = self.stream_devs
         for s in study.streams:
             if s.tool != self.tool or s.dev != want[s.stream - 1]:
                 raise SanityError(f'stream {s.stream} ({s.phase}) ran '
@@ -230,7 +238,7 @@ class NetpipeStudyTest(SweepPoint, rfm.RunOnlyRegressionTest):
         """Each phase's devices carried at least one message's worth:
         the streams went where the layout says."""
         for phase, numbers in PHASES.items():
-            for dev in {self.stream_devices()[n - 1] for n in numbers}:
+            for dev in {self.stream_devs[n - 1] for n in numbers}:
                 sent = study.tx_bytes.get((phase, dev))
                 if sent is None or sent < self.msg_bytes:
                     raise SanityError(

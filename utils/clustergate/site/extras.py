@@ -400,6 +400,13 @@ def check_environment(env: Mapping):
 MPI_FEATURE = 'mpi'
 
 
+def _check_netdev(netdev, where):
+    if netdev is not None and not (isinstance(netdev, str) and netdev and
+                                   not any(c.isspace() for c in netdev)):
+        raise ExtrasError(f'{where}.{IC_NETDEV}: must be a network device '
+                          f'name (e.g. "ib0"), got {netdev!r}')
+
+
 def _check_ic_env_keys(ics, where):
     """Each interconnect has known keys only, and its ``env`` maps an MPI
     family to its variables: a flat ``{'OMPI_MCA_pml': 'ucx'}`` would
@@ -407,6 +414,7 @@ def _check_ic_env_keys(ics, where):
     for name, ic in (ics or {}).items():
         if isinstance(ic, Mapping):
             _unknown(ic, INTERCONNECT_KEYS, f'{where}.{INTERCONNECTS}.{name}')
+            _check_netdev(ic.get(IC_NETDEV), f'{where}.{INTERCONNECTS}.{name}')
 
         env = ic.get(IC_ENV) if isinstance(ic, Mapping) else None
         if not isinstance(env, Mapping):

@@ -68,18 +68,20 @@ class Interconnect:
 
     def device(self) -> Optional[str]:
         """The network device of this interconnect: ``netdev``, else the
-        one device its MPI variables name (OpenMPI's TCP BTL, libfabric's
-        tcp provider, UCX), else None."""
+        one device its MPI variables name for TCP (OpenMPI's TCP BTL,
+        libfabric's tcp provider), else None. Not UCX_NET_DEVICES: it
+        names InfiniBand ports (``mlx5_0:1``), which have no IP address."""
         if self.netdev:
             return self.netdev
-        named = {v.split(':')[0] for vars_ in self.env.values()
+        named = {v for vars_ in self.env.values()
                  for k, v in vars_.items() if k in _DEVICE_VARIABLES}
-        return named.pop() if len(named) == 1 else None
+        # a list ("eth0,eth1") is no one device
+        one = named.pop() if len(named) == 1 else ''
+        return one if one and ',' not in one else None
 
 
 #: MPI variables that name the network device an interconnect uses
-_DEVICE_VARIABLES = ('OMPI_MCA_btl_tcp_if_include', 'FI_TCP_IFACE',
-                     'UCX_NET_DEVICES')
+_DEVICE_VARIABLES = ('OMPI_MCA_btl_tcp_if_include', 'FI_TCP_IFACE')
 
 
 @dataclass(frozen=True)
@@ -297,11 +299,6 @@ def _check_interconnect(name, ic, partition):
             raise _sweep_error(
                 f'partition {partition!r}: interconnect {name!r}, MPI '
                 f'family {family!r}: variables must be a str->str map')
-    netdev = ic.get(keys.IC_NETDEV)
-    if netdev is not None and not (isinstance(netdev, str) and netdev):
-        raise _sweep_error(
-            f'partition {partition!r}: interconnect {name!r}: '
-            f'{keys.IC_NETDEV!r} must be a device name, got {netdev!r}')
     if 'verify' in ic:
         from clustergate.site import transport
         try:
