@@ -83,7 +83,11 @@ BAD_INPUTS = [
     ('unknown interconnect key',
      ("'scope': 'node',", "'scope': 'node', 'rate': 1,"),
      "partition localhost:local: extras.interconnects.shm.rate: unknown "
-     "key (known: env, scope, verify)"),
+     "key (known: env, netdev, scope, verify)"),
+    ('an interconnect device that is a list',
+     ("'scope': 'node',", "'scope': 'node', 'netdev': 'eth0 eth1',"),
+     "partition localhost:local: extras.interconnects.shm.netdev: must be a "
+     "network device name (e.g. \"ib0\"), got 'eth0 eth1'"),
     ('a misspelt HPC Challenge key (the schema of the site model)',
      ("'hpcc': {'memory_fraction': 0.5, 'max_n': 3072}",
       "'hpcc': {'memory_fraction': 0.5, 'maxn': 3072}"),

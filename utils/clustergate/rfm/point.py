@@ -80,6 +80,11 @@ class SweepPoint(rfm.RegressionTestPlugin):
     #: ``reference`` from ``config/references/<system>.yaml`` at setup
     load_references = True
 
+    #: The job's MPI reports its transport, checked against the
+    #: interconnect before sanity. False: the programs are not MPI (their
+    #: family checks where the traffic went otherwise)
+    mpi_transport = True
+
     #: ``{mode: {attribute: allowed values}}`` (see :mod:`clustergate.rfm.modes`)
     mode_selection = modes.NIGHTLY
 
@@ -112,7 +117,7 @@ class SweepPoint(rfm.RegressionTestPlugin):
 
     @run_before('sanity')
     def point_before_sanity(self):
-        if self.sweep_axes:
+        if self.sweep_axes and self.mpi_transport:
             placement.verify_transport(self)
 
     # always_last: after the families' hooks that set perf_variables

@@ -122,7 +122,11 @@ IC_ENV = 'env'
 #: per MPI family, how a run shows it used this interconnect
 #: (clustergate.site.transport)
 IC_VERIFY = 'verify'
-INTERCONNECT_KEYS = (IC_SCOPE, IC_ENV, IC_VERIFY)
+#: the network device (e.g. ``ib0``, ``hsn0``) of a network interconnect,
+#: for programs that are not MPI (NetPIPE's NPtcp, iperf3); without it,
+#: the device the interconnect's MPI variables name
+IC_NETDEV = 'netdev'
+INTERCONNECT_KEYS = (IC_SCOPE, IC_ENV, IC_VERIFY, IC_NETDEV)
 
 # -- environment extras ---------------------------------------------------
 
@@ -398,6 +402,13 @@ def check_environment(env: Mapping):
 MPI_FEATURE = 'mpi'
 
 
+def _check_netdev(netdev, where):
+    if netdev is not None and not (isinstance(netdev, str) and netdev and
+                                   not any(c.isspace() for c in netdev)):
+        raise ExtrasError(f'{where}.{IC_NETDEV}: must be a network device '
+                          f'name (e.g. "ib0"), got {netdev!r}')
+
+
 def _check_ic_env_keys(ics, where):
     """Each interconnect has known keys only, and its ``env`` maps an MPI
     family to its variables: a flat ``{'OMPI_MCA_pml': 'ucx'}`` would
@@ -405,6 +416,7 @@ def _check_ic_env_keys(ics, where):
     for name, ic in (ics or {}).items():
         if isinstance(ic, Mapping):
             _unknown(ic, INTERCONNECT_KEYS, f'{where}.{INTERCONNECTS}.{name}')
+            _check_netdev(ic.get(IC_NETDEV), f'{where}.{INTERCONNECTS}.{name}')
 
         env = ic.get(IC_ENV) if isinstance(ic, Mapping) else None
         if not isinstance(env, Mapping):

@@ -66,10 +66,28 @@ class Interconnect:
     scope: str
     env: Mapping = field(default_factory=dict)
     verify: Optional[Mapping] = None
+    netdev: Optional[str] = None
 
     @property
     def network(self) -> bool:
         return self.scope == 'network'
+
+    def device(self) -> Optional[str]:
+        """The network device of this interconnect: ``netdev``, else the
+        one device its MPI variables name for TCP (OpenMPI's TCP BTL,
+        libfabric's tcp provider), else None. Not UCX_NET_DEVICES: it
+        names InfiniBand ports (``mlx5_0:1``), which have no IP address."""
+        if self.netdev:
+            return self.netdev
+        named = {v for vars_ in self.env.values()
+                 for k, v in vars_.items() if k in _DEVICE_VARIABLES}
+        # a list ("eth0,eth1") is no one device
+        one = named.pop() if len(named) == 1 else ''
+        return one if one and ',' not in one else None
+
+
+#: MPI variables that name the network device an interconnect uses
+_DEVICE_VARIABLES = ('OMPI_MCA_btl_tcp_if_include', 'FI_TCP_IFACE')
 
 
 @dataclass(frozen=True)
@@ -329,7 +347,7 @@ def _interconnects(ics) -> Mapping:
         if isinstance(ic, Mapping):
             out[name] = Interconnect(
                 name, ic.get(keys.IC_SCOPE), _frozen(ic.get(keys.IC_ENV) or {}),
-                _frozen(ic.get(keys.IC_VERIFY)))
+                _frozen(ic.get(keys.IC_VERIFY)), ic.get(keys.IC_NETDEV))
     return MappingProxyType(out)
 
 
