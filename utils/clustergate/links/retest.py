@@ -624,7 +624,8 @@ def decide(rounds: Sequence[Mapping[Pair, float]], cand: Candidate,
         s = per[worst]
         d.text = ('retest inconclusive after the time budget: ' +
                   (f'{_describe(node, worst, s)} (below: {_p(s.p_slow())}, '
-                   f'above: {_p(s.p_healthy())})' if s.n else
+                   f'above: {_p(s.p_healthy())}) [retest basis: '
+                   f'{_retest_basis(cand, worst)}]' if s.n else
                    'no retest round fitted in it'))
     return d
 

@@ -495,10 +495,13 @@ def _untwin_trunks(fit, faults, verdicts, rates, e, c):
         if best is not f:
             faults[i] = best
             verdicts[i] = replace(verdicts[i], fault=best, alternatives=[])
-        told[i] = (f' (told from {_name(ranked[1])}, whose cut predicts the '
-                   f'same fair shares, by the flows across two cut trunks: '
-                   f'{math.exp(level[_name(best)] - level[_name(ranked[1])]):.2f}x '
-                   f'of its, {z:.0f} sigma)')
+        # the other trunk in words that do not read as a verdict on it
+        other = f"{ranked[1].subject}'s trunk"
+        ratio = math.exp(level[_name(best)] - level[_name(ranked[1])])
+        told[i] = (f' (told from a cut of {other}, which predicts the same '
+                   f'fair shares: flows across this trunk and another cut '
+                   f'one at {ratio:.2f}x of those across {other} and another '
+                   f'cut one, {z:.0f} sigma)')
     return faults, verdicts, told
 
 
