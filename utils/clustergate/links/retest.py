@@ -186,6 +186,12 @@ class Candidate:
     #: gross fault the fabric's verdict named): the lower, the more the
     #: first round says, the earlier its retests when the budget is short
     evidence: float = 1.0
+    #: per direction, the level below which its retest rounds name it
+    #: slow, from its per-link baseline (:func:`baseline_levels`); a
+    #: direction without one is judged against the naming ratio
+    levels: Dict[str, float] = field(default_factory=dict)
+    #: what set ``levels``, for the verdict line
+    basis: str = ''
 
     def priority(self):
         """Sort key: named before borderline, then the strongest first
@@ -392,12 +398,44 @@ def _t_sf(t, df):
     return tail if t >= 0 else 1 - tail
 
 
+def baseline_levels(node: str, stats: Optional[Mapping], b: Bounds,
+                    ratio: float = RATIO) -> Tuple[Dict[str, float], str]:
+    """Per direction, the level below which ``node``'s retest rounds say
+    slow, from its per-link baseline (``stats``: ``{metric: LinkStat}``):
+    the first round's borderline bound of that baseline (its median, at
+    most 1, x halfway to the naming ratio, or half the naming MADs below
+    it, whichever is lower), never below ``ratio``: a link whose healthy
+    runs are tight is told from its own level, not only from the fixed
+    ratio (a 95 % link alone sits at the ratio itself). Returns
+    ``(levels, basis)``; no baseline: ``({}, '')``."""
+    levels, used = {}, []
+    for dr in DIRECTIONS:
+        st = (stats or {}).get(linkstats.metric_names(node, dr)[1])
+        if st is None or not st.median:
+            continue
+        # alone, a healthy link is at its partners' level (1): a baseline
+        # above it (a link its peers' flows held back) does not raise it
+        h = min(st.median, 1.0)
+        level = min(h * _halfway(b.ratio), h - b.z / 2 * st.mad)
+        levels[dr] = max(ratio, level)
+        used.append(f'{dr} {st.median:.3f} +- {st.mad:.3f}, {st.runs} runs')
+    if not levels:
+        return {}, ''
+    return levels, 'per-link baseline (' + '; '.join(used) + ')'
+
+
 @dataclass
 class Series:
-    """One direction of one candidate over the retest rounds."""
+    """One direction of one candidate over the retest rounds; ``level``:
+    the level it is slow below (default: ``ratio``)."""
 
     values: List[float]
     ratio: float
+    level: Optional[float] = None
+
+    @property
+    def slow_level(self):
+        return self.ratio if self.level is None else self.level
 
     @property
     def n(self):
@@ -415,15 +453,18 @@ class Series:
         return (self.mean - self.ratio) / (self.sd() / math.sqrt(self.n))
 
     def p_slow(self):
-        """p of 'not below the ratio' (small: clearly below)."""
-        return _t_sf(-self.t(), self.n - 1) if self.n > 1 else 1.0
+        """p of 'not below the slow level' (small: clearly below)."""
+        if self.n < 2:
+            return 1.0
+        t = (self.mean - self.slow_level) / (self.sd() / math.sqrt(self.n))
+        return _t_sf(-t, self.n - 1)
 
     def p_healthy(self):
         """p of 'not above the ratio' (small: clearly above)."""
         return _t_sf(self.t(), self.n - 1) if self.n > 1 else 1.0
 
     def below(self):
-        return sum(v <= self.ratio for v in self.values)
+        return sum(v <= self.slow_level for v in self.values)
 
     def state(self, alpha=ALPHA, min_retests=MIN_RETESTS):
         if self.n < min_retests:
@@ -446,9 +487,10 @@ def _pairs(node, partners, direction):
 
 
 def series(rounds: Sequence[Mapping[Pair, float]], node, partners,
-           controls, direction, ratio=RATIO) -> Series:
+           controls, direction, ratio=RATIO, slow=None) -> Series:
     """The node's round figures against ``partners`` in ``direction``:
-    median of its pairs over the median of the controls, per round."""
+    median of its pairs over the median of the controls, per round;
+    ``slow``: the level it is slow below (default ``ratio``)."""
     out = []
     for rnd in rounds:
         level = _control_level(rnd, controls)
@@ -456,7 +498,7 @@ def series(rounds: Sequence[Mapping[Pair, float]], node, partners,
                 if rnd.get(p)]
         if level and vals:
             out.append(statistics.median(vals) / level)
-    return Series(out, ratio)
+    return Series(out, ratio, slow)
 
 
 def _blame(rounds, node, parts, controls, direction, ratio, alpha,
@@ -501,7 +543,15 @@ class Decision:
 def _describe(node, direction, s: Series, against='its partners'):
     label = {'sent': 'sent', 'recv': 'received'}[direction]
     return (f'{label} {s.mean:.2f}x {against} alone, {s.below()} of {s.n} '
-            f'retests at or below {s.ratio:g}x')
+            f'retests at or below {s.slow_level:.3g}x')
+
+
+def _retest_basis(cand: Candidate, direction: str) -> str:
+    """What its rounds in ``direction`` were judged against."""
+    if direction in cand.levels:
+        return (f'below {cand.levels[direction]:.3g}x, the borderline '
+                f'bound of its {cand.basis}')
+    return f'below the naming ratio {RATIO:g}x (no per-link baseline)'
 
 
 def _p(p):
@@ -519,8 +569,8 @@ def decide(rounds: Sequence[Mapping[Pair, float]], cand: Candidate,
     parts = the_plan.partners.get(node, [])
     controls = the_plan.controls.get(node, [])
     d = Decision(node, cand.why, 'open', cand.first)
-    per = {dr: series(rounds, node, parts, controls, dr, ratio)
-           for dr in DIRECTIONS}
+    per = {dr: series(rounds, node, parts, controls, dr, ratio,
+                      cand.levels.get(dr)) for dr in DIRECTIONS}
     d.retests = max(s.n for s in per.values())
     d.directions = {dr: {'values': [round(v, 4) for v in s.values],
                          'mean': round(s.mean, 4) if s.n else None,
@@ -536,11 +586,12 @@ def decide(rounds: Sequence[Mapping[Pair, float]], cand: Candidate,
         conf = f'({_p(s.p_slow())}, {s.n} retests)'
         halves = [series(rounds, node, h, controls, dr, ratio)
                   for h in _halves(parts)]
-        if len(halves) < 2 or all(h.mean <= ratio for h in halves):
+        if len(halves) < 2 or all(h.mean <= s.slow_level for h in halves):
             d.status = 'slow'
             d.text = (f'retest: {_describe(node, dr, s)} {conf}; slow '
                       f'against both halves of its partners '
-                      f'({", ".join(parts)}): its own link')
+                      f'({", ".join(parts)}): its own link '
+                      f'[retest basis: {_retest_basis(cand, dr)}]')
             return d
     if slow or all(states[dr] == 'healthy' for dr in DIRECTIONS):
         # its own link is not slow: is it slow with some of its partners?
@@ -573,7 +624,8 @@ def decide(rounds: Sequence[Mapping[Pair, float]], cand: Candidate,
         s = per[worst]
         d.text = ('retest inconclusive after the time budget: ' +
                   (f'{_describe(node, worst, s)} (below: {_p(s.p_slow())}, '
-                   f'above: {_p(s.p_healthy())})' if s.n else
+                   f'above: {_p(s.p_healthy())}) [retest basis: '
+                   f'{_retest_basis(cand, worst)}]' if s.n else
                    'no retest round fitted in it'))
     return d
 
@@ -710,11 +762,16 @@ def _untested(c: Candidate, why: str) -> Decision:
 def _setup(first: FirstRound, inputs: Mapping, result: Dict):
     """``(candidates, {candidate: partners}, decided)`` of a first round:
     candidates that no pair can measure cleanly are decided untested."""
-    cands = retest_candidates(first.lines, first.verdict,
-                              Bounds(**inputs.get('bounds', {})))
+    b = Bounds(**inputs.get('bounds', {}))
+    cands = retest_candidates(first.lines, first.verdict, b)
     if not cands:
         result['notes'].append('no suspect or borderline node link')
         return [], {}, {}
+    stats = {m: linkbaseline.LinkStat(*v)
+             for m, v in (inputs.get('stats') or {}).items()}
+    for c in cands:
+        c.levels, c.basis = baseline_levels(
+            c.node, stats, b, float(inputs.get('ratio', RATIO)))
     gross = set(first.named) | set(first.faults.nodes) | \
         set(first.faults.miscabled)
     names = [c.node for c in cands]

@@ -1,0 +1,157 @@
+"""The retest's decisions replayed on what the fault campaign measured.
+
+Every node link the retest decided in the campaign on the emulated 9-node
+leaf/spine cluster (20 healthy runs, 33 fault runs; fixture
+``linkretest-campaign-rounds.json``) is decided again from its recorded
+round figures, round by round as the driver would, with the per-link
+baseline the run was judged by. The node links at 95 % (n3 on fab0, n8 on
+fab1) sit at the naming ratio alone: the ratio's t-test left them
+undecided after 12-14 rounds; judged against their baseline's borderline
+bound they are slow. No link of a healthy run and no innocent beside a
+fault may be named, and every culprit stays slow."""
+
+import itertools
+import json
+import os
+
+import pytest
+
+from clustergate.links import baseline as lb
+from clustergate.links import retest as lr
+from conftest import FIXTURES, fixture_text
+from test_linkretest_faults import inputs
+from test_linkretest_load import RATE, Launches, subjects
+
+with open(os.path.join(FIXTURES, 'linkretest-campaign-rounds.json')) as fp:
+    CAMPAIGN = json.load(fp)['runs']
+PARTNERS = ['p1', 'p2', 'p3', 'p4']
+
+
+def records():
+    for run in CAMPAIGN:
+        for rec in run['retests']:
+            culprit = f'{rec["node"]}@{rec["fabric"]}' in run['culprits']
+            yield run, rec, culprit
+
+
+def _id(x):
+    run, rec, _ = x
+    return f'{run["run"]}-{rec["node"]}'
+
+
+def replay(rec, baseline=True):
+    """``rec`` decided again by :func:`lr.adaptive`, each launch giving the
+    next recorded figure of each direction it measures; the rounds end
+    when a direction it needs has no more recorded figures (the budget)."""
+    stats = {m: lb.LinkStat(*v) for m, v in rec['baseline'].items()}
+    levels, basis = lr.baseline_levels(rec['node'], stats if baseline
+                                       else None, lr.Bounds())
+    cand = lr.Candidate(rec['node'], rec['why'], 'replayed', 0.9,
+                        levels, basis)
+    left = {dr: iter(v) for dr, v in rec['values'].items()}
+    clock = itertools.count()
+    node = rec['node']
+
+    def measure(the_plan, timeout):
+        fig = {}
+        for dr in lr.DIRECTIONS:
+            if any((p[0] == node) == (dr == 'sent') and node in p
+                   for p in the_plan.pairs):
+                fig[dr] = next(left[dr], None)
+                if fig[dr] is None:
+                    raise RuntimeError('recorded rounds used up')
+        return {(s, d): RATE * (fig['sent'] if s == node else
+                                fig['recv'] if d == node else 1.0)
+                for s, d in the_plan.pairs}
+
+    return lr.adaptive([cand], {node: PARTNERS}, measure, 1e9,
+                       lambda: next(clock))[node]
+
+
+def test_the_fixture_is_the_whole_campaign():
+    healthy = [r for r in CAMPAIGN if r['case'] == 'healthy']
+    assert len(healthy) == 20 and len(CAMPAIGN) == 53
+    assert sum(1 for _ in records()) == 35
+
+
+@pytest.mark.parametrize('rec', [x for x in records() if not x[2]], ids=_id)
+def test_no_healthy_link_is_named(rec):
+    # the 8 borderline links of healthy runs and the innocents beside
+    # faults: cleared, as in the campaign
+    run, rec, _ = rec
+    assert rec['status'] == 'healthy'
+    d = replay(rec)
+    assert d.status == 'healthy', (run['run'], d.text)
+
+
+@pytest.mark.parametrize('rec', [x for x in records() if x[2]], ids=_id)
+def test_every_culprit_is_slow(rec):
+    run, rec, _ = rec
+    d = replay(rec)
+    assert d.status == 'slow', (run['run'], d.text)
+    assert 'its own link' in d.text
+    assert '[retest basis: below ' in d.text
+
+
+def test_the_95_percent_links_were_undecided_by_the_ratio():
+    # the premise: the same figures against the naming ratio alone
+    found = [(run, rec) for run, rec, culprit in records()
+             if culprit and run['case'] in ('node-n3-95-fab0',
+                                            'node-n8-95-fab1')]
+    assert len(found) == 4
+    for run, rec in found:
+        assert rec['status'] == 'inconclusive'
+        d = replay(rec, baseline=False)
+        assert d.status == 'inconclusive', (run['run'], d.text)
+        assert replay(rec).status == 'slow'
+
+
+def test_baseline_levels():
+    b = lr.Bounds()
+
+    def level(median, mad):
+        stats = {'peer_n1_sent': lb.LinkStat(median, mad, 10)}
+        levels, basis = lr.baseline_levels('n1', stats, b)
+        assert basis.startswith('per-link baseline (sent ')
+        return round(levels['sent'], 4)
+
+    # both borderline bounds: halfway to the naming ratio (0.975x) and
+    # half the naming MADs (2.5) below its median, the lower of the two
+    assert level(0.99, 0.004) == 0.9652
+    assert level(0.99, 0.012) == 0.96
+    # noisy: never below the naming ratio (the retest without baseline)
+    assert level(0.99, 0.03) == 0.95
+    # a median above 1 (its peers' flows held it back in the matrix)
+    # does not raise the level of a figure taken alone
+    assert level(1.13, 0.01) == 0.975
+    assert lr.baseline_levels('n1', {}, b) == ({}, '')
+
+
+#: the campaign's n8 at 95 % on fab1 (second run), its retest figures per
+#: round (sent, received), both 0.95x its partners alone
+SENT = [0.949, 0.948, 0.953, 0.954, 0.951, 0.95, 0.955, 0.947, 0.958,
+        0.947, 0.948, 0.954, 0.949, 0.962]
+RECV = [0.942, 0.949, 0.95, 0.951, 0.951, 0.954, 0.969, 0.95, 0.956,
+        0.953, 0.944, 0.956, 0.956, 0.961]
+
+
+def test_the_driver_names_a_95_percent_link_by_its_baseline(monkeypatch):
+    # the healthy fixture's real first round, n1 borderline against a
+    # tight baseline (0.96x of it), alone at the recorded 95 % figures:
+    # named slow, the line saying what its retest was judged against
+    text = fixture_text('cg-outputs', 'emu-linkmatrix-tree9-healthy.out')
+    first = lr.first_round(text, inputs())
+    stats = {f'peer_{n}_{d}': [f.peer * (1.045 if n == 'n1' else 1.0),
+                               0.008, 10]
+             for (n, d), f in first.figures.items()}
+    launches = Launches(noisy='n1', sent=SENT, recv=RECV)
+    monkeypatch.setattr(lr, '_measure', launches)
+    result = lr.retest(text, inputs(stats), 'scripted', 120.0,
+                       clock=launches.clock)
+    first = lr.first_round(text, inputs(stats))
+    cands = lr.retest_candidates(first.lines, first.verdict, lr.Bounds())
+    assert [c.why for c in cands if c.node == 'n1'] == ['borderline']
+    lines, _ = lr.apply(first.lines + first.verdict.lines, result, 'fab0',
+                        cands, tree=True)
+    assert subjects(lines) == ['slow node link n1'], lines
+    assert 'the borderline bound of its per-link baseline' in lines[0]
