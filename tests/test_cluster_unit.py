@@ -183,6 +183,9 @@ def test_slurm_conf_essentials(tmp_path):
     assert f'SlurmdPidFile={tmp_path}/nodes/%n/slurmd.pid' in lines
     assert ('PartitionName=emu Nodes=n[1-4] Default=YES MaxTime=INFINITE '
             'State=UP OverSubscribe=NO') in lines
+    # a site's small partition for short jobs
+    assert 'PartitionName=debug Nodes=n1,n2 MaxTime=30 State=UP ' \
+        'OverSubscribe=NO' in lines
 
 
 def test_slurm_conf_nodes(tmp_path):
@@ -212,6 +215,12 @@ def test_daemon_commands_use_nsenter_not_ip_netns_exec(tmp_path):
     cmd = slurm.slurmd_cmd(paths, 'n3')
     assert cmd[:4] == ['nsenter', '--net=/run/netns/n3', 'unshare', '--uts']
     assert 'hostname n3 && exec slurmd -D' in cmd[-1]
+    # the node's own sysfs (UCX lists its network devices there), with the
+    # host's cgroup hierarchy kept for slurmd
+    assert '--mount' in cmd
+    assert 'mount -t sysfs sysfs /sys' in cmd[-1]
+    assert cmd[-1].index('--rbind /sys/fs/cgroup') < cmd[-1].index(
+        'mount -t sysfs') < cmd[-1].index('--move')
     assert 'ip' not in cmd
     assert 'hostname head && exec slurmctld' in slurm.slurmctld_cmd(paths)[-1]
     assert f'--socket={paths.munge_socket}' in slurm.munged_cmd(paths)
@@ -484,3 +493,26 @@ def test_cli_tree_options():
                 '--rate', '1gbit'])
     with pytest.raises(SystemExit):
         _parse(['cluster', 'up', '--topology', 'torus'])
+
+
+# modules ----------------------------------------------------------------------
+
+def test_lmod_modulefiles_put_each_mpi_first_on_path(tmp_path):
+    from clustergate_lab.cluster import lmod
+    names = lmod.write(str(tmp_path), [('openmpi', '4.1.4'),
+                                       ('mpich', '4.0.2')],
+                       ('/opt/impi', '2021.18.1'))
+    assert names == ['intel-oneapi-mpi/2021.18.1', 'mpich/4.0.2',
+                     'openmpi/4.1.4']
+    mods = tmp_path / 'modulefiles'
+    ompi = (mods / 'openmpi' / '4.1.4.lua').read_text()
+    bindir = tmp_path / 'mpi' / 'openmpi-4.1.4' / 'bin'
+    assert f'prepend_path("PATH", "{bindir}")' in ompi
+    assert 'family("mpi")' in ompi
+    assert os.readlink(bindir / 'mpicc') == '/usr/bin/mpicc.openmpi'
+    assert os.readlink(tmp_path / 'mpi' / 'mpich-4.0.2' / 'bin' /
+                       'mpirun') == '/usr/bin/mpirun.mpich'
+    impi = (mods / 'intel-oneapi-mpi' / '2021.18.1.lua').read_text()
+    assert 'setenv("I_MPI_ROOT", "/opt/impi")' in impi
+    assert 'setenv("I_MPI_PMI_LIBRARY", ' in impi
+    assert f'export MODULEPATH={mods}' in (tmp_path / 'lmod.sh').read_text()

@@ -35,6 +35,7 @@ PROBES = {
     'scontrol-partition': ['scontrol', 'show', 'partition'],
     'scontrol-node': ['scontrol', 'show', 'node'],
     'scontrol-topology': ['scontrol', 'show', 'topology'],
+    'scontrol-config': ['scontrol', 'show', 'config'],
     'ip-link': ['srun', '-N1', '-p', 'PART', 'ip', '-j', 'link'],
     'sys-infiniband': ['srun', '-N1', '-p', 'PART', 'ls',
                        '/sys/class/infiniband'],
@@ -76,7 +77,7 @@ def probe_all(runner, partition=None):
     argv)`` returns (exit status, text)."""
     out = {}
     for name in ('scontrol-partition', 'scontrol-node',
-                 'scontrol-topology'):
+                 'scontrol-topology', 'scontrol-config'):
         out[name] = _probe(runner, name, PROBES[name])
 
     parts = discover.partitions(out['scontrol-partition'].text

@@ -274,6 +274,11 @@ def _tcp_fabrics(devs, provs, links) -> List[dict]:
     found += [(p['domain'], f'fi_info: provider {p["stack"]}, domain '
                f'{p["domain"]}') for p in provs
               if p['provider'] == 'tcp' and p.get('domain')]
+    if not found:
+        # neither UCX nor libfabric answered: the Ethernet links that are
+        # up (a cluster whose MPIs use TCP)
+        found = [(ln['name'], 'ip -j link: ether link') for ln in links
+                 if ln['type'] == 'ether']
     out, seen = [], set()
     for iface, src in found:
         if iface == 'lo' or iface in seen or (up is not None and
@@ -300,7 +305,11 @@ def _env_name(text: str) -> str:
 
 
 def mpis(modules: List[dict], wrappers: List[dict], versions: dict):
-    """The MPIs to offer: each MPI module, else the system wrappers."""
+    """The MPIs to offer: each MPI module, and the system wrappers of the
+    families no module offers (a site that has an MPI as a module means
+    its users to load it)."""
+    moduled = {m['family'] for m in modules}
+    wrappers = [w for w in wrappers if w['family'] not in moduled]
     out = []
     for m in modules:
         out.append({'name': _env_name(m['module'].replace('/', '-')),
@@ -334,6 +343,13 @@ def _partition(part, allnodes, switched):
     }
 
 
+def accounting(text: str) -> Optional[bool]:
+    """Whether ``scontrol show config`` names an accounting storage (jobs
+    then appear in ``sacct``); None when it did not answer."""
+    m = re.search(r'^AccountingStorageType\s*=\s*(\S+)', text, re.M)
+    return None if m is None else m.group(1) != 'accounting_storage/none'
+
+
 def describe(name: str, out: Dict[str, ProbeOutput]) -> dict:
     """The plain description of a site from its probes' outputs (by probe
     name, see clustergate.commands.site.PROBES); a probe that failed adds
@@ -360,6 +376,7 @@ def describe(name: str, out: Dict[str, ProbeOutput]) -> dict:
         'interconnects': interconnects(devs, provs, links),
         'ib_sysfs': [ln for ln in text('sys-infiniband').split() if ln],
         'mpis': mpis(mods, path_wrappers(text('which')), versions),
+        'accounting': accounting(text('scontrol-config')),
         'modules_system': 'lmod' if out.get('module-avail') is not None
         and out['module-avail'].ok else 'nomod',
         'notes': [f'{k}: {v.note}' for k, v in out.items() if v.note],

@@ -160,6 +160,17 @@ def _environments(desc) -> List[str]:
     return lines
 
 
+def _scheduler(desc, pad):
+    """ReFrame's 'slurm' backend polls sacct: only with accounting."""
+    if desc.get('accounting') is False:
+        return [f"{pad}    # scontrol show config: AccountingStorageType="
+                f"accounting_storage/none (no sacct): 'squeue'",
+                f"{pad}    'scheduler': 'squeue',"]
+
+    return [f"{pad}    # 'slurm' polls sacct; without accounting use "
+            f"'squeue'", f"{pad}    'scheduler': 'slurm',"]
+
+
 def _partition(desc, part, families):
     pad = ' ' * 16
     ics = desc['interconnects']
@@ -173,8 +184,7 @@ def _partition(desc, part, families):
         f'{pad}{{',
         f"{pad}    'name': {part['name']!r},",
         f"{pad}    'descr': {part['slurm_name'] + ' (site init)'!r},",
-        f"{pad}    # 'slurm' polls sacct; without accounting use 'squeue'",
-        f"{pad}    'scheduler': 'slurm',",
+        *_scheduler(desc, pad),
         f"{pad}    'launcher': 'srun',",
         f"{pad}    # whole nodes: link tests must not share a node's link",
         f"{pad}    'access': {['--partition=' + part['slurm_name'], '--exclusive']!r},",  # noqa: E501

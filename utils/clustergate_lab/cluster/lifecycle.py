@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 
-from . import netns, procs, shaping, slurm, state as cluster_state
+from . import lmod, netns, procs, shaping, slurm, state as cluster_state
 from . import tree as tr
 from .layout import FABRICS, Layout
 from .procs import ClusterError
@@ -272,6 +272,9 @@ def _bring_up(state, layout, paths, timeout, tree=None):
             tree=tree is not None
         ))
 
+    # before the nodes start: their jobs load these modules
+    mods = lmod.write(paths.root)
+    log(f'modules ({lmod.modulepath(paths.root)}): {", ".join(mods)}')
     _start(state, paths, 'slurmctld', slurm.slurmctld_cmd(paths),
            paths.ctld_log)
     head = layout.host_addr(FABRICS[0])
@@ -582,4 +585,5 @@ def status(paths=None, out=sys.stdout):
 
 def env_lines(paths=None):
     paths = paths or cluster_state.Paths()
-    return [f'export SLURM_CONF={paths.slurm_conf}']
+    return [f'export SLURM_CONF={paths.slurm_conf}',
+            f'. {lmod.profile(paths.root)}  # Lmod with the MPI modules']

@@ -11,6 +11,14 @@ lines, and waiting for the nodes to become idle.
   exec``, which remounts /sys and makes slurmd 22.05 die) and ``unshare
   --uts`` to give it the node's hostname; spool, pid, log and TmpFS are per
   node via ``%n`` (a shared TmpFS breaks ``srun --mpi=pmix``).
+- and with its own mount namespace in which /sys is the node's: UCX lists
+  network devices in /sys/class/net, and the host's sysfs shows the host's
+  interfaces, not the node's ``fab0``/``fab1`` (UCX then finds only ``lo``
+  and every peer is "Destination is unreachable"). The host's
+  /sys/fs/cgroup is moved onto the new sysfs, which slurmd needs.
+- two partitions: ``emu`` (every node, the default) and ``debug`` (the
+  first two nodes, 30 minutes at most), as a site has a small partition
+  for short jobs.
 """
 
 import os
@@ -21,6 +29,8 @@ import time
 from .layout import CLUSTER_NAME, FABRICS, HEAD, PARTITION
 from .procs import ClusterError
 
+#: the small partition for short jobs (the first two nodes)
+DEBUG_PARTITION = 'debug'
 SLURMCTLD_PORT = 6817
 SLURMD_PORT = 6818
 
@@ -131,6 +141,9 @@ def render_conf(layout, paths, cpus, mem_mib, topology=None, tree=False):
 
     lines.append(f'PartitionName={PARTITION} Nodes={layout.nodelist} '
                  f'Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO')
+    debug = layout.node_names[:2]
+    lines.append(f'PartitionName={DEBUG_PARTITION} Nodes={",".join(debug)} '
+                 f'MaxTime=30 State=UP OverSubscribe=NO')
     return '\n'.join(lines) + '\n'
 
 
@@ -182,10 +195,14 @@ def slurmctld_cmd(paths):
 
 
 def slurmd_cmd(paths, node):
+    keep = os.path.join(paths.node_dir(node), 'cgroup')
+    node_sysfs = (f'mkdir -p {keep} && mount --rbind /sys/fs/cgroup {keep} '
+                  f'&& mount -t sysfs sysfs /sys && '
+                  f'mount --move {keep} /sys/fs/cgroup')
     return ['nsenter', f'--net=/run/netns/{node}', 'unshare', '--uts',
-            'sh', '-c',
-            f'hostname {node} && exec slurmd -D -f {paths.slurm_conf} '
-            f'-N {node}']
+            '--mount', 'sh', '-c',
+            f'{node_sysfs} && hostname {node} && '
+            f'exec slurmd -D -f {paths.slurm_conf} -N {node}']
 
 
 def slurm_env(paths):
