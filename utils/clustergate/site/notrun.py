@@ -330,6 +330,15 @@ def _nothing_selected(rt, start, log_path):
                                       cause)
 
 
+def _acceptance_score(report, report_path):
+    """The acceptance session ends with its score
+    (clustergate.results.score), written where $CG_SCORE_FILE says and
+    compared with $CG_SCORE_BASELINE."""
+    score.session_end(report, report_path,
+                      score_file=cgenv.get(cgenv.SCORE_FILE),
+                      baseline=cgenv.get(cgenv.SCORE_BASELINE))
+
+
 def session_end(start, log_path, perf_table=None):
     """Print the NOT RUN block, the time breakdown and the verdict of the
     session that started at ``start`` (or the line saying it selected
@@ -377,10 +386,7 @@ def session_end(start, log_path, perf_table=None):
         print(line)
 
     if score.is_acceptance(sys.argv):
-        # the acceptance session ends with its score (clustergate.results.score)
-        score.session_end(report, path,
-                          score_file=cgenv.get(cgenv.SCORE_FILE),
-                          baseline=cgenv.get(cgenv.SCORE_BASELINE))
+        _acceptance_score(report, path)
 
     # last, so that it is what the terminal shows (clustergate.results.verdict)
     table = verdict.write_table(report, perf_table) if perf_table else None
