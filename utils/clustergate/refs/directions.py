@@ -68,6 +68,11 @@ _NOISE: Table = (('slowdown_1', LOWER), ('slowdown_k', LOWER),
 _NIC: Table = (('pair_ratio', HIGHER), ('ratio_s*', HIGHER),
                ('bw_single_s*', HIGHER), ('bw_pair_s*', HIGHER))
 
+#: the same study with NetPIPE and iperf3 (per-stream rate together /
+#: alone; MB/s of each stream alone and together)
+_NETPIPE: Table = (('ratio', HIGHER), ('ratio_s*', HIGHER),
+                   ('alone_s*', HIGHER), ('together_s*', HIGHER))
+
 #: per node link (bw_<node>_<dir>, peer_<node>_<dir>: against its peers),
 #: the worst of them, how far below its baseline (MADs), verdicts
 _LINKMATRIX: Table = (('bw_median', HIGHER), ('bw_min', HIGHER),
@@ -106,6 +111,7 @@ DECLARED: Dict[str, Table] = {
     'MemoryLatency': _MEMLAT,
     'OsNoise': _NOISE,
     'NicSharedInterface': _NIC,
+    'NetpipeSharedInterface': _NETPIPE,
     **_each(('LinkMatrix', 'LeafSpanLinkMatrix'), _LINKMATRIX),
     'PingPongVsImb': _FIDELITY,
     'Stream': _STREAM,
