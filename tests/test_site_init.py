@@ -152,7 +152,9 @@ EXPECTED = {
     'libfabric': (['standard', 'highmem'],
                   ['cgfab1', 'cgfab0', 'eth0', 'shm'],
                   ['cray-mpich-8_1_28', 'openmpi-5_0_5'], 'lmod'),
-    'no-topology': (['batch'], ['eth0', 'cgfab0', 'cgfab1', 'shm'],
+    # ucx_info lists the interfaces: each also through UCX
+    'no-topology': (['batch'], ['eth0', 'cgfab0', 'cgfab1', 'eth0_ucx',
+                                'cgfab0_ucx', 'cgfab1_ucx', 'shm'],
                     ['openmpi', 'mpich'], 'nomod'),
 }
 
