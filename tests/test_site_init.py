@@ -303,3 +303,22 @@ def test_emulated_site_squeue_modules_first_and_ucx_over_tcp(tmp_path):
         assert f"'openmpi': _mpi.openmpi_ucx_tcp({fab!r})" in text
         assert f"'openmpi': _mpi.ucx_tcp_verification({fab!r})" in text
     assert "'interconnects': ['fab1', 'fab0']" in text
+
+
+def test_without_ucx_info_the_up_ether_links_are_the_fabrics(tmp_path):
+    # the emulated site's probes, but no ucx_info on the node (no
+    # ucx-utils) and no fi_info: the fabrics come from ip -j link
+    kind = 'emusite'
+    base = runner_for(kind)
+
+    def run(name, argv):
+        return (127, 'ucx_info: not found') if name == 'ucx_info' else \
+            base(name, argv)
+
+    root = project_copy(tmp_path)
+    init(root, kind, 'noucx', runner=run)
+    text = (root / 'config' / 'systems' / 'noucx.py').read_text()
+    assert "# ip -j link: ether link, up in ip -j link" in text
+    assert "'verify': _mpi.tcp_verification('fab0')" in text
+    assert "'verify': _mpi.tcp_verification('fab1')" in text
+    assert "'lo'" not in text and '_ucx' not in text
