@@ -18,7 +18,7 @@ fi
 PKGS=(build-essential gfortran openmpi-bin libopenmpi-dev mpich libmpich-dev lmod
       slurm-wlm munge libpmi2-0 hwloc libhwloc-dev libnuma-dev iproute2 procps
       python3 python3-venv python3-pip git
-      hpcc netpipe-openmpi netpipe-tcp iperf3)
+      hpcc netpipe-openmpi netpipe-tcp iperf3 ucx-utils)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -112,8 +112,10 @@ class Session:
         )
         return probe.returncode == 0 and os.access(ROOT, os.R_OK)
 
-    def reframe(self, *args, tag='run', timeout=1800):
-        """Run ReFrame on the emulated cluster; returns (returncode, out)."""
+    def reframe(self, *args, tag='run', timeout=1800, config=None,
+                system='emucluster', env=None):
+        """Run ReFrame on the emulated cluster; returns (returncode, out).
+        ``config``: another settings.py; ``env``: more variables."""
         base = os.path.join(self.workdir, tag)
         env = {
             'SLURM_CONF': SLURM_CONF,
@@ -123,10 +125,11 @@ class Session:
             'HOME': os.path.expanduser(f'~{self.user}') if self.user
             else os.environ.get('HOME', '/root'),
             'PATH': os.environ.get('PATH', '/usr/bin:/bin'),
+            **(env or {}),
         }
-        cmd = reframe_cmd() + ['-C', os.path.join(ROOT, 'config',
-                                                  'settings.py'),
-                               '--system', 'emucluster', '--prefix', base,
+        config = config or os.path.join(ROOT, 'config', 'settings.py')
+        cmd = reframe_cmd() + ['-C', config,
+                               '--system', system, '--prefix', base,
                                '--report-file', os.path.join(base,
                                                              'report.json'),
                                RETRY, *args]

@@ -152,7 +152,15 @@ EXPECTED = {
     'libfabric': (['standard', 'highmem'],
                   ['cgfab1', 'cgfab0', 'eth0', 'shm'],
                   ['cray-mpich-8_1_28', 'openmpi-5_0_5'], 'lmod'),
-    'no-topology': (['batch'], ['eth0', 'cgfab0', 'cgfab1', 'shm'],
+    # the emulated cluster (clustergate-lab cluster up --topology
+    # leafspine): two partitions, Lmod, TCP fabrics that UCX lists
+    'emusite': (['emu', 'debug'], ['fab1', 'fab0', 'fab1_ucx', 'fab0_ucx',
+                                   'shm'],
+                ['intel-oneapi-mpi-2021_18_1', 'mpich-4_0_2',
+                 'openmpi-4_1_4'], 'lmod'),
+    # ucx_info lists the interfaces: each also through UCX
+    'no-topology': (['batch'], ['eth0', 'cgfab0', 'cgfab1', 'eth0_ucx',
+                                'cgfab0_ucx', 'cgfab1_ucx', 'shm'],
                     ['openmpi', 'mpich'], 'nomod'),
 }
 
@@ -277,3 +285,40 @@ def test_check_lists_the_sweep(tmp_path, capsys, monkeypatch):
 def test_site_init_is_a_subcommand():
     args = build_parser().parse_args(['site', 'init', 'mysite', '--check'])
     assert args.func is site.init and args.name == 'mysite' and args.check
+
+
+def test_emulated_site_squeue_modules_first_and_ucx_over_tcp(tmp_path):
+    root = project_copy(tmp_path)
+    init(root, 'emusite', 'emusite')
+    text = (root / 'config' / 'systems' / 'emusite.py').read_text()
+    # no accounting (scontrol show config): the squeue backend, not sacct
+    assert "'scheduler': 'squeue'" in text
+    assert "'scheduler': 'slurm'" not in text
+    # Debian's wrappers are on PATH too, but the site offers modules
+    assert "'cc': 'mpicc.openmpi'" not in text
+    assert "'modules': ['openmpi/4.1.4']" in text
+    # both fabrics through UCX, verified from UCX's endpoint report; the
+    # ci and the nightly measure each interface once
+    for fab in ('fab0', 'fab1'):
+        assert f"'openmpi': _mpi.openmpi_ucx_tcp({fab!r})" in text
+        assert f"'openmpi': _mpi.ucx_tcp_verification({fab!r})" in text
+    assert "'interconnects': ['fab1', 'fab0']" in text
+
+
+def test_without_ucx_info_the_up_ether_links_are_the_fabrics(tmp_path):
+    # the emulated site's probes, but no ucx_info on the node (no
+    # ucx-utils) and no fi_info: the fabrics come from ip -j link
+    kind = 'emusite'
+    base = runner_for(kind)
+
+    def run(name, argv):
+        return (127, 'ucx_info: not found') if name == 'ucx_info' else \
+            base(name, argv)
+
+    root = project_copy(tmp_path)
+    init(root, kind, 'noucx', runner=run)
+    text = (root / 'config' / 'systems' / 'noucx.py').read_text()
+    assert "# ip -j link: ether link, up in ip -j link" in text
+    assert "'verify': _mpi.tcp_verification('fab0')" in text
+    assert "'verify': _mpi.tcp_verification('fab1')" in text
+    assert "'lo'" not in text and '_ucx' not in text

@@ -213,3 +213,19 @@ def test_verification_env_only_when_declared():
     assert transport.env(model(extras), 'shm', 'intelmpi') == {}
     assert transport.mismatch(transport.rules(model(extras), 'shm', 'openmpi'),
                               '', 'shm') is None
+
+
+@pytest.mark.parametrize('fabric', ['fab0', 'fab1'])
+def test_openmpi_over_ucx_across_nodes_is_verified(fabric):
+    """OpenMPI's UCX PML between two emulated nodes: the run on one fabric
+    passes that fabric's rules and fails the other's, naming it."""
+    other = {'fab0': 'fab1', 'fab1': 'fab0'}[fabric]
+    out = output(f'openmpi-ucx-{fabric}')
+    assert transport.mismatch(MPI.ucx_tcp_verification(fabric), out,
+                              fabric) is None
+    why = transport.mismatch(MPI.ucx_tcp_verification(other), out, other)
+    assert 'a UCX endpoint over another interface' in why, why
+    assert f'tcp/{fabric}' in why
+    shm = output('mpich-default-labelled-tcp')
+    assert 'shared memory' in transport.mismatch(
+        MPI.ucx_tcp_verification(fabric), shm, fabric)

@@ -32,6 +32,46 @@ def openmpi_tcp(iface):
     }
 
 
+def openmpi_ucx_tcp(iface):
+    """OpenMPI's UCX PML (the path of InfiniBand sites) over UCX's tcp
+    transport on ``iface``.
+
+    Without InfiniBand devices OpenMPI 4.1's UCX PML disables itself ("init
+    returned failure for component ucx") unless told that any UCX transport
+    and device will do; ``UCX_TLS=tcp,self`` then keeps UCX off shared
+    memory, also between ranks of one node.
+    """
+    return {
+        'OMPI_MCA_pml': 'ucx',
+        'OMPI_MCA_pml_ucx_tls': 'any',
+        'OMPI_MCA_pml_ucx_devices': 'any',
+        'UCX_TLS': 'tcp,self',
+        'UCX_NET_DEVICES': iface,
+        'OMPI_MCA_oob_tcp_if_include': iface,
+    }
+
+
+def ucx_tcp_verification(iface):
+    """How an MPI over UCX (OpenMPI's UCX PML, MPICH ch4:ucx) shows that its
+    endpoints to peers use tcp on ``iface`` and no shared memory: UCX's
+    endpoint configurations at ``UCX_LOG_LEVEL=info`` ("ep_cfg[1]:
+    tag(tcp/fab0)"; real runs in tests/fixtures/transport/)."""
+    return {
+        'env': {'UCX_LOG_LEVEL': 'info'},
+        'expect': {
+            f'a UCX endpoint over tcp/{iface}':
+                rf'ep_cfg\[\d+\]: tag\(tcp/{re.escape(iface)}\)',
+        },
+        'reject': {
+            'a UCX endpoint over shared memory':
+                r'ep_cfg\[\d+\]:.*\b(sysv|posix|cma|xpmem|knem)/.*',
+            'a UCX endpoint over another interface':
+                rf'ep_cfg\[\d+\]: tag\([^)]*tcp/(?!{re.escape(iface)}\))'
+                r'\S+',
+        },
+    }
+
+
 def mpich_shm():
     """MPICH (ch4) with its shared-memory path (one node)."""
     return {'MPIR_CVAR_CH4_NOLOCAL': '0'}

@@ -287,7 +287,9 @@ def _tcp_fabrics(devs, provs, links) -> List[dict]:
 
         seen.add(iface)
         out.append({'name': iface, 'kind': 'tcp', 'device': iface,
-                    'source': src + (', up in ip -j link' if up else '')})
+                    'source': src + (', up in ip -j link' if up else ''),
+                    # UCX sees it: MPIs over UCX can be told to use it
+                    'ucx': src.startswith('ucx_info')})
 
     return out
 

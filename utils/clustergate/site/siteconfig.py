@@ -77,6 +77,32 @@ def _interconnect(ic, families, indent):
     return lines
 
 
+#: MPI families that run over UCX (Debian's MPICH is ch4:ucx; Intel MPI
+#: would need libfabric's mlx provider, which impi-rt does not ship)
+_UCX_FAMILIES = {'openmpi': '_mpi.openmpi_ucx_tcp',
+                 'mpich': '_mpi.mpich_tcp'}
+
+
+def _ucx_interconnect(ic, families, indent):
+    """``NAME_ucx``: the same interface through UCX's tcp transport (the
+    path InfiniBand sites use, here verified on TCP)."""
+    pad = ' ' * indent
+    fams = [f for f in families if f in _UCX_FAMILIES]
+    if not (ic.get('ucx') and fams):
+        return []
+
+    dev = ic['device']
+    return ([f'{pad}# {ic["source"]}: UCX lists it, so MPIs over UCX '
+             f'(pml ucx, UCX_TLS=tcp)', f'{pad}{ic["name"] + "_ucx"!r}: {{',
+             f"{pad}    'scope': 'network',", f"{pad}    'env': {{"] +
+            [f'{pad}        {f!r}: {_UCX_FAMILIES[f]}({dev!r}),'
+             for f in fams] +
+            [f'{pad}    }},', f"{pad}    'verify': {{"] +
+            [f'{pad}        {f!r}: _mpi.ucx_tcp_verification({dev!r}),'
+             for f in fams] +
+            [f'{pad}    }},', f'{pad}}},'])
+
+
 def _shm(families, indent):
     pad = ' ' * indent
     call = {'openmpi': '_mpi.openmpi_shm()', 'mpich': '_mpi.mpich_shm()',
@@ -97,13 +123,20 @@ def _powers(top):
     return vals + [top] if top else [1]
 
 
-def _sweep(part):
+def _sweep(part, ics=()):
     nodes = _powers(part['total_nodes'])
     ppn = [p for p in _powers(part['cores']) if p <= max(part['cores'], 1)]
     across = [n for n in nodes if 2 <= n <= 4] or nodes[:1]
-    return {'nodes': nodes, 'ppn': ppn,
-            'ci': {'nodes': [min(2, nodes[-1])], 'ppn': [1]},
-            'nightly': {'nodes': across}}
+    sweep = {'nodes': nodes, 'ppn': ppn,
+             'ci': {'nodes': [min(2, nodes[-1])], 'ppn': [1]},
+             'nightly': {'nodes': across}}
+    if any(ic.get('ucx') for ic in ics):
+        # the UCX paths of the same interfaces: in acceptance only, so
+        # the ci and the nightly measure each interface once
+        plain = [ic['name'] for ic in ics]
+        sweep['ci']['interconnects'] = sweep['nightly']['interconnects'] = \
+            plain
+    return sweep
 
 
 def _environment(mpi, primary):
@@ -193,7 +226,7 @@ def _partition(desc, part, families):
         f"{pad}    'processor': {{'num_cpus': {part['cpus']}}},",
         f"{pad}    'extras': {{",
     ]
-    body = [f"{pad}        'sweep': {_fmt(_sweep(part), 25)},",
+    body = [f"{pad}        'sweep': {_fmt(_sweep(part, ics), 25)},",
             f"{pad}        'cores_per_node': {part['cores']},",
             f"{pad}        'memory_per_node_gib': {part['memory_gib']},"]
     if part['topology']:
@@ -206,6 +239,8 @@ def _partition(desc, part, families):
     body.append(f"{pad}        'interconnects': {{")
     for ic in ics:
         body += _interconnect(ic, families, 20 + len(pad) - 8)
+    for ic in ics:
+        body += _ucx_interconnect(ic, families, 20 + len(pad) - 8)
     body += _shm(families, 20 + len(pad) - 8)
     body += [f'{pad}        }},', f'{pad}    }},', f'{pad}}},']
     return head + body

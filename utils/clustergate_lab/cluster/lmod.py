@@ -117,6 +117,9 @@ def write(root, mpis=None, intel=None):
     with open(profile(root), 'w') as fp:
         fp.write(f'# Lmod with the emulated cluster\'s modules (source it)\n'
                  f'export MODULEPATH={modulepath(root)}\n'
-                 f'. {LMOD_INIT}\n')
+                 f'. {LMOD_INIT}\n'
+                 f'# batch scripts are non-interactive shells: bash reads '
+                 f'BASH_ENV\n'
+                 f'export BASH_ENV={LMOD_INIT}\n')
 
     return sorted(files)
