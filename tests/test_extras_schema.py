@@ -50,7 +50,8 @@ BAD_INPUTS = [
      "hpcc, improvements, "
      "interconnects, link_retest_budget_s, memory_per_node_gib, "
      "numa_domains_per_node, "
-     "rotation, sentinels, stream_numa_counts, sweep, topology)"),
+     "reference_set, rotation, sentinels, stream_numa_counts, sweep, "
+     "topology)"),
     ('nightly budget of no minutes',
      (EXPECTED, EXPECTED + " 'rotation': {'budget_min': 0},"),
      "partition localhost:local: extras.rotation.budget_min: must be a "

@@ -8,6 +8,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from clustergate.parsers import cgoutput
 from clustergate.links import baseline as linkbaseline
 from clustergate.links import matrix as linkmatrix
@@ -368,3 +370,35 @@ def test_a_healthy_first_round_does_not_import_the_statistics():
                         capture_output=True, text=True, timeout=120)
     assert cp.stdout.split('\n')[0] == \
         "['no suspect or borderline node link'] False", cp.stderr
+
+
+@pytest.mark.parametrize('name', ['healthy', 'leaf2-uplink-25pct',
+                                  'n2-on-leaf3', 'n5-50pct'])
+def test_the_driver_fits_the_fabric_once(monkeypatch, name):
+    """After the matrix, on the job's critical path, the switch-tree fit
+    is made once: the node links are judged on the verdict's own fit,
+    with the same figures and verdict as when each judgement refitted."""
+    from clustergate.links import topology
+    from clustergate_lab.cluster import tree as tr
+    tree = tr.leafspine([f'n{i}' for i in range(1, 10)], 3)
+    topo = topology.parse_topology_conf(tree.topology_conf(250, 375))
+    inputs = {'fabric': 'fab0', 'topology': lr.topology_to_json(topo)}
+    text = fixture_text('cg-outputs', f'emu-linkmatrix-tree9-{name}.out')
+    calls = []
+    diagnose = topology.diagnose
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return diagnose(*args, **kwargs)
+
+    monkeypatch.setattr(topology, 'diagnose', counted)
+    first = lr.first_round(text, inputs)
+    assert len(calls) == 1
+    # the same judgement with the fit made again for each figure set
+    run = cgoutput.parse(text)
+    again = lr.node_links(first.matrix, run, topo, first.lines, None,
+                          'fab0', lr.Bounds())
+    assert len(calls) > 1
+    assert again[0] == first.figures and again[2] == first.named
+    assert [j.node for j in again[1].judgements if j.named] == \
+        [j.node for j in first.verdict.judgements if j.named]

@@ -198,3 +198,31 @@ def test_fault_table_counts_culprits_and_innocents():
     text = sens.fault_markdown(rows, (100, 20, 0, 0, 0, 50.0))
     assert '| 3 | 2/3 | 1/3 (n1@fab0) | 60 |' in text
     assert 'false alarms 0/20' in text
+
+
+def test_fault_plan_of_chosen_cases_keeps_the_run_names(capsys):
+    """--case NAME: only those cases (with the healthy runs, which a work
+    dir already holds), under the run names of the whole plan, so that a
+    resumed work dir runs only what those cases lack; a name that is no
+    case is one line naming it."""
+    from clustergate_lab.commands import sensitivity as cmd
+    import argparse
+    parser = argparse.ArgumentParser()
+    cmd.add_parser(parser.add_subparsers())
+    args = parser.parse_args(['sensitivity', 'run', '--workdir', 'w',
+                              '--plan', 'faults', '--runs', '5',
+                              '--healthy', '20', '--case', 'node-n3-95-fab0',
+                              '--case', 'two-uplinks-fab0'])
+    plan = cmd._plan(args)
+    whole = {r.id for r in sens.fault_plan(runs=5, healthy=20)}
+    assert {r.id for r in plan} <= whole
+    assert sorted(r.id for r in plan if r.kind == 'fault') == sorted(
+        [f'node-n3-95-fab0-{i}' for i in range(1, 6)] +
+        [f'two-uplinks-fab0-{i}' for i in range(1, 6)])
+    assert sum(r.kind == 'healthy' for r in plan) == 20
+    args.case.append('node-n3-90-fab0')
+    assert cmd.cmd_run(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(
+        'clustergate-lab sensitivity run: error: --case node-n3-90-fab0: no '
+        'such fault case (cases: uplink-leaf1-fab0, ')

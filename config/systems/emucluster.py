@@ -87,6 +87,17 @@ def _topology():
     return {}
 
 
+def _reference_set():
+    """The leaf/spine tree's own references: its node links run at a
+    quarter of the flat cluster's rate and 4 nodes cross a shared uplink,
+    so a point of the same key measures another fabric there
+    (config/references/emucluster.leafspine.yaml, learnt on the tree)."""
+    if active() and _state().get('tree'):
+        return {'reference_set': 'leafspine'}
+
+    return {}
+
+
 def _fabric_licenses():
     """fabric -> its Slurm license (``Licenses=fab0:1,fab1:1`` in the
     slurm.conf of ``clustergate-lab cluster up``); without the fabrics a running
@@ -238,6 +249,7 @@ site_configuration = {
                         'cores_per_node': _cores,
                         'memory_per_node_gib': _mem_mib // 1024,
                         **_topology(),
+                        **_reference_set(),
                         # HPC Challenge: HPL's matrix in half the memory,
                         # but N <= 768 (the ci mode's cap): at N = 3072 one
                         # HPCC run took 2-7 min on the 2 shared cores (3

@@ -30,6 +30,8 @@ Examples:
       --level 90 --node n5 --workdir WORKDIR/nights
   clustergate-lab sensitivity run --plan faults --runs 3 --healthy 20 \\
       --workdir WORKDIR/faults --references REFDIR
+  clustergate-lab sensitivity run --plan faults --runs 5 --healthy 20 \\
+      --case node-n3-95-fab0 --workdir WORKDIR/faults
   clustergate-lab sensitivity table --workdir WORKDIR/sens \\
       --figure docs/figures/sensitivity.png
 """

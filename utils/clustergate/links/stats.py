@@ -126,9 +126,15 @@ def fabric_fit(topology, rounds: Sequence):
     measured = [r for r in rounds if r.measured]
     if not measured:
         return topology, set()
-    an = diagnose(topology, measured)
-    slow = {v.subject[0] for v in an.verdicts if v.kind == 'node'}
-    return an.fitted or topology, slow
+    return fit_of(topology, diagnose(topology, measured))
+
+
+def fit_of(topology, analysis):
+    """:func:`fabric_fit`'s ``(fitted, slow)`` from a switch-tree
+    ``analysis`` of the same rounds already made (the job's driver has
+    one: the fit is not made twice on the matrix's critical path)."""
+    slow = {v.subject[0] for v in analysis.verdicts if v.kind == 'node'}
+    return analysis.fitted or topology, slow
 
 
 def fabric_model(topology, rounds: Sequence):
@@ -137,8 +143,8 @@ def fabric_model(topology, rounds: Sequence):
     return fabric_fit(topology, rounds)[0]
 
 
-def tree_figures(topology, rounds: Sequence, exclude=(), fitted=None
-                 ) -> Dict[tuple, NodeFigure]:
+def tree_figures(topology, rounds: Sequence, exclude=(), fitted=None,
+                 fit=None) -> Dict[tuple, NodeFigure]:
     """``{(node, direction): NodeFigure}`` of measured rounds
     (:class:`clustergate.links.topology.Round`) on the declared ``topology``:
     of the flows whose fair share is their node links' full rate (the
@@ -149,11 +155,12 @@ def tree_figures(topology, rounds: Sequence, exclude=(), fitted=None
     tree with the fabric's faults fitted (default: :func:`fabric_model`),
     i.e. as a residual: beside a cut uplink or a miscabled node the
     healthy nodes of the same leaf are not slow against their peers; the
-    nodes whose own link the analysis found slow join ``exclude``."""
+    nodes whose own link the analysis found slow join ``exclude``.
+    ``fit``: that ``(fitted, slow)`` when already made (:func:`fit_of`)."""
     from clustergate.links.topology import predict
 
     if fitted is None:
-        fitted, slow = fabric_fit(topology, rounds)
+        fitted, slow = fit or fabric_fit(topology, rounds)
         exclude = set(exclude) | slow
     preds = []
     for r in rounds:
@@ -198,14 +205,16 @@ def predicted_figures(topology, rounds: Sequence, preds, exclude=()
     return out
 
 
-def figures(matrix, run, topo=None, exclude=()) -> Dict[tuple, NodeFigure]:
+def figures(matrix, run, topo=None, exclude=(), fit=None
+            ) -> Dict[tuple, NodeFigure]:
     """The node figures of a measured matrix: on the declared tree
-    ``topo`` (:func:`tree_figures` of the run's rounds), or flat."""
+    ``topo`` (:func:`tree_figures` of the run's rounds), or flat.
+    ``fit``: :func:`fit_of` of an analysis of the same run, if made."""
     if topo is None:
         return flat_figures(matrix, exclude)
     from clustergate.links.topology import rounds_from_measurements
     return tree_figures(topo, rounds_from_measurements(run.measurements),
-                        exclude)
+                        exclude, fit=fit)
 
 
 def worst(figures: Dict[tuple, NodeFigure]) -> Optional[NodeFigure]:

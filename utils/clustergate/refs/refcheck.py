@@ -252,7 +252,7 @@ def validate_file(path, systems: Mapping[str, Iterable[str]]):
     its partitions and existing checks; returns the loaded file."""
     from clustergate.refs import references
 
-    system = os.path.basename(path)[:-len('.yaml')]
+    system = references.system_of_file(path)
     if system not in systems:
         raise ReferenceFileError(
             path, '', f'no system {system!r} is configured (systems: '

@@ -66,8 +66,18 @@ def references_dir() -> str:
                           os.path.join(PROJECT_ROOT, 'config', 'references'))
 
 
-def reference_file(system: str) -> str:
-    return os.path.join(references_dir(), f'{system}.yaml')
+def reference_file(system: str, reference_set: Optional[str] = None
+                   ) -> str:
+    """The reference file of ``system``, or of its ``reference_set`` (a
+    partition's ``reference_set`` extras key): ``<system>.<set>.yaml``."""
+    name = f'{system}.{reference_set}' if reference_set else system
+    return os.path.join(references_dir(), f'{name}.yaml')
+
+
+def system_of_file(path: str) -> str:
+    """The system a reference file is for, from its name: ``<system>.yaml``
+    or ``<system>.<set>.yaml`` (system names have no dot)."""
+    return os.path.basename(path)[:-len('.yaml')].split('.')[0]
 
 
 # -- point keys ------------------------------------------------------------

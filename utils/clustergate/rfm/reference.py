@@ -57,7 +57,8 @@ def apply(test) -> str:
 
     system = test.current_system.name
     part = test.current_partition.name
-    path = reference_file(system)
+    path = reference_file(system,
+                          partition_model(test.current_partition).reference_set)
     check = type(test).__name__
     axes = test_axes(test)
     try:

@@ -12,6 +12,7 @@ import extras as keys``). docs/guide/site-guide.md lists the same keys;
 """
 
 import os
+import re
 from typing import Mapping, Optional
 
 from clustergate import PROJECT_ROOT
@@ -69,6 +70,11 @@ IMPROVEMENT_POLICIES = ('report', 'fail')
 #: {'checks': [check names], 'canaries': bool}; absent: the link matrix
 #: and one canary per family (clustergate.rfm.rotation)
 SENTINELS = 'sentinels'
+#: which reference file of the system judges this partition: NAME reads
+#: ``config/references/<system>.NAME.yaml`` instead of ``<system>.yaml``
+#: (a partition whose layout differs, e.g. the same nodes cabled as a
+#: tree, must not be judged by the other layout's references)
+REFERENCE_SET = 'reference_set'
 
 PARTITION_KEYS = {
     SWEEP: 'node counts, ppn and the ci/nightly subsets',
@@ -86,6 +92,8 @@ PARTITION_KEYS = {
     LINK_RETEST_BUDGET: 'seconds of link-matrix retests per job (0: none)',
     IMPROVEMENTS: "better than the reference: 'report' (default) or 'fail'",
     SENTINELS: 'what the nightly rotation runs every night',
+    REFERENCE_SET: 'reference file <system>.NAME.yaml instead of '
+                   '<system>.yaml',
 }
 
 #: keys of ``extras['rotation']``
@@ -311,6 +319,22 @@ def _check_improvements(extras, where):
                           f'of {", ".join(IMPROVEMENT_POLICIES)}')
 
 
+def _check_reference_set(name, where, system):
+    # a declared set whose file is missing would leave every point of the
+    # partition unchecked ('no reference'): refused when the config loads
+    from clustergate.refs import references
+
+    if not isinstance(name, str) or not re.fullmatch(r'[A-Za-z0-9_-]+',
+                                                     name):
+        raise ExtrasError(f'{where}.{REFERENCE_SET}: must be a name of '
+                          f'letters, digits, - and _, got {name!r}')
+
+    path = references.reference_file(system, name)
+    if system != '?' and not os.path.isfile(path):
+        raise ExtrasError(f'{where}.{REFERENCE_SET}: {name!r}: no reference '
+                          f'file {path}')
+
+
 def check_partition(part: Mapping, system: str = '?'):
     """Validate the clustergate keys of one partition description (the
     dictionary of ReFrame's configuration). Raises :class:`ExtrasError`."""
@@ -354,6 +378,9 @@ def check_partition(part: Mapping, system: str = '?'):
                           f'of seconds >= 0, got {budget!r}')
 
     _check_improvements(extras, where)
+    if REFERENCE_SET in extras:
+        _check_reference_set(extras[REFERENCE_SET], where, system)
+
     if extras.get(EXPECTED_FAMILIES) is not None:
         _check_expected_families(extras[EXPECTED_FAMILIES], where)
 

@@ -196,6 +196,8 @@ class PartitionModel:
     concurrency: Optional[Concurrency] = None
     link_retest_budget_s: Optional[float] = None
     improvements: str = keys.IMPROVEMENT_POLICIES[0]
+    #: the partition's reference file is ``<system>.<reference_set>.yaml``
+    reference_set: Optional[str] = None
     #: the sweep, parsed when first asked (:attr:`sweep`)
     _sweep_source: Mapping = field(default_factory=dict, repr=False)
 
@@ -395,6 +397,7 @@ def _parse(extras: Mapping, name: str, processor: Mapping) -> PartitionModel:
         link_retest_budget_s=extras.get(keys.LINK_RETEST_BUDGET),
         improvements=extras.get(keys.IMPROVEMENTS,
                                 keys.IMPROVEMENT_POLICIES[0]),
+        reference_set=extras.get(keys.REFERENCE_SET),
         _sweep_source=copy.deepcopy({k: extras[k] for k in
                                      (keys.SWEEP, keys.INTERCONNECTS)
                                      if k in extras}))

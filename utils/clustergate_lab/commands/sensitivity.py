@@ -14,7 +14,8 @@ from clustergate_lab.sensitivity import LEVELS
 
 def _plan(args):
     if args.plan == 'faults':
-        return sens.fault_plan(args.runs, args.healthy,
+        cases = {c: sens.FAULT_CASES[c] for c in args.case or ()}
+        return sens.fault_plan(args.runs, args.healthy, cases=cases or None,
                                healthy_per_round=args.healthy_per_round)
     if args.plan == 'nights':
         return sens.nights(args.nights, args.from_night, args.level, args.node,
@@ -23,7 +24,24 @@ def _plan(args):
                                 args.healthy, args.fabric))
 
 
+def _unknown_case(args):
+    """The first --case that is no fault case (or that is given without
+    --plan faults), as the one-line error; None when all are known."""
+    for case in args.case or ():
+        if args.plan != 'faults':
+            return f'--case {case}: only with --plan faults'
+        if case not in sens.FAULT_CASES:
+            return (f'--case {case}: no such fault case (cases: '
+                    f'{", ".join(sens.FAULT_CASES)})')
+    return None
+
+
 def cmd_run(args):
+    bad = _unknown_case(args)
+    if bad:
+        print(f'clustergate-lab sensitivity run: error: {bad}',
+              file=sys.stderr)
+        return 2
     if os.geteuid() != 0:
         print('clustergate-lab sensitivity run: error: needs root (it degrades '
               'links of the emulated cluster)', file=sys.stderr)
@@ -96,6 +114,10 @@ def add_parser(subparsers):
     r.add_argument('--runs', type=int, default=5,
                    help='runs per level (faults: per fault case)')
     r.add_argument('--healthy', type=int, default=20)
+    r.add_argument('--case', action='append', metavar='NAME',
+                   help='faults: only this fault case (repeatable; the '
+                        'healthy runs stay in the plan); a work dir keeps '
+                        'what the other cases ran')
     r.add_argument('--healthy-per-round', type=int, default=0,
                    help='faults: healthy runs in each round of the cases')
     r.add_argument('--nodes', type=int, default=9)
