@@ -36,7 +36,7 @@ for _d in (PERFLOG_DIR, os.path.dirname(RESULTS_DB),
 # when a family a partition expects ran not at all or nothing was selected
 # (clustergate.site.notrun, clustergate.site.selection), and the verdict block
 # (clustergate.results.verdict). Here only the files it reads are named:
-# the handler is armed when the session loads its checks
+# the handler is armed only in a reframe run or listing (notrun.configure)
 notrun.configure(SESSION_LOG, PERF_TABLE)
 
 # Benchmarks must not disturb each other: one job after the other, unless

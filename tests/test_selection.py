@@ -132,3 +132,18 @@ def test_only_selecting_actions_count():
     assert selection.is_selecting(['reframe', '--mode', 'ci', '-r'])
     assert selection.is_selecting(['reframe', '--list=C'])
     assert not selection.is_selecting(['reframe', '--show-config'])
+
+
+@pytest.mark.parametrize('action', ['-r', '-l'])
+def test_a_session_whose_check_files_all_fail_to_import_is_red(tmp_path,
+                                                                action):
+    # no clustergate check loads (a broken base module does this to every
+    # check file), so nothing in the checks can arm the end of the
+    # session: ReFrame itself says 'Ran 0/0 ... PASSED' and exits 0
+    checks = tmp_path / 'checks'
+    checks.mkdir()
+    (checks / 'broken.py').write_text('import clustergate.no_such_module\n')
+    code, out, gen = session(tmp_path, '-c', str(checks), action)
+    assert code == 1, out[-2000:]
+    assert last_line(out).startswith(
+        f'nothing selected: system localhost, -c {checks}: '), out[-2000:]

@@ -17,11 +17,13 @@ the session.
 
 How, since ReFrame has no session-end hook: ``config/common.py`` names
 the session's files with :func:`configure` while ReFrame loads the
-configuration (nothing else: loading the configuration registers no
-handler), and the base of every clustergate test
-(:mod:`clustergate.rfm.point`) calls :func:`arm` when ReFrame loads the
-checks of a session; that registers an ``atexit`` handler, only in the
-``reframe`` command. After ReFrame's ``main()`` has written its JSON
+configuration, and arms the end of the session there only when the
+``reframe`` command line asks for a run or a listing (so that a session
+whose check files all fail to import still ends red); the base of every clustergate test
+(:mod:`clustergate.rfm.point`) calls :func:`arm` too when ReFrame loads
+the checks. Arming registers an ``atexit`` handler, only in the
+``reframe`` command; a listing, pytest or a tool that loads the settings
+registers nothing. After ReFrame's ``main()`` has written its JSON
 report, JUnit file and log, the handler reads them:
 
 - the JSON report (``general/report_file``) gives every selected case and
@@ -84,6 +86,26 @@ def configure(session_log, perf_table=None):
     call counts."""
     if 'log' not in _state:
         _state.update(log=session_log, start=time.time(), table=perf_table)
+
+    # A session is armed here too, not only when its checks load: if no
+    # check file imports (a broken base module, an empty check path),
+    # ReFrame selects 0 cases and exits 0; the handler is what makes that
+    # session red ("nothing selected"). Tools and pytest load without it.
+    if _run_session(sys.argv[1:]):
+        arm()
+
+
+def _run_session(args):
+    """True when the ``reframe`` command line asks for a session that
+    selects cases: a run (``-r``, ``--run``, ``--dry-run``) or a listing
+    (``-l``, ``-L``, ``--list``, ``--list-detailed``), short flags also
+    in a cluster (``-Rr``)."""
+    if not in_reframe_command():
+        return False
+
+    return any(a in ('--run', '--dry-run', '--list', '--list-detailed') or
+               (a.startswith('-') and not a.startswith('--') and
+                a[1:].isalpha() and set(a[1:]) & set('rlL')) for a in args)
 
 
 def arm():
