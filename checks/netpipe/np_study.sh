@@ -117,8 +117,12 @@ await() {  # the address file $1, within wait_s
     done
 }
 
-tx_bytes() {
-    cat "/sys/class/net/$1/statistics/tx_bytes" 2>/dev/null || echo -1
+tx_bytes() {  # device $1's transmit counter, -1 if there is no such
+    # /proc/net/dev follows this process's network namespace; /sys/class/net
+    # shows the namespace that mounted /sys
+    awk -v dev="$1" '{ sub(/^ */, ""); split($0, f, ":") }
+        f[1] == dev { split(f[2], v, " "); print v[9]; found = 1; exit }
+        END { if (!found) print -1 }' /proc/net/dev
 }
 
 transmit_phase() {  # run the clients of phase $1 at once, print them
