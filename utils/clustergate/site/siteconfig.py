@@ -314,10 +314,10 @@ def _external_where(mpi):
 
 
 def _spack_built(built):
-    """Lines for MPIs the site's Spack built itself: not externals; the
-    same Spack (or one with it as an upstream) reuses them as installed."""
-    return [f'    # {mpi["source"]}: reused as installed by this Spack '
-            f'(or one that has it as an upstream)' for mpi in built]
+    """Lines for MPIs the site's Spack built itself: not externals (the
+    same Spack, or one with it as an upstream, reuses installed specs)."""
+    return [f'    # {mpi["source"]}: built by this Spack, not an external '
+            f'(concretizing reuses installed specs)' for mpi in built]
 
 
 def spack_env(desc) -> str:
