@@ -7,7 +7,9 @@ the ``--json`` form is not read), the interconnects
 of a compute node of the default partition (through ``srun -N1 -p PART``:
 ``ip -j link``, ``/sys/class/infiniband``, ``ucx_info -d``, ``fi_info``),
 and the MPIs the site offers (Lmod's ``module -t avail``, the system
-wrappers on PATH and their ``mpirun --version``). Writes
+wrappers on PATH and their ``mpirun --version``, the MPI providers
+installed in the site's Spack by ``spack find --json``: ``spack`` on
+PATH, else ``$SPACK_ROOT/bin/spack``). Writes
 ``config/systems/NAME.py`` (every choice commented with its source),
 ``config/references/NAME.yaml`` (empty) and ``spack-env/NAME/spack.yaml``
 (the site's MPIs as externals). A probe that fails or is absent leaves a
@@ -20,6 +22,7 @@ Example: ``clustergate site init mysite --check``.
 
 import argparse
 import os
+import shutil
 import subprocess
 
 from clustergate import PROJECT_ROOT
@@ -45,6 +48,8 @@ PROBES = {
     'which': ['which'] + list(discover.WRAPPERS),
     'version-openmpi': ['mpirun.openmpi', '--version'],
     'version-mpich': ['mpirun.mpich', '--version'],
+    # every installed spec (the MPI providers are picked out of them)
+    'spack-find': ['SPACK', 'find', '--json'],
 }
 
 #: probes whose non-zero exit still carries the answer (``which`` exits 1
@@ -97,10 +102,24 @@ def probe_all(runner, partition=None):
             out[name] = discover.ProbeOutput(1, '', 'no partition to run on')
             continue
 
+        argv = [spack_command() if a == 'SPACK' else a for a in argv]
         out[name] = _probe(runner, name, [part if a == 'PART' else a
                                           for a in argv])
+        out[name].command = argv[0]
 
     return out
+
+
+def spack_command(environ=None, which=shutil.which):
+    """The site's Spack: ``spack`` on PATH, else ``$SPACK_ROOT/bin/spack``
+    (a configured root), else plain ``spack`` (the probe then says it is
+    not found)."""
+    environ = os.environ if environ is None else environ
+    if which('spack'):
+        return 'spack'
+
+    root = environ.get('SPACK_ROOT')
+    return os.path.join(root, 'bin', 'spack') if root else 'spack'
 
 
 def _probe(runner, name, argv):

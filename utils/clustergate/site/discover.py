@@ -2,10 +2,11 @@
 
 Each function takes the text one tool printed (``scontrol show ...``,
 ``ip -j link``, ``ucx_info -d``, ``fi_info``, ``module -t avail``,
-``which``, ``mpirun --version``) and returns plain data; none runs
-anything, so each is tested on outputs recorded on real machines
-(tests/fixtures/site-init/). :func:`describe` puts them together into the
-plain description that clustergate.site.siteconfig writes out.
+``which``, ``mpirun --version``, ``spack find --json``) and returns
+plain data; none runs anything, so each is tested on outputs recorded on
+real machines (tests/fixtures/site-init/). :func:`describe` puts them
+together into the plain description that clustergate.site.siteconfig
+writes out.
 """
 
 import json
@@ -23,6 +24,7 @@ class ProbeOutput:
 
     def __init__(self, rc: int, text: str, note: str = ''):
         self.rc, self.text, self.note = rc, text or '', note
+        self.command = ''  # the program that ran, when it is not fixed
 
     @property
     def ok(self) -> bool:
@@ -222,6 +224,40 @@ def mpi_version(text: str) -> Optional[str]:
     return m.group(1) if m else None
 
 
+#: Spack packages that provide ``mpi`` -> MPI family (clustergate.site.extras)
+SPACK_MPI_PACKAGES = {
+    'openmpi': 'openmpi', 'hpcx-mpi': 'openmpi',
+    'mpich': 'mpich', 'mvapich': 'mpich', 'mvapich2': 'mpich',
+    'cray-mpich': 'mpich',
+    'intel-oneapi-mpi': 'intelmpi', 'intel-mpi': 'intelmpi',
+}
+
+
+def spack_mpis(text: str) -> List[dict]:
+    """The MPI providers among the installed specs of ``spack find
+    --json``: package, family, version, DAG hash and, for an external,
+    its prefix or modules. Anything that is not Spack's JSON list of
+    records raises ValueError (the caller makes it a note)."""
+    records = json.loads(text) if text.strip() else []
+    if not isinstance(records, list):
+        raise ValueError('not a JSON list of specs')
+
+    out = []
+    for rec in records:
+        fam = SPACK_MPI_PACKAGES.get(rec.get('name'))
+        if fam is None or not rec.get('hash'):
+            continue
+
+        ext = rec.get('external') or {}
+        out.append({'package': rec['name'], 'family': fam,
+                    'version': str(rec.get('version', '')),
+                    'hash': rec['hash'], 'external': bool(ext),
+                    'prefix': ext.get('path'),
+                    'modules': ext.get('module') or []})
+
+    return out
+
+
 def partition_nodes(part: dict, allnodes: Dict[str, dict]) -> List[dict]:
     """The node records of a partition's node list."""
     return [allnodes[n] for n in hostlist.expand(part['nodes'])
@@ -328,6 +364,52 @@ def mpis(modules: List[dict], wrappers: List[dict], versions: dict):
     return out
 
 
+def spack_mpi_entries(found: List[dict], modules: List[dict],
+                      wrappers: List[dict], spack: str = 'spack'):
+    """The MPIs of ``spack find --json`` (:func:`spack_mpis`) to offer
+    beside the modules and wrappers: one the site already offers as a
+    module of the same name and version, or as a system wrapper of the
+    same family at the same prefix, is not offered twice. Each loads with
+    ``spack load /HASH`` through ``spack`` (the command that answered)."""
+    have = {tuple(m['module'].split('/', 1)) for m in modules}
+    wrapped = {(w['family'], w['prefix']) for w in wrappers}
+    out = []
+    for s in found:
+        if (s['package'], s['version']) in have or \
+                (s['family'], s['prefix']) in wrapped:
+            continue
+
+        where = (f'external at {s["prefix"]}' if s['prefix'] else
+                 f'external module {",".join(s["modules"])}'
+                 if s['external'] else 'installed by Spack')
+        out.append({'name': _env_name(f'spack-{s["package"]}-'
+                                      f'{s["version"]}'),
+                    'family': s['family'], 'version': s['version'],
+                    'spack_package': s['package'], 'spack_hash': s['hash'],
+                    'spack': spack, 'prefix': s['prefix'],
+                    'spack_modules': s['modules'],
+                    'source': f'spack find --json: {s["package"]}@'
+                              f'{s["version"]} /{s["hash"][:7]}, {where}'})
+
+    return out
+
+
+def _spack_mpis(out: Dict[str, 'ProbeOutput'], mods, wrappers):
+    """The Spack MPIs of the ``spack-find`` probe; output that is not
+    Spack's JSON becomes the probe's note (nothing offered from it)."""
+    got = out.get('spack-find')
+    if got is None or not got.ok:
+        return []
+
+    try:
+        found = spack_mpis(got.text)
+    except (ValueError, AttributeError) as err:
+        got.note = f'not spack find --json output ({err})'
+        return []
+
+    return spack_mpi_entries(found, mods, wrappers, got.command or 'spack')
+
+
 def _partition(part, allnodes, switched):
     recs = partition_nodes(part, allnodes)
     names = set(hostlist.expand(part['nodes'])) if part['nodes'] else set()
@@ -371,13 +453,15 @@ def describe(name: str, out: Dict[str, ProbeOutput]) -> dict:
     mods = mpi_modules(lmod_modules(text('module-avail')))
     versions = {fam: mpi_version(text(f'version-{fam}'))
                 for fam in ('openmpi', 'mpich')}
+    wrappers = path_wrappers(text('which'))
+    spack = _spack_mpis(out, mods, wrappers)
     return {
         'name': name,
         'partitions': parts,
         'switches': len(switches),
         'interconnects': interconnects(devs, provs, links),
         'ib_sysfs': [ln for ln in text('sys-infiniband').split() if ln],
-        'mpis': mpis(mods, path_wrappers(text('which')), versions),
+        'mpis': mpis(mods, wrappers, versions) + spack,
         'accounting': accounting(text('scontrol-config')),
         'modules_system': 'lmod' if out.get('module-avail') is not None
         and out['module-avail'].ok else 'nomod',

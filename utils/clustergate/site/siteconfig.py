@@ -27,6 +27,9 @@ _SRUN_CRAY = ['--mpi=cray_shasta']
 
 def spack_package(mpi):
     """The Spack package an MPI is an external of, or None."""
+    if 'spack_package' in mpi:
+        return mpi['spack_package']
+
     if 'module' not in mpi:
         return SPACK_PACKAGE[mpi['family']]
 
@@ -143,7 +146,12 @@ def _environment(mpi, primary):
     fam = mpi['family']
     feats = ['mpi', fam] + (['primary'] if primary else [])
     env = {'name': mpi['name'], 'features': feats}
-    if 'module' in mpi:
+    if 'spack_hash' in mpi:
+        # the job loads this very installation; --sh needs no shell support
+        env.update({'prepare_cmds': [f'eval "$({mpi["spack"]} load --sh '
+                                     f'/{mpi["spack_hash"]})"'],
+                    'cc': 'mpicc', 'cxx': 'mpicxx', 'ftn': 'mpifort'})
+    elif 'module' in mpi:
         # the module's own wrappers (Cray's cc for cray-mpich)
         cray = mpi['module'].startswith('cray-')
         env.update({'modules': [mpi['module']],
@@ -165,8 +173,9 @@ def _environment(mpi, primary):
                  ['OMPI_ALLOW_RUN_AS_ROOT_CONFIRM', '1']])
     env.update({'cflags': ['-O2'],
                 'extras': {'mpi_family': fam,
-                           'srun_options': _SRUN_CRAY if mpi.get(
-                               'module', '').startswith('cray-mpich')
+                           'srun_options': _SRUN_CRAY if (mpi.get(
+                               'module') or mpi.get('spack_package', '')
+                           ).startswith('cray-mpich')
                            else _SRUN_MPI[fam]}})
     return env
 
@@ -185,11 +194,11 @@ def _environments(desc) -> List[str]:
 
     lines += ['# system wrappers are offered only when their two-rank hello '
               'compiles and runs', '# here (clustergate.site.mpiprobe); '
-              'module environments are probed by the checks',
-              '_environments = ([e for e in _environments if "modules" in e]'
-              ' +', '                 mpiprobe.working([e for e in '
-              '_environments', '                                   if '
-              '"modules" not in e]))']
+              'module and Spack environments are probed by the checks',
+              '_loaded = [e for e in _environments',
+              '           if "modules" in e or "prepare_cmds" in e]',
+              '_environments = _loaded + mpiprobe.working(',
+              '    [e for e in _environments if e not in _loaded])']
     return lines
 
 
@@ -294,6 +303,23 @@ def references_file(desc) -> str:
             f'init; fill it with clustergate baseline.\n')
 
 
+def _external_where(mpi):
+    if 'module' in mpi:
+        return f'        modules: [{mpi["module"]}]'
+
+    if mpi.get('spack_modules'):
+        return f'        modules: [{", ".join(mpi["spack_modules"])}]'
+
+    return f'        prefix: {mpi["prefix"]}'
+
+
+def _spack_built(built):
+    """Lines for MPIs the site's Spack built itself: not externals (the
+    same Spack, or one with it as an upstream, reuses installed specs)."""
+    return [f'    # {mpi["source"]}: built by this Spack, not an external '
+            f'(concretizing reuses installed specs)' for mpi in built]
+
+
 def spack_env(desc) -> str:
     """``spack-env/NAME/spack.yaml``: the benchmarks of the other systems,
     the site's MPIs as externals (not built)."""
@@ -304,25 +330,28 @@ def spack_env(desc) -> str:
              '  - npb@3.4.1 implementation=mpi', '  - intel-mpi-benchmarks',
              '  - osu-micro-benchmarks', '  - stream +openmp', '',
              '  packages:']
-    byfam, skipped = {}, []
+    byfam, skipped, built = {}, [], []
     for mpi in desc['mpis']:
         pkg = spack_package(mpi)
         if pkg is None:
             skipped.append(mpi)
+        elif 'spack_hash' in mpi and not (mpi['prefix'] or
+                                          mpi['spack_modules']):
+            built.append(mpi)
         else:
             byfam.setdefault(pkg, []).append(mpi)
     for mpi in skipped:
         lines.append(f'    # not an external: {mpi["source"]} (its version '
                      f'is not the MPI\'s)')
+    lines += _spack_built(built)
     for pkg, found in byfam.items():
         lines += [f'    {pkg}:', '      buildable: false', '      externals:']
         for mpi in found:
             ver = mpi.get('version') or 'unknown'
             lines.append(f'      # {mpi["source"]}')
             lines.append(f'      - spec: {pkg}@{ver}')
-            lines.append(f'        modules: [{mpi["module"]}]' if 'module' in
-                         mpi else f'        prefix: {mpi["prefix"]}')
-    if not byfam:
+            lines.append(_external_where(mpi))
+    if not byfam and not built:
         lines.append('    {}  # no MPI found by module, spack or which')
     lines += ['', '  concretizer:', '    unify: true', '', '  view: true', '']
     return '\n'.join(lines)
