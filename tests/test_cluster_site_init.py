@@ -139,7 +139,8 @@ def test_3_cut_uplink_is_named_as_with_emucluster(session, site):
     cs.cluster(*CUT_LEAF2)
     try:
         rc, out = run(session, site, '-n', '^LinkMatrix.*interconnect=fab0%',
-                      '-r', tag='site-uplink', partition='emu')
+                      '-S', 'valid_prog_environs=openmpi-4_1_4', '-r',
+                      tag='site-uplink', partition='emu')
     finally:
         cs.cluster('restore')
 
