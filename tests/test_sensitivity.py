@@ -226,3 +226,13 @@ def test_fault_plan_of_chosen_cases_keeps_the_run_names(capsys):
     assert len(err) == 1 and err[0].startswith(
         'clustergate-lab sensitivity run: error: --case node-n3-90-fab0: no '
         'such fault case (cases: uplink-leaf1-fab0, ')
+
+
+def test_the_faults_are_injected_through_the_labs_cluster_command():
+    """degrade / miscable / restore are subcommands of the lab's command
+    (the product's has no 'cluster'): every fault run failed on it."""
+    import subprocess
+    proc = subprocess.run([sens._cli(), 'cluster', 'degrade', '--help'],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert '--uplink' in proc.stdout and '--rate' in proc.stdout

@@ -355,7 +355,7 @@ def classify(run: Run):
 # -- running ------------------------------------------------------------------
 
 def _cli():
-    return os.path.join(os.path.dirname(sys.executable), 'clustergate')
+    return os.path.join(os.path.dirname(sys.executable), 'clustergate-lab')
 
 
 def _reframe():
