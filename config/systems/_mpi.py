@@ -51,24 +51,27 @@ def openmpi_ucx_tcp(iface):
     }
 
 
-def ucx_tcp_verification(iface):
+def ucx_tcp_verification(iface, other_interfaces=True):
     """How an MPI over UCX (OpenMPI's UCX PML, MPICH ch4:ucx) shows that its
     endpoints to peers use tcp on ``iface`` and no shared memory: UCX's
     endpoint configurations at ``UCX_LOG_LEVEL=info`` ("ep_cfg[1]:
-    tag(tcp/fab0)"; real runs in tests/fixtures/transport/)."""
+    tag(tcp/fab0)"; real runs in tests/fixtures/transport/).
+    ``other_interfaces``: also reject an endpoint over another interface."""
+    reject = {
+        'a UCX endpoint over shared memory':
+            r'ep_cfg\[\d+\]:.*\b(sysv|posix|cma|xpmem|knem)/.*',
+    }
+    if other_interfaces:
+        reject['a UCX endpoint over another interface'] = (
+            rf'ep_cfg\[\d+\]: tag\([^)]*tcp/(?!{re.escape(iface)}\))\S+')
+
     return {
         'env': {'UCX_LOG_LEVEL': 'info'},
         'expect': {
             f'a UCX endpoint over tcp/{iface}':
                 rf'ep_cfg\[\d+\]: tag\(tcp/{re.escape(iface)}\)',
         },
-        'reject': {
-            'a UCX endpoint over shared memory':
-                r'ep_cfg\[\d+\]:.*\b(sysv|posix|cma|xpmem|knem)/.*',
-            'a UCX endpoint over another interface':
-                rf'ep_cfg\[\d+\]: tag\([^)]*tcp/(?!{re.escape(iface)}\))'
-                r'\S+',
-        },
+        'reject': reject,
     }
 
 
@@ -149,18 +152,8 @@ def tcp_verification(iface):
                     r'MPI startup\(\): I_MPI_COLL_INTRANODE=pt2pt\s*$',
             },
         },
-        'mpich': {
-            # UCX's endpoint configurations: "ep_cfg[1]: tag(tcp/lo) ..."
-            'env': {'UCX_LOG_LEVEL': 'info'},
-            'expect': {
-                f'a UCX endpoint over tcp/{iface}':
-                    rf'ep_cfg\[\d+\]: tag\(tcp/{re.escape(iface)}\)',
-            },
-            'reject': {
-                'a UCX endpoint over shared memory':
-                    r'ep_cfg\[\d+\]:.*\b(sysv|posix|cma|xpmem|knem)/.*',
-            },
-        },
+        # UCX's endpoint configurations: "ep_cfg[1]: tag(tcp/lo) ..."
+        'mpich': ucx_tcp_verification(iface, other_interfaces=False),
     }
 
 
