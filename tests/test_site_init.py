@@ -322,3 +322,20 @@ def test_without_ucx_info_the_up_ether_links_are_the_fabrics(tmp_path):
     assert "'verify': _mpi.tcp_verification('fab0')" in text
     assert "'verify': _mpi.tcp_verification('fab1')" in text
     assert "'lo'" not in text and '_ucx' not in text
+
+
+def test_a_program_behind_an_unsearchable_path_directory_is_not_found(
+        monkeypatch):
+    # run as the job user with root's PATH, a missing `spack` is EACCES
+    # from the PATH walk (Python raises the last error), not ENOENT
+    def denied(argv, **kw):
+        raise PermissionError(13, 'Permission denied', argv[0])
+
+    monkeypatch.setattr(site.subprocess, 'run', denied)
+    monkeypatch.setenv('PATH', '/nonexistent-dir')
+    assert site.run_command(['spack', 'find']) == (127,
+                                                       'spack: not found')
+    # a program that is there but may not run says why
+    monkeypatch.setenv('PATH', '/bin:/usr/bin')
+    assert site.run_command(['sh', '-c', 'true']) == (
+        126, 'sh: Permission denied')

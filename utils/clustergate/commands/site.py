@@ -64,6 +64,12 @@ def run_command(argv):
                              timeout=TIMEOUT)
     except FileNotFoundError:
         return 127, f'{argv[0]}: not found'
+    except OSError as e:
+        # a PATH directory this user may not search (root's, in a job
+        # user's PATH) turns a program that is not there into EACCES
+        if shutil.which(argv[0]) is None:
+            return 127, f'{argv[0]}: not found'
+        return 126, f'{argv[0]}: {e.strerror}'
     except subprocess.TimeoutExpired:
         return 124, f'no answer in {TIMEOUT} s'
 
