@@ -48,8 +48,44 @@ def cluster(*args, timeout=120, check=True):
     return res
 
 
+def _recorded_daemons_alive():
+    """How many daemons of the recorded state still run (None: no state)."""
+    from clustergate_lab.cluster import procs, state as cluster_state
+    st = cluster_state.load(cluster_state.Paths(STATE_DIR))
+    if st is None:
+        return None
+
+    return sum(procs.alive(r) for r in st.get('procs', {}).values())
+
+
 def is_up():
-    return os.path.exists(os.path.join(STATE_DIR, 'state.json'))
+    """A cluster is up: its state is recorded and a daemon of it runs. (A
+    state whose daemons all died, e.g. the machine's processes were killed
+    under a running test, is stale: clear_stale() removes it.)"""
+    if not os.path.exists(os.path.join(STATE_DIR, 'state.json')):
+        return False
+
+    return bool(_recorded_daemons_alive())
+
+
+def clear_stale():
+    """Tear down a cluster left behind with no daemon running (namespaces,
+    bridges and state of a killed session); returns what was done."""
+    if why_not_available() or not os.path.exists(
+            os.path.join(STATE_DIR, 'state.json')) or is_up():
+        return None
+
+    res = cluster('down', timeout=120, check=False)
+    if res.returncode != 0:
+        raise RuntimeError('a stale emulated cluster (no daemon running) '
+                           f'could not be taken down:\n{res.stdout}\n'
+                           f'{res.stderr}')
+
+    return 'stale emulated cluster taken down'
+
+
+#: at collection, before the cluster tests decide whether a cluster is up
+STALE = clear_stale()
 
 
 def leftovers():

@@ -8,8 +8,8 @@ import shutil
 import subprocess
 import sys
 
+import cluster_session as cs
 from clustergate_lab.cluster import lifecycle, netns
-from clustergate_lab.cluster import state as cluster_state
 
 PINGPONG_C = r'''
 #include <mpi.h>
@@ -59,7 +59,7 @@ def why_skip():
     if not shutil.which('mpicc.openmpi'):
         return 'missing mpicc.openmpi (libopenmpi-dev)'
 
-    if os.path.exists(cluster_state.Paths().state_file):
+    if cs.is_up():
         return 'an emulated cluster is already up (state exists)'
 
     if any(n in netns.existing_namespaces() for n in ('n1', 'n2')):
