@@ -154,11 +154,12 @@ def _check_references(systems):
     existing checks (clustergate.refs.refcheck); one line if not."""
     from clustergate.refs import refcheck
     from clustergate.refs.references import ReferenceFileError
+    from clustergate.site import environment as cgenv
     from reframe.core.exceptions import ConfigError
 
     try:
         refcheck.check_all({s['name']: [p['name'] for p in s['partitions']]
-                            for s in systems})
+                            for s in systems}, cgenv.references_dir())
     except ReferenceFileError as err:
         sys.path[:] = _saved_sys_path
         raise ConfigError(str(err)) from None

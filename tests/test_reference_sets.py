@@ -13,6 +13,7 @@ import pytest
 
 from clustergate.refs import refcheck
 from clustergate.refs import references as R
+from clustergate.site import environment as cgenv
 from clustergate.site import extras
 from conftest import ROOT
 from emu_layout import environment
@@ -112,5 +113,6 @@ def test_a_reference_set_must_name_a_file_of_the_system(tmp_path,
         'system: emucluster\nreferences: {}\n')
     if value == 'nosuch':
         extras.check_partition(part, 'emucluster')
-        assert R.reference_file('emucluster', 'nosuch') == str(
+        assert R.reference_file(cgenv.references_dir(), 'emucluster',
+                                'nosuch') == str(
             tmp_path / 'emucluster.nosuch.yaml')

@@ -18,6 +18,7 @@ from clustergate.refs import references
 from clustergate.refs import refwriter
 from clustergate.results import samples
 from clustergate.results import times
+from clustergate.site import environment as cgenv
 from clustergate.commands import sources
 
 EXAMPLES = (
@@ -107,7 +108,7 @@ def run(args, out=sys.stdout, err=sys.stderr):
             chosen_samples, source, out, err, system=args.system,
             check=args.check, since=times.since(args.since, 'baseline'),
             last=args.last, min_runs=args.min_runs, output=args.output,
-            dry_run=args.dry_run)
+            dry_run=args.dry_run, refs_dir=cgenv.references_dir())
 
     systems = sorted({s.key.system for s in chosen_samples})
     system = args.system
@@ -146,7 +147,8 @@ def run(args, out=sys.stdout, err=sys.stderr):
     for key, n in sorted(base.short.items(), key=lambda kv: kv[0].label()):
         print(f'skipped (only {n} run(s)): {key.label()}', file=out)
 
-    path = args.output or references.reference_file(system)
+    path = args.output or references.reference_file(cgenv.references_dir(),
+                                                    system)
     try:
         old = references.load(path, system)
     except references.ReferenceFileError as e:

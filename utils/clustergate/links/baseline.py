@@ -87,12 +87,12 @@ def is_link_metric(metric: str) -> bool:
     return bool(LINK_METRIC.match(metric)) or metric == 'link_mads'
 
 
-def links_dir() -> str:
-    return os.path.join(references.references_dir(), 'links')
-
-
-def link_file(system: str) -> str:
-    return os.path.join(links_dir(), f'{system}.yaml')
+def link_file(refs_dir: str, system: str) -> str:
+    """The link baseline of ``system`` under the site's reference
+    directory ``refs_dir``: one file a system, whatever the partitions'
+    reference sets (its keys name the point, whose node count and
+    fabric tell the layouts apart)."""
+    return os.path.join(refs_dir, 'links', f'{system}.yaml')
 
 
 # -- the file --------------------------------------------------------------
@@ -443,9 +443,11 @@ def _show(system, table, used, out):
 
 
 def command(samples, source, out, err, system=None, check=None, since=None,
-            last=None, min_runs=3, output=None, dry_run=False) -> int:
+            last=None, min_runs=3, output=None, dry_run=False,
+            refs_dir=None) -> int:
     """Learn the link baselines of ``samples`` (read from ``source``) and
-    write the file ``output`` (default: link_file()), or show it
+    write the file ``output`` (default: :func:`link_file` under
+    ``refs_dir``, the site's reference directory), or show it
     (``dry_run``); the options are those of ``clustergate baseline``,
     ``since`` in unix seconds. The exit status of the command."""
     import difflib
@@ -476,7 +478,7 @@ def command(samples, source, out, err, system=None, check=None, since=None,
         print(f'clustergate baseline: error: {e}', file=err)
         return 2
     _show(system, table, used, out)
-    path = output or link_file(system)
+    path = output or link_file(refs_dir, system)
     try:
         with open(path) as fp:
             old = fp.read()

@@ -219,13 +219,10 @@ def check_metrics(path: str, where: str, check: str, named: Mapping,
             f'{unknown[0]!r} (metrics: {", ".join(sorted(reported))})')
 
 
-def check_all(systems: Mapping[str, Iterable[str]], refs_dir=None):
-    """Every ``<system>.yaml`` of the references directory: for a
-    configured system (``systems``: name -> partition names), of that
-    system, naming its partitions and existing checks."""
-    from clustergate.refs import references
-
-    refs_dir = refs_dir or references.references_dir()
+def check_all(systems: Mapping[str, Iterable[str]], refs_dir: str):
+    """Every ``<system>.yaml`` of the references directory ``refs_dir``:
+    for a configured system (``systems``: name -> partition names), of
+    that system, naming its partitions and existing checks."""
     try:
         files = sorted(f for f in os.listdir(refs_dir)
                        if f.endswith('.yaml'))

@@ -42,7 +42,6 @@ from typing import Dict, List, Mapping, Optional, Tuple
 import yaml
 
 from clustergate import PROJECT_ROOT
-from clustergate.site import environment as cgenv
 
 #: Status of a test point that has no entry in its system's file
 NO_REFERENCE = 'no reference'
@@ -61,17 +60,14 @@ class ReferenceFileError(ValueError):
         super().__init__(f'malformed reference file {where}: {problem}')
 
 
-def references_dir() -> str:
-    return cgenv.get(cgenv.REFERENCES_DIR,
-                          os.path.join(PROJECT_ROOT, 'config', 'references'))
-
-
-def reference_file(system: str, reference_set: Optional[str] = None
-                   ) -> str:
-    """The reference file of ``system``, or of its ``reference_set`` (a
-    partition's ``reference_set`` extras key): ``<system>.<set>.yaml``."""
+def reference_file(directory: str, system: str,
+                   reference_set: Optional[str] = None) -> str:
+    """The reference file of ``system`` in ``directory`` (the site's,
+    :func:`clustergate.site.environment.references_dir`), or of its
+    ``reference_set`` (a partition's ``reference_set`` extras key):
+    ``<system>.<set>.yaml``."""
     name = f'{system}.{reference_set}' if reference_set else system
-    return os.path.join(references_dir(), f'{name}.yaml')
+    return os.path.join(directory, f'{name}.yaml')
 
 
 def system_of_file(path: str) -> str:

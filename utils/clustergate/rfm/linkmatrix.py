@@ -80,6 +80,7 @@ from clustergate.links import retest as linkretest
 from clustergate.links import stats as linkstats
 from clustergate.refs import references
 from clustergate.rfm.reference import test_axes
+from clustergate.site import environment as cgenv
 from clustergate.site import sweep
 from clustergate.site.model import Subset, partition_model
 from clustergate.links import topology
@@ -422,7 +423,8 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
         point = self.link_point()
         if point is None:
             return ''
-        path = references._rel(linkbaseline.link_file(point[0]))
+        path = references._rel(linkbaseline.link_file(
+            cgenv.references_dir(), point[0]))
         return f'for this point in {path}'
 
     def link_baseline(self):
@@ -435,8 +437,8 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
 
         system, part, axes = point
         try:
-            bl = linkbaseline.load_cached(linkbaseline.link_file(system),
-                                          system)
+            bl = linkbaseline.load_cached(linkbaseline.link_file(
+                cgenv.references_dir(), system), system)
         except references.ReferenceFileError as err:
             raise ConfigError(str(err)) from None
 

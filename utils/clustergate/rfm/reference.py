@@ -8,6 +8,7 @@ from clustergate.refs import directions
 from clustergate.refs.refcheck import check_axes
 from clustergate.refs.references import (NO_REFERENCE, ReferenceFileError,
                                          _rel, load_cached, reference_file)
+from clustergate.site import environment as cgenv
 from clustergate.site.model import partition_model
 
 
@@ -57,7 +58,7 @@ def apply(test) -> str:
 
     system = test.current_system.name
     part = test.current_partition.name
-    path = reference_file(system,
+    path = reference_file(cgenv.references_dir(), system,
                           partition_model(test.current_partition).reference_set)
     check = type(test).__name__
     axes = test_axes(test)

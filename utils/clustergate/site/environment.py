@@ -17,6 +17,8 @@ import contextlib
 import os
 from typing import Optional
 
+from clustergate import PROJECT_ROOT
+
 #: directory of ReFrame's perflogs (default: perflogs/ of the project)
 PERFLOG_DIR = 'CG_PERFLOG_DIR'
 #: ReFrame's results database (default: output/results.db)
@@ -77,6 +79,14 @@ def get(name: str, default: Optional[str] = None) -> Optional[str]:
     if name not in VARIABLES:
         raise KeyError(f'{name}: not a declared clustergate variable')
     return os.environ.get(name, default)
+
+
+def references_dir() -> str:
+    """The directory of the site's reference files: ``$CG_REFERENCES_DIR``,
+    else ``config/references`` of the project (the reference code takes
+    it as an argument, so that it reads no variable itself)."""
+    return get(REFERENCES_DIR, os.path.join(PROJECT_ROOT, 'config',
+                                            'references'))
 
 
 @contextlib.contextmanager

@@ -323,13 +323,14 @@ def _check_reference_set(name, where, system):
     # a declared set whose file is missing would leave every point of the
     # partition unchecked ('no reference'): refused when the config loads
     from clustergate.refs import references
+    from clustergate.site import environment as cgenv
 
     if not isinstance(name, str) or not re.fullmatch(r'[A-Za-z0-9_-]+',
                                                      name):
         raise ExtrasError(f'{where}.{REFERENCE_SET}: must be a name of '
                           f'letters, digits, - and _, got {name!r}')
 
-    path = references.reference_file(system, name)
+    path = references.reference_file(cgenv.references_dir(), system, name)
     if system != '?' and not os.path.isfile(path):
         raise ExtrasError(f'{where}.{REFERENCE_SET}: {name!r}: no reference '
                           f'file {path}')
