@@ -5,6 +5,9 @@ import pytest
 import yaml
 
 from clustergate.refs import baseline as bl
+from clustergate.results.samples import (
+    Key, Sample, group, parse_perflog_line, select,
+)
 from clustergate.refs import references
 from clustergate.refs import refwriter
 
@@ -82,14 +85,19 @@ def test_both_direction_is_symmetric():
 
 def _samples(values, metric='bandwidth', unit='MB/s', check='PingPongDistance',
              point='interconnect=fab0,num_nodes=2,ppn=1', result='pass'):
-    key = bl.Key('emu', 'p', check, point, metric)
-    return [bl.Sample(key, v, unit, 1000.0 + i, f'job{i}', result)
+    key = Key('emu', 'p', check, point, metric)
+    return [Sample(key, v, unit, 1000.0 + i, f'job{i}', result)
             for i, v in enumerate(values)]
+
+
+def make(samples, **kw):
+    """A baseline of ``samples``, grouped as the command groups them."""
+    return bl.make(group(samples), **kw)
 
 
 def test_refuses_below_minimum_runs_and_names_the_metric():
     with pytest.raises(bl.TooFewRuns) as err:
-        bl.make(_samples([1.0, 2.0]), min_runs=3)
+        make(_samples([1.0, 2.0]), min_runs=3)
 
     assert 'fewer than 3 healthy runs' in str(err.value)
     assert 'PingPongDistance emu:p [interconnect=fab0,num_nodes=2,ppn=1] bandwidth' \
@@ -98,25 +106,25 @@ def test_refuses_below_minimum_runs_and_names_the_metric():
 
 def test_skip_short_keeps_the_others():
     s = _samples([1, 2]) + _samples([5, 5, 5], metric='latency', unit='us')
-    base = bl.make(s, min_runs=3, skip_short=True)
+    base = make(s, min_runs=3, skip_short=True)
     assert [k.metric for k in base.stats] == ['latency']
     assert [k.metric for k in base.short] == ['bandwidth']
 
 
 def test_one_value_per_run_and_last_n_runs():
     s = _samples([10, 20, 30, 40, 50])
-    chosen = bl.select(s, last=3)
+    chosen = select(s, last=3)
     assert sorted(x.value for x in chosen) == [30, 40, 50]
     # perf failures are excluded unless asked for
     bad = _samples([1, 1, 1], result='fail')
-    assert bl.select(bad) == []
-    assert len(bl.select(bad, include_perf_failures=True)) == 3
+    assert select(bad) == []
+    assert len(select(bad, include_perf_failures=True)) == 3
 
 
 def test_rendered_file_loads_and_round_trips():
     s = _samples([100, 98, 102, 96, 104]) + \
         _samples([9.0, 9.5, 9.1], metric='latency', unit='us')
-    base = bl.make(s, min_runs=3)
+    base = make(s, min_runs=3)
     text = bl.render('emu', bl.entries(base), ['test'])
     refs = references.parse(yaml.safe_load(text), 'x.yaml', 'emu')
     key, metrics = refs.lookup('PingPongDistance', 'p', {'interconnect': 'fab0',
@@ -127,9 +135,9 @@ def test_rendered_file_loads_and_round_trips():
 
 
 def test_rebaseline_is_a_diff_of_changed_lines_only():
-    a = bl.make(_samples([100, 100, 100]) +
+    a = make(_samples([100, 100, 100]) +
                 _samples([9, 9, 9], metric='latency', unit='us'), min_runs=3)
-    b = bl.make(_samples([120, 120, 120]) +
+    b = make(_samples([120, 120, 120]) +
                 _samples([9, 9, 9], metric='latency', unit='us'), min_runs=3)
     old = bl.render('emu', bl.entries(a))
     new = bl.render('emu', bl.entries(b))
@@ -159,7 +167,7 @@ PERFLOG_LINE = (
 
 
 def test_perflog_line():
-    ss = bl.parse_perflog_line(PERFLOG_LINE, 'localhost', 'local')
+    ss = parse_perflog_line(PERFLOG_LINE, 'localhost', 'local')
     by = {s.key.metric: s for s in ss}
     assert set(by) == {'latency', 'bandwidth'}
     assert by['latency'].key.point == \

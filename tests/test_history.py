@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from clustergate.refs import baseline
+from clustergate.results.samples import Key, Sample
 from clustergate.results import history
 from clustergate.commands import history as history_cmd
 
@@ -14,8 +14,8 @@ T0 = 1_790_000_000.0
 
 def _series(values, metric='bw_min', unit='MB/s', ref=None, lower=None,
             upper=None, check='LinkMatrix'):
-    key = baseline.Key('emucluster', 'emu', check, 'environ=openmpi', metric)
-    return key, [baseline.Sample(key, v, unit, T0 + i * DAY, f'sess{i}:0',
+    key = Key('emucluster', 'emu', check, 'environ=openmpi', metric)
+    return key, [Sample(key, v, unit, T0 + i * DAY, f'sess{i}:0',
                                  'pass', ref, lower, upper)
                  for i, v in enumerate(values)]
 
@@ -134,7 +134,7 @@ def test_a_count_that_is_mostly_zero_is_skipped_not_a_crash():
 
 def test_a_perflog_run_is_named_whole():
     key, samples = _series([100.0] * 6 + [90.0] * 6)
-    samples = [baseline.Sample(s.key, s.value, s.unit, s.time,
+    samples = [Sample(s.key, s.value, s.unit, s.time,
                                f'{i}@2026-11-23T00:14:35+00:00', 'pass')
                for i, s in enumerate(samples)]
     f, = history.shifts(key, samples)

@@ -8,7 +8,7 @@ at night 7 (+-1) on n5's link and on no other node's link."""
 import os
 import re
 
-from clustergate.refs import baseline
+from clustergate.results.samples import read_perflogs, select
 from clustergate.results import history
 
 FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -18,7 +18,7 @@ _LINK = re.compile(r'^(?:bw|peer)_(\w+?)_(?:sent|recv|both)$')
 
 
 def _findings():
-    samples = baseline.select(baseline.read_perflogs([FIXTURE]),
+    samples = select(read_perflogs([FIXTURE]),
                               check='^LinkMatrix',
                               include_perf_failures=True)
     assert len({s.run for s in samples}) == 12, 'twelve nights'

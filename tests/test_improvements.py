@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from clustergate.refs import baseline
+from clustergate.results.samples import read_perflogs
 from clustergate.report import page as report
 from conftest import ROOT, run_with_refs
 
@@ -56,7 +56,7 @@ def test_far_better_than_reference_passes(session):
 
 def test_report_lists_them_as_better_not_regression(session):
     _, _, out = session
-    samples = baseline.read_perflogs([str(out / 'perflogs')])
+    samples = read_perflogs([str(out / 'perflogs')])
     got = {s.key.metric: s for s in samples
            if s.key.metric in ('bw', 'slowdown_k')}
     # the perflog keeps the reference file's band

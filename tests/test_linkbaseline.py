@@ -7,7 +7,7 @@ import sys
 import pytest
 import yaml
 
-from clustergate.refs import baseline as bl
+from clustergate.results.samples import Key, Sample
 from clustergate.links import baseline as lb
 from clustergate.links.stats import NodeFigure
 from clustergate.refs.references import ReferenceFileError
@@ -131,7 +131,7 @@ POINT = 'environ=openmpi,interconnect=fab0,num_nodes=9'
 
 
 def sample(metric, value, run, t, check='LinkMatrix', result='pass'):
-    return bl.Sample(bl.Key('emucluster', 'emu', check, POINT, metric), value,
+    return Sample(Key('emucluster', 'emu', check, POINT, metric), value,
                      'x', t, run, result)
 
 

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from clustergate.refs import baseline
+from clustergate.results.samples import Key, Sample
 from clustergate.links import matrix as lm
 from clustergate.report import page as report
 
@@ -19,7 +19,7 @@ BIN = os.path.dirname(sys.executable)
 
 def _s(check, point, metric, value, unit, t, ref=None, lower=None,
        upper=None):
-    return baseline.Sample(baseline.Key('emu', 'p', check, point, metric),
+    return Sample(Key('emu', 'p', check, point, metric),
                            value, unit, t, f'run{t}', 'pass', ref, lower,
                            upper)
 
@@ -205,15 +205,15 @@ def test_size_figures_show_one_session_with_the_mpi():
          for e, v, t in (('openmpi', 5.0, 1000.0), ('intelmpi', 9.0, 1100.0),
                          ('openmpi', 6.0, 9000.0), ('intelmpi', 8.0, 9100.0))]
     # perflog samples (job@time ids): sessions split at a gap of over 1 h
-    a = [baseline.Sample(s.key, s.value, s.unit, s.time, f'1@{s.time}',
+    a = [Sample(s.key, s.value, s.unit, s.time, f'1@{s.time}',
                          'pass')
          for s in a]
     assert sorted(s.value for s in report.latest_session(a)) == [6.0, 8.0]
     # results-DB samples: by session id, whatever the gaps
-    b = [baseline.Sample(s.key, s.value, s.unit, s.time,
+    b = [Sample(s.key, s.value, s.unit, s.time,
                          'u1:0' if s.time < 5000 else 'u2:0', 'pass')
          for s in a]
-    b.append(baseline.Sample(a[0].key, 7.0, 'us', 20000.0, 'u2:0', 'pass'))
+    b.append(Sample(a[0].key, 7.0, 'us', 20000.0, 'u2:0', 'pass'))
     assert sorted(s.value for s in report.latest_session(b)) == [6.0, 7.0,
                                                                   8.0]
 

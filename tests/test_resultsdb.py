@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from clustergate.refs import baseline as bl
+from clustergate.results.samples import results_db_reports
 from test_notrun import _session
 
 
@@ -17,7 +17,7 @@ def test_stored_session_read_back_through_the_storage_api(tmp_path):
     uuid = re.search(r'Current session stored with UUID: (\S+)', res.stdout)
     assert uuid, res.stdout[-2000:]
 
-    reports = bl.results_db_reports(str(out / 'results.db'))
+    reports = results_db_reports(str(out / 'results.db'))
     assert [r['session_info']['uuid'] for r in reports] == [uuid[1]]
     cases = reports[0]['runs'][0]['testcases']
     assert {tc['name'].split()[0] for tc in cases} == {'NpbCG',
@@ -26,4 +26,4 @@ def test_stored_session_read_back_through_the_storage_api(tmp_path):
 
 def test_missing_database_is_named(tmp_path):
     with pytest.raises(FileNotFoundError, match='no results database'):
-        bl.results_db_reports(str(tmp_path / 'none.db'))
+        results_db_reports(str(tmp_path / 'none.db'))

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from clustergate.refs import baseline as bl
+from clustergate.results.samples import parse_perflog_line
 from clustergate import cli
 from clustergate.results import times
 from clustergate.commands import baseline as baseline_cmd
@@ -92,7 +92,7 @@ def test_perflog_time_is_job_completion_time_unix(tokyo):
     line = (f'{local}|reframe 4.10.4|PingPong %num_nodes=1 %ppn=2 '
             f'%interconnect=shm|openmpi|vm|17114|pass|{t}|'
             'latency=3.2|ref=0|lower=None|upper=None|unit=us|')
-    (sample,) = bl.parse_perflog_line(line, 'localhost', 'local', header)
+    (sample,) = parse_perflog_line(line, 'localhost', 'local', header)
     assert sample.time == t
 
 

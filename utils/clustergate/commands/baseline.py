@@ -130,10 +130,11 @@ def run(args, out=sys.stdout, err=sys.stderr):
     chosen = [s for s in chosen if not linkbaseline.is_link_metric(
         s.key.metric)]
     try:
-        base = baseline.make(chosen, min_runs=args.min_runs, k=args.mad_k,
-                       floor=args.floor, better_factor=args.better_factor,
-                       skip_short=args.skip_short,
-                       directions=_directions(args.direction))
+        base = baseline.make(samples.group(chosen), min_runs=args.min_runs,
+                             k=args.mad_k, floor=args.floor,
+                             better_factor=args.better_factor,
+                             skip_short=args.skip_short,
+                             directions=_directions(args.direction))
     except baseline.TooFewRuns as e:
         print(f'clustergate baseline: {e}', file=err)
         return 3

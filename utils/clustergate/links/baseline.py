@@ -47,6 +47,8 @@ import yaml
 
 from clustergate import PROJECT_ROOT
 from clustergate.refs import baseline
+from clustergate.results.samples import Sample, group, select
+from clustergate.results.times import iso_utc
 from clustergate.refs import references
 from clustergate.refs import refwriter
 from clustergate.refs.references import ReferenceFileError
@@ -230,8 +232,8 @@ def load_cached(path, system=None) -> Optional[LinkBaseline]:
 
 # -- learning --------------------------------------------------------------
 
-def link_samples(samples: Sequence[baseline.Sample], check='^LinkMatrix$'
-                 ) -> List[baseline.Sample]:
+def link_samples(samples: Sequence[Sample], check='^LinkMatrix$'
+                 ) -> List[Sample]:
     """The node-link samples of the link-matrix checks."""
     rx = re.compile(check)
     return [s for s in samples
@@ -242,13 +244,13 @@ def link_samples(samples: Sequence[baseline.Sample], check='^LinkMatrix$'
 TooFewRuns = baseline.TooFewRuns
 
 
-def learn(samples: Sequence[baseline.Sample], min_runs: int = 5) -> Dict:
+def learn(samples: Sequence[Sample], min_runs: int = 5) -> Dict:
     """``{(check, partition, point): {metric: LinkStat}}`` of every node
     link with at least ``min_runs`` runs (one sample per run)."""
     if min_runs < 1:
         raise ValueError('min_runs must be at least 1')
     out, short = {}, []
-    for key, ss in baseline.group(samples).items():
+    for key, ss in group(samples).items():
         values = [s.value for s in ss]
         if len(values) < min_runs:
             short.append(f'{key.label()}: {len(values)} run(s)')
@@ -274,7 +276,7 @@ def _commit() -> str:
     return proc.stdout.strip() if proc.returncode == 0 else 'unknown'
 
 
-def provenance(samples: Sequence[baseline.Sample], source: str) -> Dict:
+def provenance(samples: Sequence[Sample], source: str) -> Dict:
     """Which runs, when, where and by which commit a baseline was made."""
     runs = sorted({s.run for s in samples})
     times = [s.time for s in samples]
@@ -283,8 +285,8 @@ def provenance(samples: Sequence[baseline.Sample], source: str) -> Dict:
             '%Y-%m-%dT%H:%M:%SZ'),
         'host': socket.gethostname(), 'commit': _commit(), 'source': source,
         'runs': len(runs),
-        'first': baseline.times.iso_utc(min(times)) if times else '',
-        'last': baseline.times.iso_utc(max(times)) if times else '',
+        'first': iso_utc(min(times)) if times else '',
+        'last': iso_utc(max(times)) if times else '',
         'sessions': runs,
     }
 
@@ -460,7 +462,7 @@ def command(samples, source, out, err, system=None, check=None, since=None,
               f'choose one with --system', file=err)
         return 2
 
-    chosen = link_samples(baseline.select(
+    chosen = link_samples(select(
         samples, system=system, since=since, last=last),
         check or '^LinkMatrix$')
     try:

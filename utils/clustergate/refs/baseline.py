@@ -1,8 +1,10 @@
 """Baselines: N healthy runs -> a reference file.
 
 Samples (:mod:`clustergate.results.samples`: perflogs, the results
-database or JSON run reports) are grouped per system, partition, check, point of
-the sweep (the test's parameters) and performance variable; per group:
+database or JSON run reports), grouped per system, partition, check, point
+of the sweep (the test's parameters) and performance variable by
+:func:`clustergate.results.samples.group`, are handed to :func:`make`; this
+module reads no results itself. Per group:
 
 * reference = median of the runs (robust centre);
 * tolerance = max(floor, k * 1.4826 * MAD / median): the MAD scaled to a
@@ -26,18 +28,10 @@ import math
 import os
 import statistics
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from clustergate.refs import directions
 from clustergate.refs import refwriter
-from clustergate.results import times  # noqa: F401 (baseline.times users)
-# the samples a baseline is made of, read by clustergate.results.samples;
-# named here too for the callers that take them from the baseline
-from clustergate.results.samples import (  # noqa: F401
-    Key, Sample, group, load_samples, parse_perflog_line, read_json_reports,
-    read_perflogs, read_results_db, report_samples, results_db_reports,
-    select, split_display_name,
-)
 
 #: MAD -> standard deviation for normally distributed noise
 MAD_TO_SIGMA = 1.4826
@@ -108,9 +102,11 @@ def compute(values: Sequence[float], metric='', unit=None, k=3.0,
 
 @dataclass
 class Baseline:
-    stats: Dict[Key, Stats] = field(default_factory=dict)
-    units: Dict[Key, Optional[str]] = field(default_factory=dict)
-    short: Dict[Key, int] = field(default_factory=dict)
+    """The statistics of a baseline, per sample key
+    (:class:`clustergate.results.samples.Key`)."""
+    stats: Dict[object, Stats] = field(default_factory=dict)
+    units: Dict[object, Optional[str]] = field(default_factory=dict)
+    short: Dict[object, int] = field(default_factory=dict)
     runs: List[str] = field(default_factory=list)
     span: Tuple[float, float] = (0.0, 0.0)
 
@@ -119,16 +115,16 @@ class TooFewRuns(ValueError):
     pass
 
 
-def make(samples: Sequence[Sample], min_runs=3, k=3.0, floor=0.05,
+def make(groups: Mapping[object, Sequence], min_runs=3, k=3.0, floor=0.05,
          better_factor=3.0, skip_short=False,
          directions: Optional[Dict[str, str]] = None) -> Baseline:
-    """Statistics of every group; raises :class:`TooFewRuns` (listing the
-    groups) if one has fewer than ``min_runs`` runs, unless
-    ``skip_short``."""
+    """Statistics of every group (``{key: [sample, ...]}``, one sample a
+    run: :func:`clustergate.results.samples.group`); raises
+    :class:`TooFewRuns` (listing the groups) if one has fewer than
+    ``min_runs`` runs, unless ``skip_short``."""
     if min_runs < 1:
         raise ValueError('min_runs must be at least 1')
 
-    groups = group(samples)
     if not groups:
         raise TooFewRuns('no performance samples selected: nothing to '
                          'baseline (wrong --system, --check or --since? '
@@ -159,7 +155,7 @@ def make(samples: Sequence[Sample], min_runs=3, k=3.0, floor=0.05,
     if not made.stats:
         raise TooFewRuns(f'no metric has {min_runs} healthy runs')
 
-    used = [s for s in samples if s.key in made.stats]
+    used = [s for key in made.stats for s in groups[key]]
     made.runs = sorted({s.run for s in used})
     made.span = (min(s.time for s in used), max(s.time for s in used))
     return made

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
 
 from clustergate.refs import baseline
+from clustergate.results import samples as results_samples
+from clustergate.results.samples import Key, Sample
 from clustergate.report import fabricsvg
 from clustergate.results import history
 from clustergate.links import matrix as linkmatrix
@@ -42,8 +44,8 @@ def _axes(point):
 # -- data ------------------------------------------------------------------
 
 def load_samples(perflogs=(), db=None,
-                 json_reports=()) -> List[baseline.Sample]:
-    return baseline.load_samples(db, json_reports, perflogs)
+                 json_reports=()) -> List[Sample]:
+    return results_samples.load_samples(db, json_reports, perflogs)
 
 
 @dataclass
@@ -95,7 +97,7 @@ def _reports(db=None, json_reports=()) -> List[Dict]:
     """Every run report of the results database and the JSON files."""
     reports = []
     if db:
-        reports += baseline.results_db_reports(db)
+        reports += results_samples.results_db_reports(db)
 
     for path in json_reports or ():
         with open(path) as fp:
@@ -154,7 +156,7 @@ def _by_run_and_key(samples):
     return groups
 
 
-def status(s: baseline.Sample) -> str:
+def status(s: Sample) -> str:
     """'ok', 'out of reference' or 'no reference' of one sample."""
     if references.status_of(s.ref, s.lower, s.upper) == \
             references.NO_REFERENCE:
@@ -168,7 +170,7 @@ def status(s: baseline.Sample) -> str:
     return 'ok'
 
 
-def band(s: baseline.Sample):
+def band(s: Sample):
     if s.ref in (None, 0):
         return None, None
 
@@ -181,7 +183,7 @@ def band(s: baseline.Sample):
 class Deviation:
     """A latest value out of its reference, and which way."""
 
-    key: baseline.Key
+    key: Key
     value: float
     ref: float
     unit: Optional[str]
@@ -361,14 +363,14 @@ def _latest_value(ss):
     return ss[-1].value
 
 
-def _session(sample: baseline.Sample) -> str:
+def _session(sample: Sample) -> str:
     """Session id of a sample of a results DB or JSON report, '' for a
     perflog sample (job@time)."""
     return sample.run.split(':')[0] if '@' not in sample.run else ''
 
 
 def latest_session(
-        samples: Sequence[baseline.Sample]) -> List[baseline.Sample]:
+        samples: Sequence[Sample]) -> List[Sample]:
     """The samples of the most recent session: by session id where the
     source has one, else the samples after the last gap of more than
     SESSION_GAP_S (perflogs), so that a figure never mixes two runs."""

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
 
 from clustergate.refs import baseline
+from clustergate.results.samples import Key, Sample, group
 
 #: significance level of the t-test (shifts) and of Kendall's tau (drifts)
 ALPHA = 0.01
@@ -56,7 +57,7 @@ MIN_DRIFT = 0.01
 class Finding:
     """One change of one metric's history."""
 
-    key: baseline.Key
+    key: Key
     kind: str            # 'shift' or 'drift'
     index: int           # position of the first sample of the new level
     run: str             # its run (session uuid:run index, or job@time)
@@ -116,7 +117,7 @@ def _badness(direction: str, change: float) -> str:
     return 'regression'       # either way is suspicious
 
 
-def _out_of_reference(sample: baseline.Sample) -> bool:
+def _out_of_reference(sample: Sample) -> bool:
     """Is this sample outside the reference it was judged against?"""
     if sample.ref is None or not sample.ref:
         return sample.result == 'fail'
@@ -128,7 +129,7 @@ def _out_of_reference(sample: baseline.Sample) -> bool:
     return sample.upper is not None and rel > sample.upper
 
 
-def _band(direction, change, latest: baseline.Sample) -> str:
+def _band(direction, change, latest: Sample) -> str:
     if _badness(direction, change) == 'improvement':
         return 'improvement'
 
@@ -150,7 +151,7 @@ def _candidates(values: Sequence[float], noise: float) -> List[int]:
     return [b for b in algo.predict(pen=pen) if b < len(values)]
 
 
-def shifts(key: baseline.Key, samples: Sequence[baseline.Sample], alpha=ALPHA,
+def shifts(key: Key, samples: Sequence[Sample], alpha=ALPHA,
            min_shift=MIN_SHIFT, k=K_SIGMA) -> List[Finding]:
     """Level shifts of one time-ordered history."""
     from scipy import stats
@@ -192,7 +193,7 @@ def shifts(key: baseline.Key, samples: Sequence[baseline.Sample], alpha=ALPHA,
     return out
 
 
-def drift(key: baseline.Key, samples: Sequence[baseline.Sample], window=DRIFT_WINDOW,
+def drift(key: Key, samples: Sequence[Sample], window=DRIFT_WINDOW,
           alpha=ALPHA, min_drift=MIN_DRIFT) -> Optional[Finding]:
     """A monotonic slide over the last ``window`` runs, or None."""
     from scipy import stats
@@ -218,11 +219,11 @@ def drift(key: baseline.Key, samples: Sequence[baseline.Sample], window=DRIFT_WI
                    _band(direction, slope, tail[-1]), direction)
 
 
-def analyse(samples: Sequence[baseline.Sample], **kw) -> List[Finding]:
+def analyse(samples: Sequence[Sample], **kw) -> List[Finding]:
     """Every shift and drift of every metric in ``samples``, worst first
     (fail, warn, improvement; then by size of the change)."""
     out = []
-    for key, ss in baseline.group(samples).items():
+    for key, ss in group(samples).items():
         found = shifts(key, ss, **kw)
         d = drift(key, ss)
         # a drift already explained by a shift in its window is not news
@@ -235,7 +236,7 @@ def analyse(samples: Sequence[baseline.Sample], **kw) -> List[Finding]:
                                       f.key.label()))
 
 
-def by_key(findings: Sequence[Finding]) -> Dict[baseline.Key, List[Finding]]:
+def by_key(findings: Sequence[Finding]) -> Dict[Key, List[Finding]]:
     out = {}
     for f in findings:
         out.setdefault(f.key, []).append(f)

@@ -27,8 +27,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional, Sequence
 
-from clustergate.refs.baseline import Key, Sample, report_samples
 from clustergate.refs.baseline import direction as metric_direction
+from clustergate.results.samples import Key, Sample, report_samples
 
 #: How many of the metrics that pulled a score down are named
 WORST = 5
