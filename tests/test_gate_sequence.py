@@ -200,7 +200,12 @@ def _baseline_of_three_healthy_nights(work):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     print(proc.stdout)
     from clustergate.refs import references
-    refset = references.load(str(refs / 'emucluster.yaml'), 'emucluster')
+    # the file the partition reads: emucluster.yaml on the flat cluster,
+    # its reference set's on a tree
+    wrote = [line[len('wrote '):] for line in proc.stdout.splitlines()
+             if line.startswith('wrote ')]
+    assert len(wrote) == 1 and os.path.dirname(wrote[0]) == str(refs), wrote
+    refset = references.load(wrote[0], 'emucluster')
     assert refset is not None
     checks = {c for c, *_ in references.metric_entries(refset)}
     assert {'LinkMatrix', 'PingPongDistance'} <= checks

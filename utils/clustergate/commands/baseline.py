@@ -1,7 +1,11 @@
 """``clustergate baseline``: healthy runs -> config/references/<system>.yaml.
 
 Prints the spread of every metric and the tolerance it produced, then the
-diff against the current file, and writes it (unless ``--dry-run``).
+diff against the current file, and writes it (unless ``--dry-run``). The
+file is the one each partition reads, as the configuration declares it: a
+partition with a ``reference_set`` reads ``<system>.<set>.yaml``, so its
+entries go there (runs of partitions that read different files: one file
+each); ``--output`` names one file for all.
 Re-baselining after an intentional change (new MPI, firmware) is this same
 command on runs made after the change (``--since``; their performance
 failures against the old reference count with ``--include-perf-failures``).
@@ -11,6 +15,8 @@ See docs/guide/references.md.
 import os
 import sys
 
+import yaml
+
 from clustergate import PROJECT_ROOT
 from clustergate.refs import baseline
 from clustergate.refs import refcheck
@@ -19,6 +25,7 @@ from clustergate.refs import refwriter
 from clustergate.results import samples
 from clustergate.results import times
 from clustergate.site import environment as cgenv
+from clustergate.site.model import config_partition_model
 from clustergate.commands import sources
 
 EXAMPLES = (
@@ -148,19 +155,101 @@ def run(args, out=sys.stdout, err=sys.stderr):
     for key, n in sorted(base.short.items(), key=lambda kv: kv[0].label()):
         print(f'skipped (only {n} run(s)): {key.label()}', file=out)
 
-    path = args.output or references.reference_file(cgenv.references_dir(),
-                                                    system)
-    try:
-        old = references.load(path, system)
-    except references.ReferenceFileError as e:
-        if not args.replace:
-            print(f'clustergate baseline: error: {e} (fix it, or '
-                  f'--replace it)', file=err)
-            return 2
-        old = None
+    files = _target_files(args.output, system, base, err)
+    if files is None:
+        return 2
 
-    comment = [
-        f'Performance references of system {system} (docs/guide/references.md).',
+    planned = []
+    for path, (ref_set, parts) in sorted(files.items()):
+        table = {k: v for k, v in baseline.entries(base).items()
+                 if k[1] in parts}
+        texts = _file_text(path, system, table,
+                           _comment(system, ref_set, base, args),
+                           args.replace, err)
+        if texts is None:
+            return 2
+        planned.append((path, parts, ref_set) + texts)
+
+    for path, parts, ref_set, old_text, text in planned:
+        _show_diff(path, parts, ref_set, old_text, text, out,
+                   named=len(planned) > 1 or ref_set is not None)
+
+    if args.dry_run:
+        print('(dry run: nothing written)', file=out)
+        return 0
+
+    for path, _, _, _, text in planned:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with open(path + '.tmp', 'w') as fp:
+            fp.write(text)
+        os.replace(path + '.tmp', path)
+        print(f'wrote {path}', file=out)
+
+    return 0
+
+
+def _configured_system(system, err):
+    """The configuration's description of ``system``, or None after a
+    one-line error: the configuration is what says which reference file
+    each partition reads."""
+    try:
+        systems = refcheck.configured_systems()
+    except Exception as e:      # the configuration names the problem
+        print(f'clustergate baseline: error: cannot tell which reference '
+              f'file each partition reads, the configuration does not '
+              f'load: {e} (or name the file with --output)', file=err)
+        return None
+
+    conf = next((s for s in systems if s['name'] == system), None)
+    if conf is None:
+        print(f'clustergate baseline: error: system {system!r} is not '
+              f'configured here (systems: '
+              f'{", ".join(s["name"] for s in systems)}): which reference '
+              f'file its partitions read is unknown; name the file with '
+              f'--output', file=err)
+    return conf
+
+
+def _target_files(output, system, base, err):
+    """``{path: (reference set, [partition, ...])}``: where the entries
+    of each partition of ``base`` go. ``--output``: all into that file;
+    else the file each partition reads, ``<system>.yaml`` or, where it
+    declares a ``reference_set``, ``<system>.<set>.yaml`` (one file a
+    set). None after a one-line error."""
+    parts = sorted({key.partition for key in base.stats})
+    if output:
+        return {output: (None, parts)}
+
+    conf = _configured_system(system, err)
+    if conf is None:
+        return None
+
+    declared = {p['name']: p for p in conf['partitions']}
+    files = {}
+    for name in parts:
+        if name not in declared:
+            print(f'clustergate baseline: error: system {system!r} has no '
+                  f'partition {name!r} (partitions: '
+                  f'{", ".join(sorted(declared))}): which reference file '
+                  f'it reads is unknown; name the file with --output',
+                  file=err)
+            return None
+
+        ref_set = config_partition_model(conf, declared[name]).reference_set
+        path = references.reference_file(cgenv.references_dir(), system,
+                                         ref_set)
+        files.setdefault(path, (ref_set, []))[1].append(name)
+
+    return files
+
+
+def _comment(system, ref_set, base, args):
+    """The header of a written file: what it is and how it was learnt."""
+    what = f'system {system}' + (
+        f', reference set {ref_set} (read by the partitions that declare '
+        f'it)' if ref_set else '')
+    return [
+        f'Performance references of {what} (docs/guide/references.md).',
         f'Written by: clustergate baseline ({len(base.runs)} runs, '
         f'{times.iso_utc(base.span[0])} .. '
         f'{times.iso_utc(base.span[1])},',
@@ -169,6 +258,20 @@ def run(args, out=sys.stdout, err=sys.stderr):
         f'{args.better_factor:g}).',
         'Review the diff before committing; edit by hand where needed.',
     ]
+
+
+def _file_text(path, system, table, comment, replace, err):
+    """``(old text, new text)`` of the reference file ``path`` with the
+    entries ``table`` written in; None after a one-line error."""
+    try:
+        old = references.load(path, system)
+    except references.ReferenceFileError as e:
+        if not replace:
+            print(f'clustergate baseline: error: {e} (fix it, or '
+                  f'--replace it)', file=err)
+            return None
+        old = None
+
     try:
         with open(path) as fp:
             old_text = fp.read()
@@ -178,27 +281,23 @@ def run(args, out=sys.stdout, err=sys.stderr):
     # written into the file as it is (ruamel.yaml round trip): comments
     # and hand edits stay; a broken file replaced (--replace) starts anew
     text = refwriter.update(old_text if old is not None else '', system,
-                            baseline.entries(base), comment,
-                            replace=args.replace)
+                            table, comment, replace=replace)
     # what we write must load: never leave a broken file behind
-    references.parse(__import__('yaml').safe_load(text), path, system)
+    references.parse(yaml.safe_load(text), path, system)
+    return old_text, text
 
+
+def _show_diff(path, parts, ref_set, old_text, text, out, named):
+    """The diff of one file; ``named``: first, which partitions it is
+    for (a reference set's file, or one of several)."""
     shown = os.path.relpath(path, PROJECT_ROOT) \
         if path.startswith(PROJECT_ROOT) else path
+    if named:
+        which = f'reference set {ref_set}' if ref_set else 'no reference set'
+        print(f'{shown}: partition(s) {", ".join(parts)} ({which})',
+              file=out)
     d = baseline.diff(old_text, text, shown)
     print(d if d else f'{shown}: unchanged', file=out)
-    if args.dry_run:
-        print('(dry run: nothing written)', file=out)
-        return 0
-
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = path + '.tmp'
-    with open(tmp, 'w') as fp:
-        fp.write(text)
-
-    os.replace(tmp, path)
-    print(f'wrote {path}', file=out)
-    return 0
 
 
 # long: one line or two per option, in the groups --help shows
@@ -239,8 +338,11 @@ def add_parser(subparsers):
                           'config/references/links/<system>.yaml '
                           '(docs/reports/link-baselines.md)')
     o = p.add_argument_group('output')
-    sources.add_output(o, 'reference file (default: config/references/'
-                          '<system>.yaml, or $CG_REFERENCES_DIR)')
+    sources.add_output(o, 'reference file of every partition (default: '
+                          'the file each partition reads, config/'
+                          'references/<system>.yaml, or <system>.<set>'
+                          '.yaml where it declares a reference_set, one '
+                          'file a set; the directory: $CG_REFERENCES_DIR)')
     o.add_argument('--replace', action='store_true',
                    help='drop points of the current file that these runs '
                         'do not cover (default: keep them)')

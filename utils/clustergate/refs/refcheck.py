@@ -233,15 +233,20 @@ def check_all(systems: Mapping[str, Iterable[str]], refs_dir: str):
         validate_file(os.path.join(refs_dir, fname), systems)
 
 
-def configured_partitions(settings=None) -> Mapping[str, list]:
-    """``{system: [partition, ...]}`` of the ReFrame configuration."""
+def configured_systems(settings=None) -> list:
+    """The ``systems`` of the ReFrame configuration, as loaded (and
+    validated) by ``config/settings.py``."""
     import runpy
 
     settings = settings or os.path.join(PROJECT_ROOT, 'config',
                                         'settings.py')
-    conf = runpy.run_path(settings)['site_configuration']
+    return runpy.run_path(settings)['site_configuration']['systems']
+
+
+def configured_partitions(settings=None) -> Mapping[str, list]:
+    """``{system: [partition, ...]}`` of the ReFrame configuration."""
     return {s['name']: [p['name'] for p in s['partitions']]
-            for s in conf['systems']}
+            for s in configured_systems(settings)}
 
 
 def validate_file(path, systems: Mapping[str, Iterable[str]]):
