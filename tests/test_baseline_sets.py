@@ -88,17 +88,22 @@ def test_the_flat_cluster_learns_into_the_system_file(tmp_path):
     assert f'wrote {refs / "emucluster.yaml"}' in out
 
 
-def two_partitions(monkeypatch, refs, debug_set=None):
+@pytest.fixture
+def two_sets(tmp_path, monkeypatch):
     """System emucluster with partition emu on reference set leafspine
-    and partition debug on ``debug_set``, as the configuration says."""
-    def part(name, ref_set):
-        return {'name': name, 'extras': ({'reference_set': ref_set}
-                                         if ref_set else {})}
-
+    and partition debug on none, as the configuration says, three runs
+    of each; the references directory (returned) a copy of the
+    project's."""
+    refs = tmp_path / 'refs'
+    shutil.copytree(REPO_REFS, refs)
     monkeypatch.setattr(refcheck, 'configured_systems', lambda: [
         {'name': 'emucluster', 'partitions': [
-            part('emu', 'leafspine'), part('debug', debug_set)]}])
+            {'name': 'emu', 'extras': {'reference_set': 'leafspine'}},
+            {'name': 'debug', 'extras': {}}]}])
     monkeypatch.setenv('CG_REFERENCES_DIR', str(refs))
+    write_runs(tmp_path, {'emu': [20.1, 20.3, 20.2],
+                          'debug': [120.0, 124.0, 122.0]})
+    return refs
 
 
 def run(tmp_path, *extra):
@@ -110,12 +115,8 @@ def run(tmp_path, *extra):
     return rc, out.getvalue(), err.getvalue()
 
 
-def test_partitions_of_two_sets_get_one_file_each(tmp_path, monkeypatch):
-    refs = tmp_path / 'refs'
-    shutil.copytree(REPO_REFS, refs)
-    two_partitions(monkeypatch, refs)
-    write_runs(tmp_path, {'emu': [20.1, 20.3, 20.2],
-                          'debug': [120.0, 124.0, 122.0]})
+def test_partitions_of_two_sets_get_one_file_each(tmp_path, two_sets):
+    refs = two_sets
     rc, out, err = run(tmp_path)
     assert rc == 0, err
     assert bandwidth(refs / 'emucluster.leafspine.yaml') == 20.2
@@ -128,12 +129,8 @@ def test_partitions_of_two_sets_get_one_file_each(tmp_path, monkeypatch):
     assert 'partition(s) debug (no reference set)' in out
 
 
-def test_an_explicit_output_takes_every_partition(tmp_path, monkeypatch):
-    refs = tmp_path / 'refs'
-    shutil.copytree(REPO_REFS, refs)
-    two_partitions(monkeypatch, refs)
-    write_runs(tmp_path, {'emu': [20.1, 20.3, 20.2],
-                          'debug': [120.0, 124.0, 122.0]})
+def test_an_explicit_output_takes_every_partition(tmp_path, two_sets):
+    refs = two_sets
     rc, _, err = run(tmp_path, '-o', str(tmp_path / 'one.yaml'))
     assert rc == 0, err
     assert bandwidth(tmp_path / 'one.yaml') == 20.2

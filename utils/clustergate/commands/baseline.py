@@ -179,10 +179,7 @@ def run(args, out=sys.stdout, err=sys.stderr):
         return 0
 
     for path, _, _, _, text in planned:
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        with open(path + '.tmp', 'w') as fp:
-            fp.write(text)
-        os.replace(path + '.tmp', path)
+        refwriter.write(path, text)
         print(f'wrote {path}', file=out)
 
     return 0
@@ -272,12 +269,7 @@ def _file_text(path, system, table, comment, replace, err):
             return None
         old = None
 
-    try:
-        with open(path) as fp:
-            old_text = fp.read()
-    except FileNotFoundError:
-        old_text = ''
-
+    old_text = refwriter.current_text(path)
     # written into the file as it is (ruamel.yaml round trip): comments
     # and hand edits stay; a broken file replaced (--replace) starts anew
     text = refwriter.update(old_text if old is not None else '', system,

@@ -481,11 +481,7 @@ def command(samples, source, out, err, system=None, check=None, since=None,
         return 2
     _show(system, table, used, out)
     path = output or link_file(refs_dir, system)
-    try:
-        with open(path) as fp:
-            old = fp.read()
-    except FileNotFoundError:
-        old = ''
+    old = refwriter.current_text(path)
     shown = references._rel(path)
     print(''.join(difflib.unified_diff(
         old.splitlines(True), text.splitlines(True), f'a/{shown}',
@@ -494,9 +490,6 @@ def command(samples, source, out, err, system=None, check=None, since=None,
         print('(dry run: nothing written)', file=out)
         return 0
 
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path + '.tmp', 'w') as fp:
-        fp.write(text)
-    os.replace(path + '.tmp', path)
+    refwriter.write(path, text)
     print(f'wrote {path}', file=out)
     return 0

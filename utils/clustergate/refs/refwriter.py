@@ -17,6 +17,7 @@ the file) is replaced by the new one; any other comment is kept.
 
 import io
 import math
+import os
 from typing import Dict, Sequence, Tuple
 
 from ruamel.yaml import YAML
@@ -219,3 +220,22 @@ def dump(doc: Dict, header: Sequence[str] = (), flow_depth: int = 4) -> str:
     out = io.StringIO()
     _yaml().dump(conv(doc, 0), out)
     return ''.join(f'# {c}\n' for c in header) + out.getvalue()
+
+
+def current_text(path: str) -> str:
+    """The text of the file ``path`` as it is, empty if there is none."""
+    try:
+        with open(path) as fp:
+            return fp.read()
+    except FileNotFoundError:
+        return ''
+
+
+def write(path: str, text: str):
+    """Write ``text`` to ``path`` (its directory made if need be) through
+    a file beside it, renamed over it: a session reading the file while
+    it is written sees the old one or the new one, never half of one."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path + '.tmp', 'w') as fp:
+        fp.write(text)
+    os.replace(path + '.tmp', path)
