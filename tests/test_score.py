@@ -106,3 +106,22 @@ def test_command_prints_and_writes_json(tmp_path, report, capsys):
     assert doc['partitions'][0]['score'] == pytest.approx(1.0)
     assert len(doc['partitions'][0]['metrics']) == 20
     assert json.loads(copy_.read_text())['clustergate_score'] == doc
+
+
+def test_an_unwritable_score_file_is_one_line_and_the_session_goes_on(
+        tmp_path, report, capsys):
+    # the job user may not write into the project checkout (the default
+    # place): the score is still printed and kept in the run report, and
+    # nothing raises into the end of the session (whose verdict follows)
+    copy_ = tmp_path / 'report.json'
+    copy_.write_text(json.dumps(report))
+    blocked = tmp_path / 'a-file'
+    blocked.write_text('')
+    path = str(blocked / 'score.json')
+    assert score.session_end(report, str(copy_), score_file=path,
+                             baseline=None) is None
+    printed = capsys.readouterr().out
+    assert f'score JSON NOT written: {path}: ' in printed
+    assert 'set CG_SCORE_FILE' in printed
+    assert 'localhost:local: no score' in printed
+    assert 'clustergate_score' in json.loads(copy_.read_text())

@@ -339,3 +339,75 @@ def test_a_program_behind_an_unsearchable_path_directory_is_not_found(
     monkeypatch.setenv('PATH', '/bin:/usr/bin')
     assert site.run_command(['sh', '-c', 'true']) == (
         126, 'sh: Permission denied')
+
+
+# -- the Spack environment of a site without OpenMPI -------------------------
+
+#: probes answered from the MPICH-only recordings (module tree with only
+#: MPICH, no Debian-named wrapper on PATH); the Slurm and fabric probes are
+#: the emulated cluster's
+MPICH_ONLY_PROBES = ('module-avail', 'which', 'version-openmpi',
+                     'version-mpich', 'spack-find')
+
+
+def mpich_only_runner(name, argv):
+    got = recorded('mpich-only' if name in MPICH_ONLY_PROBES else 'emusite',
+                   name)
+    return got if got is not None else (127, f'{argv[0]}: not found')
+
+
+def spack_merge(lower, higher):
+    """A higher-precedence Spack scope over a lower one, as Spack's
+    configuration docs define it: mappings merge key by key, a list is
+    prepended to the lower list, any other value replaces the lower one.
+    (The environment's own settings rank above the scopes it includes.)"""
+    if isinstance(lower, dict) and isinstance(higher, dict):
+        return {**lower, **{k: spack_merge(lower[k], v) if k in lower else v
+                            for k, v in higher.items()}}
+    if isinstance(lower, list) and isinstance(higher, list):
+        return higher + lower
+    return higher
+
+
+def effective_packages(root, name):
+    """``packages`` as Spack sees them in the generated environment: the
+    environment's over the included spack-env/common/."""
+    import yaml
+    with open(os.path.join(ROOT, 'spack-env', 'common', 'packages.yaml')) \
+            as fp:
+        common = yaml.safe_load(fp)['packages']
+    path = root / 'spack-env' / name / 'spack.yaml'
+    env = yaml.safe_load(path.read_text())['spack']['packages']
+    return common, env, spack_merge(common, env)
+
+
+def test_mpich_only_site_requires_its_mpi_over_the_common_openmpi(tmp_path):
+    root = project_copy(tmp_path)
+    assert init(root, 'mpich-only', 'mpichsite',
+                runner=mpich_only_runner) == 0
+    import runpy
+    conf = runpy.run_path(str(root / 'config' / 'systems' / 'mpichsite.py'))
+    assert [e['name'] for e in conf['site_configuration']['environments']] \
+        == ['mpich-4_0_2']
+
+    common, env, packages = effective_packages(root, 'mpichsite')
+    # what the override is for: common/ requires OpenMPI
+    assert common['mpi']['require'] == 'openmpi'
+    assert packages['mpi']['require'] == 'mpich'
+    assert packages['mpich']['buildable'] is False
+    assert packages['mpich']['externals'] == [
+        {'spec': 'mpich@4.0.2', 'modules': ['mpich/4.0.2']}]
+    text = (root / 'spack-env' / 'mpichsite' / 'spack.yaml').read_text()
+    assert '# common/ requires openmpi as the mpi provider; this site has ' \
+        'no OpenMPI,' in text
+
+
+def test_a_site_with_openmpi_keeps_the_common_requirement(tmp_path):
+    root = project_copy(tmp_path)
+    init(root, 'emusite', 'emusite')
+    _, env, packages = effective_packages(root, 'emusite')
+    assert 'mpi' not in env
+    assert packages['mpi']['require'] == 'openmpi'
+    # the site's module first, common/'s Debian OpenMPI after it
+    assert packages['openmpi']['externals'][0] == {
+        'spec': 'openmpi@4.1.4', 'modules': ['openmpi/4.1.4']}

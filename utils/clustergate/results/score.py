@@ -242,14 +242,30 @@ def session_end(report: Dict, report_path: str, out=None,
     scores = compute(report, base)
     doc = to_json(scores, report)
     path = default_path(report, score_file)
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    write_json(path, doc)
+    why_not = _write_score(path, doc)
     report['clustergate_score'] = doc
     with open(report_path, 'w') as fp:
         json.dump(report, fp, indent=2)
 
-    for line in summary_lines(scores) + [f'  written to {path} and to the '
-                                         f'run report {report_path}']:
+    where = (f'  written to {path} and to the run report {report_path}'
+             if why_not is None else
+             f'  score JSON NOT written: {path}: {why_not} (set '
+             f'CG_SCORE_FILE to a writable path); it is in the run report '
+             f'{report_path}')
+    for line in summary_lines(scores) + [where]:
         print(line, file=out)
 
-    return path
+    return None if why_not else path
+
+
+def _write_score(path: str, doc: Dict) -> Optional[str]:
+    """Writes the score JSON; None, or why it could not (the job user may
+    not write into the project's checkout: the score is still printed and
+    kept in the run report, and the session's verdict still follows)."""
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        write_json(path, doc)
+    except OSError as err:
+        return err.strerror or str(err)
+
+    return None

@@ -320,6 +320,25 @@ def _spack_built(built):
             f'(concretizing reuses installed specs)' for mpi in built]
 
 
+def _mpi_requirement(packages):
+    """The ``mpi`` provider for a site without OpenMPI: ``common/``
+    requires ``openmpi`` (Debian's, at /usr), which such a site does not
+    have, so its benchmarks would be built against an MPI that is not
+    there. Settings of the environment take precedence over its included
+    scopes; a string replaces the included string."""
+    if not packages or 'openmpi' in packages:
+        return []
+
+    others = ', '.join(packages[1:])
+    return (['    # common/ requires openmpi as the mpi provider; this site '
+             'has no OpenMPI,',
+             f'    # so the benchmarks use {packages[0]} (overrides '
+             f'common/, which is included)'] +
+            ([f'    # (also found: {others}; name one of them here to '
+              f'build with it)'] if others else []) +
+            ['    mpi:', f'      require: {packages[0]}'])
+
+
 def spack_env(desc) -> str:
     """``spack-env/NAME/spack.yaml``: the benchmarks of the other systems,
     the site's MPIs as externals (not built)."""
@@ -351,6 +370,8 @@ def spack_env(desc) -> str:
             lines.append(f'      # {mpi["source"]}')
             lines.append(f'      - spec: {pkg}@{ver}')
             lines.append(_external_where(mpi))
+    lines += _mpi_requirement(list(dict.fromkeys(
+        list(byfam) + [spack_package(mpi) for mpi in built])))
     if not byfam and not built:
         lines.append('    {}  # no MPI found by module, spack or which')
     lines += ['', '  concretizer:', '    unify: true', '', '  view: true', '']
