@@ -86,12 +86,12 @@ _NOT_VERIFIED = {
     'wrong interface': (
         ('openmpi', 'fab0', 'openmpi-tcp-lo', 'fab0'),
         "interconnect 'fab0' not verified: the MPI did not report the tcp "
-        "btl on fab0 (asked with OMPI_MCA_btl_base_verbose=30)"),
+        "btl on fab0 (asked with OMPI_MCA_btl_base_verbose=20)"),
     # the emulated cluster: a point labelled fab0 whose run went over fab1
     'openmpi fab1 run labelled fab0': (
         ('openmpi', 'fab0', 'openmpi-fab1', 'fab0'),
         "interconnect 'fab0' not verified: the MPI did not report the tcp "
-        "btl on fab0 (asked with OMPI_MCA_btl_base_verbose=30)"),
+        "btl on fab0 (asked with OMPI_MCA_btl_base_verbose=20)"),
     'intelmpi fab1 run labelled fab0': (
         ('intelmpi', 'fab0', 'intelmpi-fab1', 'fab0'),
         "interconnect 'fab0' not verified: the MPI did not report rank 0 "
@@ -229,3 +229,30 @@ def test_openmpi_over_ucx_across_nodes_is_verified(fabric):
     shm = output('mpich-default-labelled-tcp')
     assert 'shared memory' in transport.mismatch(
         MPI.ucx_tcp_verification(fabric), shm, fabric)
+
+
+def test_openmpi_declared_verbosity_verifies_a_real_run_and_no_more(
+        built_programs):
+    # a real 4-rank link matrix over loopback TCP with exactly the
+    # declared settings: the rules find what they need in its output, and
+    # the MPI prints none of the socket chatter of higher levels (binds,
+    # "would block" during the measured rounds) that no rule reads
+    import shutil
+    import subprocess
+    from conftest import mpirun_env
+    exe = shutil.which('mpirun.openmpi')
+    if exe is None:
+        pytest.skip('OpenMPI not installed (apt-get install openmpi-bin)')
+    env = {**mpirun_env(), **MPI.openmpi_tcp('lo'),
+           **RULES['openmpi']['env']}
+    cp = subprocess.run([exe, '-np', '4', '--oversubscribe', '--bind-to',
+                         'none', os.path.join(built_programs,
+                                              'cg_linkmatrix'),
+                         '--any-placement', '--trials', '2', '--bytes',
+                         '64K'], env=env, capture_output=True, text=True,
+                        timeout=120)
+    assert cp.returncode == 0, cp.stderr[-2000:]
+    text = cp.stdout + cp.stderr
+    assert transport.mismatch(RULES['openmpi'], text, 'lo') is None
+    assert 'btl:tcp: Attempting to bind' not in text
+    assert 'would block' not in text

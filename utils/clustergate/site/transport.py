@@ -12,7 +12,7 @@ itself (partition ``extras``)::
         'verify': {
             'openmpi': {
                 # what makes the MPI say which transport it uses
-                'env': {'OMPI_MCA_btl_base_verbose': '30'},
+                'env': {'OMPI_MCA_btl_base_verbose': '20'},
                 # description -> regex that must occur in stdout+stderr
                 'expect': {'the tcp btl to a peer': r'...'},
                 # description -> regex that must not occur
