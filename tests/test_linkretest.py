@@ -300,7 +300,7 @@ def test_the_job_script_runs_the_retest_after_the_matrix(tmp_path):
     # the driver starts beside the matrix and waits for its exit status
     assert lines[main - 2:main] == ['rm -f cg_matrix_rc', lines[main - 1]]
     driver = lines[main - 1]
-    assert ' -m clustergate.links.beside ' in driver  # (its imports niced)
+    assert ' -m clustergate.links.beside ' in driver  # (imports late)
     assert driver.endswith(' --after cg_matrix_rc & cg_retest=$!')
     assert lines[main + 1:] == [
         'cg_rc=$?',

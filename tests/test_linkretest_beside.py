@@ -1,9 +1,8 @@
 """The retest driver started beside the matrix (clustergate.links.beside):
-its analysis is imported by a thread at a lower priority than the ranks,
-while the driver itself keeps its priority for the work after the matrix;
-it waits for the matrix's exit status, then runs the retest driver."""
+it imports its analysis only once the matrix has written its first
+results (not while the matrix's ranks start on the same cores), waits for
+the matrix's exit status, then runs the retest driver."""
 
-import os
 import subprocess
 import sys
 import threading
@@ -12,23 +11,8 @@ import time
 from clustergate.links import beside
 
 
-def test_the_imports_run_below_the_driver_and_the_driver_keeps_its_rank():
-    main_before = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-    loader = beside.start_imports()
-    loader.join(60)
-    assert not loader.is_alive()
-    # (a test run already at nice 19 has no lower priority to give)
-    assert loader.seen['nice'] == min(19, main_before + beside.IMPORT_NICE)
-    # the driver's own thread (the analysis, the retest's launches) and
-    # the process as a whole are untouched
-    assert os.getpriority(os.PRIO_PROCESS,
-                          threading.get_native_id()) == main_before
-    assert os.getpriority(os.PRIO_PROCESS, 0) == main_before
-
-
-def test_a_fresh_driver_imports_nothing_heavy_before_its_thread():
-    # the module as the job starts it: its own imports are the standard
-    # library's only, so the analysis' ~0.2 s of CPU is all in the thread
+def test_a_fresh_driver_imports_nothing_heavy_before_it_waits():
+    # the module as the job starts it: the standard library only
     code = ('import sys; import clustergate.links.beside; '
             'print(sorted(m for m in sys.modules '
             'if m.startswith("clustergate")))')
@@ -38,18 +22,65 @@ def test_a_fresh_driver_imports_nothing_heavy_before_its_thread():
                                  "'clustergate.links.beside']"), cp.stderr
 
 
-def test_waits_for_the_exit_status_file(tmp_path):
-    path = tmp_path / 'rc'
+def _imported(log, module):
+    return f'| {module}\n' in log.read_text()
+
+
+def _analysis_started(log):
+    """Any module of the analysis imported (-X importtime logs each at
+    its end: the first small ones within milliseconds of the start)"""
+    return any(line.split('|')[-1].strip().startswith('clustergate.')
+               and line.split('|')[-1].strip() != 'clustergate.links'
+               for line in log.read_text().splitlines())
+
+
+def _until(check, timeout=30.0):
+    end = time.monotonic() + timeout
+    while not check() and time.monotonic() < end:
+        time.sleep(0.05)
+    return check()
+
+
+def test_imports_once_the_matrix_has_results_then_waits_for_its_status(
+        tmp_path):
+    out, rc, log = tmp_path / 'out', tmp_path / 'rc', tmp_path / 'imports'
+    out.write_text('')
+    with open(log, 'w') as err:
+        proc = subprocess.Popen(
+            [sys.executable, '-X', 'importtime', '-m',
+             'clustergate.links.beside', '--output', str(out), '--inputs',
+             'none.json', '--launch', 'false', '--result',
+             str(tmp_path / 'result.json'), '--after', str(rc)],
+            stderr=err, cwd=tmp_path)
+    try:
+        # its package imported: the driver runs (as __main__)
+        assert _until(lambda: _imported(log, 'clustergate.links'))
+        time.sleep(1.5)      # the matrix starting: nothing imported
+        assert not _analysis_started(log)
+        out.write_text('CG pattern=linkmatrix ...\n')   # round 1 done
+        assert _until(lambda: _imported(log, 'clustergate.links.retest'))
+        assert proc.poll() is None       # still waiting for the status
+        rc.write_text('3\n')             # a failed matrix: no retest
+        assert proc.wait(60) == 0
+        assert not (tmp_path / 'result.json').exists()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_matrix_that_fails_before_any_result_is_not_waited_for(tmp_path):
+    rc = tmp_path / 'rc'
+    seen = []
 
     def later():
         time.sleep(0.3)
-        (tmp_path / 'rc.new').write_text('0\n')
-        os.rename(tmp_path / 'rc.new', path)
+        rc.write_text('2\n')
 
     writer = threading.Thread(target=later)
     t0 = time.monotonic()
     writer.start()
-    beside.wait_for(str(path), poll=0.01)
-    waited = time.monotonic() - t0
+    beside.wait_for(lambda: beside.has_results(str(tmp_path / 'out')) or
+                    rc.exists(), poll=0.01)
+    seen.append(time.monotonic() - t0)
     writer.join()
-    assert path.exists() and waited >= 0.3
+    assert rc.exists() and 0.3 <= seen[0] < 10

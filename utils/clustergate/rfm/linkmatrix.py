@@ -262,8 +262,9 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
             '--log', self.retest_name('log')])
         # started beside the matrix, it waits for its exit status (and
         # retests only after a matrix that succeeded): the interpreter's
-        # start is not added to the job, and its imports run at a lower
-        # priority than the ranks (clustergate.links.beside;
+        # start is not added to the job, and it imports its analysis only
+        # once the matrix has written its first results, not while the
+        # ranks start (clustergate.links.beside;
         # docs/fault-campaign.md#speed)
         self.prerun_cmds += [f'rm -f {RC_FILE}',
                              f'{driver} --after {RC_FILE} & cg_retest=$!']
