@@ -84,3 +84,24 @@ def test_a_matrix_that_fails_before_any_result_is_not_waited_for(tmp_path):
     seen.append(time.monotonic() - t0)
     writer.join()
     assert rc.exists() and 0.3 <= seen[0] < 10
+
+
+def test_a_healthy_first_round_parses_the_output_once(monkeypatch):
+    # after the matrix, on the job's critical path: the output is parsed
+    # for the first round only; the node ranks (a second parse) only when
+    # a retest is launched
+    from clustergate.links import retest as lr
+    from clustergate.parsers import cgoutput
+    from conftest import fixture_text
+    text = fixture_text('cg-outputs', 'emu-linkmatrix-4MB-fab0-busy.out')
+    calls = []
+    parse = cgoutput.parse
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return parse(*args, **kwargs)
+
+    monkeypatch.setattr(cgoutput, 'parse', counted)
+    result = lr.retest(text, {'fabric': 'fab0'}, 'false', 120.0)
+    assert result['notes'] == ['no suspect or borderline node link']
+    assert len(calls) == 1

@@ -845,11 +845,14 @@ def retest(text: str, inputs: Mapping, launch: str, budget: float,
     t_first = clock()
     first = first_round(text, inputs)
     cands, refs, decided = _setup(first, inputs, result)
-    ranks = {n: r for r, n in linkmatrix.labels(
-        cgoutput.parse(text).measurements).items()}
+    ranks = {}
     log = log or open(os.devnull, 'w')
 
     def measure(the_plan, timeout):
+        # the ranks of the nodes, at the first launch only: a healthy
+        # job's output is parsed once, on its critical path
+        ranks.update(ranks or {n: r for r, n in linkmatrix.labels(
+            cgoutput.parse(text).measurements).items()})
         return _measure(launch, ranks, the_plan.pairs, trials, log,
                         timeout=timeout)
 
