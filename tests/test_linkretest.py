@@ -300,7 +300,6 @@ def test_the_job_script_runs_the_retest_after_the_matrix(tmp_path):
     # the driver starts beside the matrix and waits for its exit status
     assert lines[main - 2:main] == ['rm -f cg_matrix_rc', lines[main - 1]]
     driver = lines[main - 1]
-    assert ' -m clustergate.links.beside ' in driver  # (imports late)
     assert driver.endswith(' --after cg_matrix_rc & cg_retest=$!')
     assert lines[main + 1:] == [
         'cg_rc=$?',
@@ -403,3 +402,21 @@ def test_the_driver_fits_the_fabric_once(monkeypatch, name):
     assert again[0] == first.figures and again[2] == first.named
     assert [j.node for j in again[1].judgements if j.named] == \
         [j.node for j in first.verdict.judgements if j.named]
+
+
+def test_a_healthy_first_round_parses_the_output_once(monkeypatch):
+    """After the matrix, on the job's critical path: the output is parsed
+    for the first round only; the node ranks (a second parse) only when
+    a retest is launched."""
+    text = fixture_text('cg-outputs', 'emu-linkmatrix-4MB-fab0-busy.out')
+    calls = []
+    parse = cgoutput.parse
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return parse(*args, **kwargs)
+
+    monkeypatch.setattr(cgoutput, 'parse', counted)
+    result = lr.retest(text, {'fabric': 'fab0'}, 'false', 120.0)
+    assert result['notes'] == ['no suspect or borderline node link']
+    assert len(calls) == 1

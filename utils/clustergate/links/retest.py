@@ -58,10 +58,9 @@ killed). The rounds' figures are never averaged with the first round's.
 
 The driver (``python -m clustergate.links.retest``) runs in the job script
 after the matrix, with the launch line of the job; it is started beside
-the matrix (``--after``, through :mod:`clustergate.links.beside`: its
-interpreter at once, its imports, 0.2-0.4 s on a loaded node, once the
-matrix has written its first results, then wait for the matrix's exit
-status) so that a healthy job ends one analysis after its matrix (see
+the matrix (``--after``: its interpreter and imports, 0.2-0.4 s on a
+loaded node, then wait for the matrix's exit status) so that a healthy
+job ends one analysis after its matrix (see
 :class:`clustergate.rfm.linkmatrix.LinkMatrixTest`); the decision logic
 (:func:`candidates`, :func:`plan`, :func:`decide`) is pure.
 """

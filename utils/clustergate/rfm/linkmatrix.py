@@ -253,7 +253,7 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
                   'w') as fp:
             json.dump(self.retest_inputs(), fp)
         driver = ' '.join([
-            shlex.quote(sys.executable), '-m', 'clustergate.links.beside',
+            shlex.quote(sys.executable), '-m', 'clustergate.links.retest',
             '--output', shlex.quote(str(self.job.stdout)),
             '--inputs', 'linkretest_inputs.json',
             '--launch', shlex.quote(launch),
@@ -262,10 +262,7 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
             '--log', self.retest_name('log')])
         # started beside the matrix, it waits for its exit status (and
         # retests only after a matrix that succeeded): the interpreter's
-        # start is not added to the job, and it imports its analysis only
-        # once the matrix has written its first results, not while the
-        # ranks start (clustergate.links.beside;
-        # docs/fault-campaign.md#speed)
+        # start is not added to the job (docs/fault-campaign.md#speed)
         self.prerun_cmds += [f'rm -f {RC_FILE}',
                              f'{driver} --after {RC_FILE} & cg_retest=$!']
         self.postrun_cmds = ['cg_rc=$?',
