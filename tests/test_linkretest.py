@@ -27,6 +27,20 @@ WOBBLE = [0.0, 0.013, -0.018, 0.007, -0.004, 0.02, -0.011, 0.016, -0.02,
           0.003, -0.008, 0.012, -0.015, 0.009, -0.002, 0.018, -0.006]
 
 
+def _count_calls(monkeypatch, module, name):
+    """A list that grows by one on each call of ``module.name`` (which
+    still runs)."""
+    calls = []
+    real = getattr(module, name)
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
 def measured(the_plan, up=None, down=None, pair=None, round_no=0):
     """One retest round of ``the_plan``: every pair at RATE times the
     slower of the sender's up link and the receiver's down link (``up``,
@@ -384,14 +398,7 @@ def test_the_driver_fits_the_fabric_once(monkeypatch, name):
     topo = topology.parse_topology_conf(tree.topology_conf(250, 375))
     inputs = {'fabric': 'fab0', 'topology': lr.topology_to_json(topo)}
     text = fixture_text('cg-outputs', f'emu-linkmatrix-tree9-{name}.out')
-    calls = []
-    diagnose = topology.diagnose
-
-    def counted(*args, **kwargs):
-        calls.append(1)
-        return diagnose(*args, **kwargs)
-
-    monkeypatch.setattr(topology, 'diagnose', counted)
+    calls = _count_calls(monkeypatch, topology, 'diagnose')
     first = lr.first_round(text, inputs)
     assert len(calls) == 1
     # the same judgement with the fit made again for each figure set
@@ -409,14 +416,7 @@ def test_a_healthy_first_round_parses_the_output_once(monkeypatch):
     for the first round only; the node ranks (a second parse) only when
     a retest is launched."""
     text = fixture_text('cg-outputs', 'emu-linkmatrix-4MB-fab0-busy.out')
-    calls = []
-    parse = cgoutput.parse
-
-    def counted(*args, **kwargs):
-        calls.append(1)
-        return parse(*args, **kwargs)
-
-    monkeypatch.setattr(cgoutput, 'parse', counted)
+    calls = _count_calls(monkeypatch, cgoutput, 'parse')
     result = lr.retest(text, {'fabric': 'fab0'}, 'false', 120.0)
     assert result['notes'] == ['no suspect or borderline node link']
     assert len(calls) == 1
