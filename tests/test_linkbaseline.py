@@ -9,6 +9,7 @@ import yaml
 
 from clustergate.results.samples import Key, Sample
 from clustergate.links import baseline as lb
+from clustergate.links import judge as linkjudge
 from clustergate.links.stats import NodeFigure
 from clustergate.refs.references import ReferenceFileError
 
@@ -29,7 +30,7 @@ def figures(values_sent, values_recv=None):
 
 
 def stats(median=1.0, mad=0.015, runs=8):
-    return {f'peer_{n}_{d}': lb.LinkStat(median, mad, runs, median - 0.03,
+    return {f'peer_{n}_{d}': linkjudge.LinkStat(median, mad, runs, median - 0.03,
                                          median + 0.03)
             for n in NODES for d in ('sent', 'recv', 'both')}
 
@@ -37,7 +38,7 @@ def stats(median=1.0, mad=0.015, runs=8):
 def test_a_link_at_90_percent_is_named_against_its_baseline():
     vals = list(HEALTHY)
     vals[4] = 0.90                      # n5 sends at 90 %
-    v = lb.judge(figures(vals, HEALTHY), stats(), 'fab0', basis='B')
+    v = linkjudge.judge(figures(vals, HEALTHY), stats(), 'fab0', basis='B')
     assert len(v.lines) == 1
     line = v.lines[0]
     # the ratio to its baseline and how far outside its noise (both ways
@@ -57,25 +58,25 @@ def test_a_link_slow_both_ways_is_named_at_a_smaller_loss():
     # direction (which needs 10 %)
     vals = list(HEALTHY)
     vals[1] = 0.93
-    v = lb.judge(figures(vals, vals), stats(mad=0.01), 'fab0')
+    v = linkjudge.judge(figures(vals, vals), stats(mad=0.01), 'fab0')
     assert v.lines == [
         'slow node link n2 on fabric fab0: both ways 0.93x its baseline '
         '(-7.0 MADs: 0.930 vs 1.000 +- 0.010, 8 runs), 0.93x its peers '
         '(-7.0 MADs) [basis: its baseline]']
     # one direction alone at 0.93: not named
-    v = lb.judge(figures(vals, HEALTHY), stats(mad=0.01), 'fab0')
+    v = linkjudge.judge(figures(vals, HEALTHY), stats(mad=0.01), 'fab0')
     assert v.lines == []
 
 
 def test_healthy_noise_is_not_named():
-    v = lb.judge(figures(HEALTHY), stats(), 'fab0')
+    v = linkjudge.judge(figures(HEALTHY), stats(), 'fab0')
     assert v.lines == []
     assert all(not j.named for j in v.judgements)
 
 
 def test_both_bounds_must_be_crossed():
     # outside its (floored) noise but only 3 % down: not named (ratio)
-    v = lb.judge(figures([0.97] + HEALTHY[1:]), stats(mad=0.002), 'fab0',
+    v = linkjudge.judge(figures([0.97] + HEALTHY[1:]), stats(mad=0.002), 'fab0',
                  z=2.5)
     j = next(j for j in v.judgements if j.node == 'n1' and
              j.direction == 'sent')
@@ -83,16 +84,16 @@ def test_both_bounds_must_be_crossed():
     # 8 % down inside a wide spread (MAD 0.03: -2.7 MADs): not named
     vals = list(HEALTHY)
     vals[0] = 0.92
-    v = lb.judge(figures(vals), stats(mad=0.03), 'fab0')
+    v = linkjudge.judge(figures(vals), stats(mad=0.03), 'fab0')
     assert v.lines == []
 
 
 def test_a_zero_mad_is_floored():
-    st = lb.LinkStat(1.0, 0.0, 8)
-    assert st.sigma() == pytest.approx(lb.MAD_FLOOR)
+    st = linkjudge.LinkStat(1.0, 0.0, 8)
+    assert st.sigma() == pytest.approx(linkjudge.MAD_FLOOR)
     vals = list(HEALTHY)
     vals[2] = 0.99                      # 1 % below: 1 floored MAD
-    v = lb.judge(figures(vals), {'peer_n3_sent': st}, 'fab0')
+    v = linkjudge.judge(figures(vals), {'peer_n3_sent': st}, 'fab0')
     j = next(j for j in v.judgements if j.node == 'n3' and
              j.direction == 'sent')
     assert j.z == pytest.approx(-1.0)
@@ -101,14 +102,14 @@ def test_a_zero_mad_is_floored():
 def test_without_a_baseline_peers_only_and_says_so():
     vals = list(HEALTHY)
     vals[6] = 0.92
-    v = lb.judge(figures(vals), None, 'fab0', basis='in links/x.yaml')
+    v = linkjudge.judge(figures(vals), None, 'fab0', basis='in links/x.yaml')
     # 8 % below its peers is not enough without a baseline (with one, it
     # is: see above)
     assert v.lines == []
     assert v.basis.startswith('no link baseline in links/x.yaml: judged '
                               'against its peers only')
     vals[6] = 0.60
-    v = lb.judge(figures(vals, vals), None, 'fab0')
+    v = linkjudge.judge(figures(vals, vals), None, 'fab0')
     assert v.lines == [v.lines[0]]
     assert v.lines[0].startswith('slow node link n7 on fabric fab0: both '
                                  'ways 0.60x its peers (')
@@ -120,7 +121,7 @@ def test_without_a_baseline_peers_only_and_says_so():
 def test_nodes_named_by_the_fabric_verdict_are_not_named_twice():
     vals = list(HEALTHY)
     vals[4] = 0.5
-    v = lb.judge(figures(vals), stats(), 'fab0', skip=['n5'])
+    v = linkjudge.judge(figures(vals), stats(), 'fab0', skip=['n5'])
     assert v.lines == []
     assert next(j for j in v.judgements if j.node == 'n5').named
 

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from clustergate.parsers import cgoutput
-from clustergate.links import baseline as linkbaseline
+from clustergate.links import judge as linkjudge
 from clustergate.links import matrix as linkmatrix
 from clustergate.links import stats as linkstats
 from clustergate.links import retest as lr
@@ -186,14 +186,14 @@ def test_budget_exhaustion_says_inconclusive():
 
 def test_borderline_is_halfway_to_both_bounds():
     b = lr.Bounds()
-    base = linkbaseline.LinkStat(1.0, 0.005, 8)
+    base = linkjudge.LinkStat(1.0, 0.005, 8)
 
     def j(fig, direction='both', stat=base):
         f = {('n1', direction): NodeFigure('n1', direction, 30, fig, 3),
              ('n2', direction): NodeFigure('n2', direction, 30, 1.0, 3),
              ('n3', direction): NodeFigure('n3', direction, 30, 1.0, 3)}
         stats = {f'peer_n1_{direction}': stat} if stat else None
-        return linkbaseline.judge(f, stats).judgements[0]
+        return linkjudge.judge(f, stats).judgements[0]
 
     assert lr.is_borderline(j(0.97), b)         # 0.97x, -3 MADs
     assert not lr.is_borderline(j(0.98), b)     # above 0.975x

@@ -16,7 +16,7 @@ import os
 
 import pytest
 
-from clustergate.links import baseline as lb
+from clustergate.links import judge as linkjudge
 from clustergate.links import retest as lr
 from conftest import FIXTURES, fixture_text
 from test_linkretest_faults import inputs
@@ -43,7 +43,7 @@ def replay(rec, baseline=True):
     """``rec`` decided again by :func:`lr.adaptive`, each launch giving the
     next recorded figure of each direction it measures; the rounds end
     when a direction it needs has no more recorded figures (the budget)."""
-    stats = {m: lb.LinkStat(*v) for m, v in rec['baseline'].items()}
+    stats = {m: linkjudge.LinkStat(*v) for m, v in rec['baseline'].items()}
     levels, basis = lr.baseline_levels(rec['node'], stats if baseline
                                        else None, lr.Bounds())
     cand = lr.Candidate(rec['node'], rec['why'], 'replayed', 0.9,
@@ -110,7 +110,7 @@ def test_baseline_levels():
     b = lr.Bounds()
 
     def level(median, mad):
-        stats = {'peer_n1_sent': lb.LinkStat(median, mad, 10)}
+        stats = {'peer_n1_sent': linkjudge.LinkStat(median, mad, 10)}
         levels, basis = lr.baseline_levels('n1', stats, b)
         assert basis.startswith('per-link baseline (sent ')
         return round(levels['sent'], 4)

@@ -224,7 +224,7 @@ def verdict(topo, prepared, measured, sigma, true_faults, rng, scale,
     retest of the named and borderline node links (:func:`retest`: the
     check's own rounds and decisions) and the verdict lines after it
     (:func:`clustergate.links.retest.apply`)."""
-    from clustergate.links import baseline as linkbaseline
+    from clustergate.links import judge as linkjudge
     from clustergate.links import retest as linkretest
     from clustergate.links import stats as linkstats
     from clustergate.links.topology.analysis import FABRIC_KINDS
@@ -235,7 +235,7 @@ def verdict(topo, prepared, measured, sigma, true_faults, rng, scale,
     preds = variant_rates(topo, prepared.models, fitted)
     figs = linkstats.predicted_figures(an.fitted or topo, measured, preds,
                                        slow)
-    judged = linkbaseline.judge(figs, stats, 'sim', skip=sorted(slow))
+    judged = linkjudge.judge(figs, stats, 'sim', skip=sorted(slow))
     fabric = an.messages()
     cands = linkretest.retest_candidates(fabric, judged,
                                          linkretest.Bounds())

@@ -6,7 +6,7 @@ One full matrix is one sample: a node link's figure in it rests on 2-3
 flows (on the 9-node tree) that ran beside other flows. Every node link
 that the first round names -- by the per-link verdict or, a gross fault,
 by the fabric's (``suspect node``) -- and every *borderline* one (beyond
-half of both naming bounds of :mod:`clustergate.links.baseline`: with a
+half of both naming bounds of :mod:`clustergate.links.judge`: with a
 baseline at most 0.975x of it and 2.5 MADs below, without one at most
 0.925x of its peers and 2.5 of the run's MADs below) is measured again,
 with partners whose pairs cross nothing else the fabric's verdict named
@@ -79,12 +79,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from clustergate.parsers import cgoutput
-from clustergate.links import baseline as linkbaseline
+from clustergate.links import judge as linkjudge
 from clustergate.links import matrix as linkmatrix
 from clustergate.links import stats as linkstats
 
 #: the naming ratio of a retest figure (x of the control pairs, alone)
-RATIO = linkbaseline.RATIO
+RATIO = linkjudge.RATIO
 #: a decision needs p below this (one-sided t-test)
 ALPHA = 0.01
 #: rounds before any decision: one noisy round never decides
@@ -136,13 +136,13 @@ def node_link_of(line: str) -> Optional[str]:
 
 @dataclass
 class Bounds:
-    """The naming bounds of :func:`clustergate.links.baseline.judge`."""
+    """The naming bounds of :func:`clustergate.links.judge.judge`."""
 
-    ratio: float = linkbaseline.RATIO
-    z: float = linkbaseline.Z
-    peer_ratio: float = linkbaseline.PEER_RATIO
-    peer_z: float = linkbaseline.PEER_Z
-    direction_ratio: float = linkbaseline.DIRECTION_RATIO
+    ratio: float = linkjudge.RATIO
+    z: float = linkjudge.Z
+    peer_ratio: float = linkjudge.PEER_RATIO
+    peer_z: float = linkjudge.PEER_Z
+    direction_ratio: float = linkjudge.DIRECTION_RATIO
 
 
 #: peers only: this many times the naming z below the run's median makes a
@@ -154,7 +154,7 @@ def _halfway(bound):
     return 1 - (1 - bound) / 2
 
 
-def is_borderline(j: linkbaseline.LinkJudgement, b: Bounds) -> bool:
+def is_borderline(j: linkjudge.LinkJudgement, b: Bounds) -> bool:
     """Not named, but beyond half of both of its naming bounds; without a
     baseline also when ``STRONG_Z`` times the naming z below its peers and
     halfway to a baseline's ratio bound."""
@@ -199,7 +199,7 @@ class Candidate:
         return (self.why != 'named', self.evidence, self.node)
 
 
-def retest_candidates(lines: Sequence[str], verdict: linkbaseline.LinkVerdict,
+def retest_candidates(lines: Sequence[str], verdict: linkjudge.LinkVerdict,
                       bounds: Bounds) -> List[Candidate]:
     """Every node link a first round names, gross or not (``lines``: the
     fabric's verdict lines; ``suspect node X`` is a node link), and the
@@ -216,7 +216,7 @@ def retest_candidates(lines: Sequence[str], verdict: linkbaseline.LinkVerdict,
                   key=lambda c: c.node)
 
 
-def candidates(verdict: linkbaseline.LinkVerdict, bounds: Bounds,
+def candidates(verdict: linkjudge.LinkVerdict, bounds: Bounds,
                skip: Sequence[str] = ()) -> List[Candidate]:
     """The named and the borderline node links of a first round, per node
     (``skip``: nodes a fabric verdict named already)."""
@@ -638,7 +638,7 @@ class FirstRound:
 
     matrix: object
     figures: Dict
-    verdict: linkbaseline.LinkVerdict      # each node link
+    verdict: linkjudge.LinkVerdict      # each node link
     lines: List[str]                       # the fabric's verdict
     named: List[str]                       # nodes those lines name
     faults: FabricFaults
@@ -672,7 +672,7 @@ def first_round(text: str, inputs: Mapping) -> FirstRound:
         # for each judgement of the node figures
         fit = linkstats.fit_of(topo, analysis)
     lines = analysis.messages()
-    stats = {m: linkbaseline.LinkStat(*v)
+    stats = {m: linkjudge.LinkStat(*v)
              for m, v in (inputs.get('stats') or {}).items()} or None
     b = Bounds(**inputs.get('bounds', {}))
     figures, verdict, named = node_links(matrix, run, topo, lines, stats,
@@ -712,7 +712,7 @@ def node_links(matrix, run, topo, lines, stats, fabric, b: Bounds,
     named = sorted(named_nodes(lines) & set(matrix.nodes))
 
     def judged(figures):
-        return linkbaseline.judge(
+        return linkjudge.judge(
             figures, stats, fabric, skip=named, ratio=b.ratio, z=b.z,
             peer_ratio=b.peer_ratio, peer_z=b.peer_z, basis=basis,
             direction_ratio=b.direction_ratio)
@@ -772,7 +772,7 @@ def _setup(first: FirstRound, inputs: Mapping, result: Dict):
     if not cands:
         result['notes'].append('no suspect or borderline node link')
         return [], {}, {}
-    stats = {m: linkbaseline.LinkStat(*v)
+    stats = {m: linkjudge.LinkStat(*v)
              for m, v in (inputs.get('stats') or {}).items()}
     for c in cands:
         c.levels, c.basis = baseline_levels(

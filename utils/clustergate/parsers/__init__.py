@@ -84,9 +84,23 @@ def to_number(token: str) -> Union[int, float, str]:
         return token
 
 
-# Imported last: the submodules use ParseError and the helpers above.
-from .npb import parse_npb  # noqa: E402
-from .imb import parse_imb  # noqa: E402
-from .osu import parse_osu  # noqa: E402
-from .stream import parse_stream  # noqa: E402
-from .hpcc import parse_hpcc  # noqa: E402
+#: each benchmark's parser and its submodule, imported on first use: a
+#: program that needs one parser (the link matrix's retest driver, started
+#: inside the job beside the matrix) does not pay for the others
+_PARSERS = {
+    'parse_npb': 'npb',
+    'parse_imb': 'imb',
+    'parse_osu': 'osu',
+    'parse_stream': 'stream',
+    'parse_hpcc': 'hpcc',
+}
+
+
+def __getattr__(name: str):
+    sub = _PARSERS.get(name)
+    if sub is None:
+        raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+    import importlib
+    value = getattr(importlib.import_module(f'{__name__}.{sub}'), name)
+    globals()[name] = value
+    return value

@@ -16,7 +16,7 @@ the perflog. ``peer_min`` (the slowest node link against its peers, bound:
 the results database holds each link's history (``clustergate history``)
 and a baseline per link can be learnt (``clustergate baseline --links``).
 Each node link is judged against that baseline where there is one (a link
-that lost 10 %: :mod:`clustergate.links.baseline`), and named in ``faults``
+that lost 10 %: :mod:`clustergate.links.judge`), and named in ``faults``
 as ``slow node link n5 on fabric fab0: both ways 0.90x its baseline
 (-10.2 MADs: ...), 0.89x its peers (...)``. The named and
 the borderline node links are measured again in the same job, alone and
@@ -75,6 +75,7 @@ from reframe.core.exceptions import (ConfigError, PerformanceError,
 
 from clustergate.parsers import cgoutput
 from clustergate.links import baseline as linkbaseline
+from clustergate.links import judge as linkjudge
 from clustergate.links import matrix as linkmatrix
 from clustergate.links import retest as linkretest
 from clustergate.links import stats as linkstats
@@ -166,14 +167,14 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
                         loggable=True)
 
     #: A node link is named when at most ``link_ratio`` of its baseline and
-    #: ``link_z`` MADs below it (:mod:`clustergate.links.baseline`), or,
+    #: ``link_z`` MADs below it (:mod:`clustergate.links.judge`), or,
     #: without a baseline, at most ``peer_ratio`` of its peers and
     #: ``peer_z`` MADs of the run below their median
-    link_ratio = variable(float, value=linkbaseline.RATIO, loggable=True)
-    link_z = variable(float, value=linkbaseline.Z, loggable=True)
-    peer_ratio = variable(float, value=linkbaseline.PEER_RATIO,
+    link_ratio = variable(float, value=linkjudge.RATIO, loggable=True)
+    link_z = variable(float, value=linkjudge.Z, loggable=True)
+    peer_ratio = variable(float, value=linkjudge.PEER_RATIO,
                           loggable=True)
-    peer_z = variable(float, value=linkbaseline.PEER_Z, loggable=True)
+    peer_z = variable(float, value=linkjudge.PEER_Z, loggable=True)
 
     #: Seconds of adaptive retest of suspect and borderline node links in
     #: the same job (:mod:`clustergate.links.retest`; 0: none). None: the
