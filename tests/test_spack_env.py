@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from clustergate.site import siteconfig
+
 ROOT = Path(__file__).resolve().parent.parent / 'spack-env'
 COMMON = ROOT / 'common'
 ENVS = sorted(ROOT.glob('*/spack.yaml'))
@@ -130,3 +132,21 @@ def test_all_yaml_files_load():
     for path in ROOT.rglob('*.yaml'):
         assert isinstance(load(path), dict), path
     assert os.path.isdir(COMMON)
+
+
+@pytest.mark.parametrize('mpis', [
+    [{'family': 'openmpi', 'version': '4.1.4', 'prefix': '/usr',
+      'source': 'which: /usr/bin/mpicc.openmpi'}],
+    [{'family': 'mpich', 'module': 'mpich/4.2.1', 'version': '4.2.1',
+      'source': 'module -t avail: mpich/4.2.1'}],
+], ids=['openmpi-wrapper', 'mpich-module'])
+def test_site_init_writes_the_specs_of_the_tracked_environments(mpis):
+    # Concretized --fresh with Spack 1.1, unpinned specs built NPB classes
+    # S,W,A-F and STREAM with stream_array_size=none (10M elements).
+    desc = {'name': 'newsite', 'mpis': mpis}
+    written = yaml.safe_load(siteconfig.spack_env(desc))['spack']
+    tracked = load(ROOT / 'localhost' / 'spack.yaml')['spack']
+    assert written['specs'] == tracked['specs']
+    assert ('../common', False) in [
+        (e, False) if isinstance(e, str) else (e['path'], e['optional'])
+        for e in written['include']]

@@ -14,6 +14,23 @@ from typing import List
 _SRUN_MPI = {'openmpi': ['--mpi=pmix'], 'mpich': ['--mpi=pmi2'],
              'intelmpi': ['--mpi=pmi2']}
 
+#: The specs of spack-env/NAME/spack.yaml, as in the hand-written
+#: environments: unpinned, a fresh concretization builds every NPB class
+#: (S, W, A-F), STREAM with its 10M-element default (76 MiB per array, in
+#: the cache of large-L3 nodes) and whatever IMB or OSU version the
+#: packages repository calls newest (IMB 2021.8+ does not build against
+#: OpenMPI 4.1 with gcc 12)
+SPACK_SPECS = [
+    '  # the classes the checks run (the default also builds S, W, D, E, F)',
+    '  - npb@3.4.1 implementation=mpi names=bt,cg,ep,ft,is,lu,mg,sp '
+    'classes=A,B,C',
+    '  - intel-mpi-benchmarks@2021.7',
+    '  - osu-micro-benchmarks@7.5.1',
+    '  # 610 MiB per array: raise it to at least 4x the last-level cache '
+    'of a node',
+    '  - stream@5.10 +openmp stream_array_size=80000000',
+]
+
 #: MPI family -> Spack package of a system wrapper's MPI
 SPACK_PACKAGE = {'openmpi': 'openmpi', 'mpich': 'mpich',
                  'intelmpi': 'intel-oneapi-mpi'}
@@ -345,9 +362,7 @@ def spack_env(desc) -> str:
     lines = [f'# clustergate benchmarks for system {desc["name"]} '
              f'(clustergate site init)', 'spack:', '  include:',
              '  - path: $CLUSTERGATE_SPACK_SITE_CONFIG', '    optional: true',
-             '  - ../common', '', '  specs:',
-             '  - npb@3.4.1 implementation=mpi', '  - intel-mpi-benchmarks',
-             '  - osu-micro-benchmarks', '  - stream +openmp', '',
+             '  - ../common', '', '  specs:'] + SPACK_SPECS + ['',
              '  packages:']
     byfam, skipped, built = {}, [], []
     for mpi in desc['mpis']:
