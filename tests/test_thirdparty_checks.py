@@ -275,6 +275,24 @@ def test_resolve_override():
     assert s.origin.startswith('command line')
 
 
+def test_an_override_keeps_to_the_environments_of_its_kind():
+    # IMB from Spack is built with OpenMPI: -S ...use_spack_env names
+    # another Spack environment for openmpi, and intelmpi keeps its own
+    # Intel MPI build (not the OpenMPI one under Intel MPI's mpirun)
+    s = benchmarks.resolve(EXTRAS, 'imb', 'openmpi',
+                           override_spack_env='/home/me/env')
+    assert (s.kind, s.spack_env, s.origin) == (
+        'spack', '/home/me/env', 'command line (-S)')
+    s = benchmarks.resolve(EXTRAS, 'imb', 'intelmpi',
+                           override_spack_env='/home/me/env')
+    assert (s.kind, s.prefix, s.origin) == ('prebuilt', '/opt/impi',
+                                            'config')
+    # no source of that kind configured: the override is for every one
+    s = benchmarks.resolve(EXTRAS, 'osu', 'intelmpi',
+                           override_spack_env='/home/me/env')
+    assert (s.kind, s.spack_env) == ('spack', '/home/me/env')
+
+
 def test_unavailable_reasons(tmp_path):
     s = benchmarks.resolve(EXTRAS, 'npb', 'openmpi')
     assert 'spack is not on PATH' in benchmarks.why_unavailable(

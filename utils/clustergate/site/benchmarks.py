@@ -159,6 +159,50 @@ def configured_environs(extras: Mapping, family: str,
     return names
 
 
+def _serves(entry: Mapping, environ: Optional[str]) -> bool:
+    """Whether a configured source serves the environment ``environ``
+    (an entry without ``environs`` serves every one)."""
+    envs = entry.get('environs')
+    return envs is None or environ is None or environ in envs
+
+
+def _environs(entry: Mapping) -> Optional[Tuple[str, ...]]:
+    envs = entry.get('environs')
+    return tuple(envs) if envs is not None else None
+
+
+def _overridden(extras, family, environ, partition, kind, prefix,
+                spack_env, modules) -> Optional[Source]:
+    """The source the command line (``-S``) gives, or None when the
+    configured source of that kind serves other environments only: a
+    Spack environment built with the site's OpenMPI is not run under
+    Intel MPI's launcher because ``-S ...use_spack_env`` named it (the
+    environment keeps its own configured source)."""
+    if kind not in KINDS:
+        raise BenchmarkConfigError(
+            f'source {kind!r} given on the command line is not one of '
+            f'{KINDS}'
+        )
+
+    # start from the configured entry of that kind for this environment
+    of_kind = [e for e in _entries(extras, family, partition)
+               if e['source'] == kind]
+    base = next((e for e in of_kind if _serves(e, environ)), None)
+    if base is None and of_kind:
+        return None
+    base = base or {}
+    return Source(
+        family=family, kind=kind,
+        spack_env=spack_env or base.get('spack_env'),
+        prefix=prefix or base.get('prefix'),
+        modules=tuple(modules or base.get('modules', ())),
+        specs=tuple(base.get('specs', ())),
+        install_opts=tuple(base.get('install_opts', ())),
+        environs=_environs(base),
+        origin='command line (-S)',
+    )
+
+
 def resolve(extras: Mapping, family: str, environ: Optional[str] = None,
             partition: str = '?', override_source: str = '',
             override_prefix: str = '', override_spack_env: str = '',
@@ -167,7 +211,9 @@ def resolve(extras: Mapping, family: str, environ: Optional[str] = None,
 
     The ``override_*`` arguments come from test variables set on the
     command line (``-S``); a prefix or modules alone imply ``prebuilt``, a
-    Spack environment alone implies ``spack``.
+    Spack environment alone implies ``spack``. They apply to the
+    environments the configured source of that kind serves (all of them
+    when none of that kind is configured).
     """
     if family not in FAMILIES:
         raise BenchmarkConfigError(f'unknown benchmark family {family!r}')
@@ -180,28 +226,14 @@ def resolve(extras: Mapping, family: str, environ: Optional[str] = None,
             kind = 'spack'
 
     if kind:
-        if kind not in KINDS:
-            raise BenchmarkConfigError(
-                f'source {kind!r} given on the command line is not one of '
-                f'{KINDS}'
-            )
-
-        # start from the configured entry of that kind, if any
-        base = next((e for e in _entries(extras, family, partition)
-                     if e['source'] == kind), {})
-        return Source(
-            family=family, kind=kind,
-            spack_env=override_spack_env or base.get('spack_env'),
-            prefix=override_prefix or base.get('prefix'),
-            modules=tuple(override_modules or base.get('modules', ())),
-            specs=tuple(base.get('specs', ())),
-            install_opts=tuple(base.get('install_opts', ())),
-            origin='command line (-S)',
-        )
+        got = _overridden(extras, family, environ, partition, kind,
+                          override_prefix, override_spack_env,
+                          override_modules)
+        if got is not None:
+            return got
 
     for e in _entries(extras, family, partition):
-        envs = e.get('environs')
-        if envs is not None and environ is not None and environ not in envs:
+        if not _serves(e, environ):
             continue
 
         return Source(
@@ -210,7 +242,7 @@ def resolve(extras: Mapping, family: str, environ: Optional[str] = None,
             modules=tuple(e.get('modules', ())),
             specs=tuple(e.get('specs', ())),
             install_opts=tuple(e.get('install_opts', ())),
-            environs=tuple(envs) if envs is not None else None,
+            environs=_environs(e),
         )
 
     return Source(family=family, kind=None)
