@@ -239,6 +239,11 @@ def test_without_a_retest_result_a_named_link_says_so():
     assert lr.apply([line], None, 'fab0', None)[0] == [line]
     assert not lr.decided_all(None, [cand])
     assert lr.decided_all({'decisions': [{'node': 'n4'}]}, [cand])
+    assert lr.decided_all({'decisions': [{'node': 'n4', 'status': 'slow'}]},
+                          [cand])
+    # left inconclusive at the end of its budget: a retry measures again
+    assert not lr.decided_all({'decisions': [
+        {'node': 'n4', 'status': 'inconclusive'}]}, [cand])
 
 
 @pytest.mark.parametrize('name', ['healthy', 'leaf2-uplink-25pct'])

@@ -1057,11 +1057,16 @@ def apply(lines: List[str], result: Optional[Mapping], fabric: str,
 def decided_all(result: Optional[Mapping],
                 cands: Optional[Sequence[Candidate]]) -> bool:
     """Whether the retest ran and decided every candidate (slow, a
-    partner's, healthy, inconclusive within its budget, or untested for
-    want of clean partners): then a later run has nothing to add."""
+    partner's, healthy, explained, or untested for want of clean
+    partners): then a later run has nothing to add. One left inconclusive
+    at the end of its budget is not decided: a retry of the session
+    (``--max-retries``) measures the matrix again, on a loaded node a
+    borderline link's second chance, while a confirmed fault's verdict
+    stands without a second run."""
     if result is None or cands is None:
         return False
-    done = {d['node'] for d in result.get('decisions', [])}
+    done = {d['node'] for d in result.get('decisions', [])
+            if d.get('status') != 'inconclusive'}
     return {c.node for c in cands} <= done
 
 
