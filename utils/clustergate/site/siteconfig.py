@@ -14,11 +14,12 @@ from typing import List
 _SRUN_MPI = {'openmpi': ['--mpi=pmix'], 'mpich': ['--mpi=pmi2'],
              'intelmpi': ['--mpi=pmi2']}
 
-#: The specs of spack-env/NAME/spack.yaml, as in the hand-written
-#: environments: unpinned, a fresh concretization builds every NPB class
+#: The specs of spack-env/NAME/spack.yaml, the same as the tracked
+#: environments' (pinned on purpose: unpinned, a fresh concretization
+#: builds every NPB class
 #: (S, W, A-F), STREAM with its 10M-element default (76 MiB per array, in
 #: the cache of large-L3 nodes) and whatever IMB or OSU version the
-#: packages repository calls newest (IMB 2021.8+ does not build against
+#: packages repository calls newest; IMB 2021.8+ does not build against
 #: OpenMPI 4.1 with gcc 12)
 SPACK_SPECS = [
     '  # the classes the checks run (the default also builds S, W, D, E, F)',
