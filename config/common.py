@@ -32,6 +32,48 @@ for _d in (PERFLOG_DIR, os.path.dirname(RESULTS_DB),
            os.path.dirname(SESSION_LOG)):
     os.makedirs(_d, exist_ok=True)
 
+#: ReFrame's log of its start, before it reads this configuration
+STARTUP_LOG = os.path.join(os.path.dirname(SESSION_LOG), 'reframe-startup.log')
+
+
+def _adopt_startup_log(dest):
+    """Move the log ReFrame opens before it reads a configuration (its
+    built-in settings: a file handler with no name, i.e. a new
+    ``$TMPDIR/rfm-*.log`` each session, never removed) to ``dest``, and
+    keep its handler writing there until ReFrame reconfigures its logging
+    from this file: a session leaves nothing outside its directories.
+    Never fails the configuration: at worst the file stays where it is."""
+    import shutil
+    import tempfile
+
+    try:
+        from reframe.core import logging as rlog
+        handlers = list(getattr(rlog._logger, 'handlers', None) or [])
+    except Exception:   # not loaded by ReFrame's command line
+        return
+
+    tmp = os.path.realpath(tempfile.gettempdir())
+    for h in handlers:
+        path = getattr(h, 'baseFilename', '')
+        if not (os.path.basename(path).startswith('rfm-') and
+                os.path.dirname(os.path.realpath(path)) == tmp):
+            continue
+
+        try:
+            h.acquire()
+            try:
+                h.close()
+                shutil.move(path, dest)
+                h.baseFilename, h.mode = dest, 'a'
+                h.stream = h._open()
+            finally:
+                h.release()
+        except OSError:
+            pass
+
+
+_adopt_startup_log(STARTUP_LOG)
+
 # At the end of a run session: what did not run, per family, a red exit
 # when a family a partition expects ran not at all or nothing was selected
 # (clustergate.site.notrun, clustergate.site.selection), and the verdict block
