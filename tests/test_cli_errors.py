@@ -33,6 +33,13 @@ def bad_inputs(tmp_path):
     (tmp_path / 'raises.py').write_text(
         "raise ValueError('partition mysite:cpu: sweep.nodes must be a '\n"
         "                 'list of node counts')\n")
+    (tmp_path / 'empty.db').write_bytes(b'')
+    import sqlite3
+    with sqlite3.connect(tmp_path / 'foreign.db') as conn:
+        conn.execute('CREATE TABLE photos (id INTEGER, path TEXT)')
+    (tmp_path / 'run.json').write_text(open(os.path.join(
+        ROOT, 'tests', 'fixtures', 'reports',
+        'hpcc-ci-localhost.report.json')).read())
     (tmp_path / 'syntax.py').write_text('site_configuration = {\n')
     (tmp_path / 'empty.py').write_text('systems = []\n')
     for name, text in (('json', '{oops'), ('list', '[1, 2]'),
@@ -82,6 +89,45 @@ CASES = {
                              ['{d}/not.db', 'not an SQLite']),
     'cost-measured-db': (CG, 'cost {d}/site.yaml --measured {d}/results.db',
                          2, ['{d}/results.db', 'not a JSON run report']),
+    # the results database: empty (0 bytes), another program's
+    **{f'{cmd}-db-empty': (CG, f'{cmd} --db {{d}}/empty.db{extra}', 2,
+                           ['{d}/empty.db', 'empty file (0 bytes)'])
+       for cmd, extra in (('report', ' -o {d}/r.html'), ('timing', ''),
+                          ('score', ''), ('history', ''), ('baseline', ''))},
+    **{f'{cmd}-db-foreign': (CG, f'{cmd} --db {{d}}/foreign.db{extra}', 2,
+                             ['{d}/foreign.db', "not ReFrame's results "
+                              'database', 'photos'])
+       for cmd, extra in (('report', ' -o {d}/r.html'), ('timing', ''),
+                          ('score', ''), ('history', ''), ('baseline', ''))},
+    # names that select nothing: the line lists what they could name
+    **{f'{cmd}-system-unknown': (
+        CG, f'{cmd} --json {{d}}/run.json --system nosuch{extra}', 2,
+        ['--system nosuch: no such system', '{d}/run.json',
+         '(systems: localhost)'])
+       for cmd, extra in (('report', ' -o {d}/r.html'), ('history', ''),
+                          ('baseline', ' --dry-run'))},
+    **{f'{cmd}-partition-unknown': (
+        CG, f'{cmd} --json {{d}}/run.json --system localhost:gpu{extra}', 2,
+        ['system localhost has no partition gpu', '(partitions: '
+         'localhost:local)'])
+       for cmd, extra in (('report', ' -o {d}/r.html'), ('history', ''),
+                          ('baseline', ' --dry-run'))},
+    **{f'{cmd}-check-unknown': (
+        CG, f'{cmd} --json {{d}}/run.json --check NoSuchCheck{extra}', 2,
+        ['--check NoSuchCheck: matches no check', 'HpccHpl'])
+       for cmd, extra in (('report', ' -o {d}/r.html'), ('history', ''),
+                          ('baseline', ' --dry-run'))},
+    **{f'{cmd}-session-unknown': (
+        CG, f'{cmd} --json {{d}}/run.json --session 0000{extra}', 2,
+        ['--session 0000: no session', '(1 session(s); the latest: '])
+       for cmd, extra in (('report', ' -o {d}/r.html'), ('timing', ''),
+                          ('score', ' -o {d}/s.json'))},
+    'baseline-validate-missing': (CG, 'baseline --validate {d}/none.yaml', 2,
+                                  ['--validate {d}/none.yaml',
+                                   'no such file']),
+    'sweep-system-unknown': (CG, 'sweep --system nosuch', 2,
+                             ['--system nosuch: no such system',
+                              'localhost']),
     'lab-table-not-json': (LAB, 'sensitivity table --workdir {d}/json', 2,
                            ['{d}/json/runs.json', 'JSONDecodeError']),
     'lab-table-not-runs': (LAB, 'sensitivity table --workdir {d}/list', 2,

@@ -139,3 +139,62 @@ def test_a_perflog_run_is_named_whole():
                for i, s in enumerate(samples)]
     f, = history.shifts(key, samples)
     assert 'since session 6@2026-11-23T00:14:35+00:00,' in f.message()
+
+
+def _report_files(tmp_path, values, system='emucluster'):
+    import json
+    paths = []
+    for i, bw in enumerate(values):
+        p = tmp_path / f'r{i}.json'
+        p.write_text(json.dumps({'session_info': {'uuid': f's{i}'}, 'runs': [{
+            'run_index': 0, 'testcases': [{
+                'name': 'LinkMatrix', 'display_name': 'LinkMatrix',
+                'system': system, 'partition': 'emu',
+                'environ': 'openmpi', 'result': 'pass',
+                'job_completion_time_unix': T0 + i * DAY,
+                'perfvalues': {f'{system}:emu:bw_min':
+                               [bw, 100, -0.1, None, 'MB/s']},
+            }]}]}))
+        paths.append(str(p))
+    return paths
+
+
+def _history(argv):
+    parser = __import__('argparse').ArgumentParser()
+    history_cmd.add_parser(parser.add_subparsers())
+    return history_cmd.run(parser.parse_args(['history', *argv]))
+
+
+def test_two_runs_are_too_few_to_search_not_zero_changes(tmp_path, capsys):
+    status = _history(['--json', *_report_files(tmp_path, [100, 50])])
+    out = capsys.readouterr().out
+    assert status == 3
+    assert 'too few runs to search' in out
+    assert 'needs 4 runs of a metric, the most any metric has is 2' in out
+    assert '0 change(s)' not in out
+
+
+def test_metrics_with_too_few_runs_are_counted_apart(tmp_path, capsys):
+    (tmp_path / 'a').mkdir()
+    paths = _report_files(tmp_path / 'a', [100] * 5)
+    paths += _report_files(tmp_path, [100, 100], system='other')
+    assert _history(['--json', *paths]) == 0
+    out = capsys.readouterr().out
+    assert ('history: 2 metric(s), 5 run(s), 1 of them searched, 1 with '
+            'fewer than 4 runs (too few to search); 0 change(s)') in out
+
+
+@pytest.mark.parametrize('flag,value,names', [
+    ('--system', 'nosuch', 'no such system in'),
+    ('--system', 'emucluster:nosuch', 'system emucluster has no partition '
+                                      'nosuch'),
+    ('--check', 'NoSuchCheck', 'matches no check'),
+])
+def test_a_name_that_selects_nothing_is_bad_input(tmp_path, capsys, flag,
+                                                  value, names):
+    paths = _report_files(tmp_path, [100] * 5)
+    assert _history(['--json', *paths, flag, value]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and names in err[0], err
+    # what it could have named
+    assert ('emucluster' if flag == '--system' else 'LinkMatrix') in err[0]

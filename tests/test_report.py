@@ -111,7 +111,9 @@ def test_report_from_a_real_run(tmp_path):
          '-o', str(tmp_path / 'r' / 'index.html')],
         capture_output=True, text=True, timeout=300
     )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # no reference: nothing judged, not "checked and fine"
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert proc.stdout.startswith('UNCHECKED: ')
     text = (tmp_path / 'r' / 'index.html').read_text()
     assert 'size_localhost_local_PingPongDistance.png' in text
     assert (tmp_path / 'r' / 'size_localhost_local_PingPongDistance.png'
@@ -375,7 +377,7 @@ def test_command_prints_the_headline_and_writes_junit(tmp_path, capsys):
             'hpcc-ci-localhost.report.json'),
         '--matrices', str(tmp_path), '-o', str(out / 'index.html'),
         '--junit', str(out / 'verdict.xml')])
-    assert args.func(args) == 0
+    assert args.func(args) == 3     # UNCHECKED: nothing was judged
     head = ('UNCHECKED: no metric was judged: none of the 20 metric(s) '
             'measured has a reference; 0 failed test case(s) (write '
             'references: clustergate baseline)')

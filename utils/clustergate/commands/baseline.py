@@ -68,7 +68,14 @@ def _validate_links(path):
 
 def _validate(paths, out, err):
     """--validate: each reference file loads and names configured
-    partitions; 0, or 1 once each problem is printed."""
+    partitions; 0, 1 once each problem is printed, 2 (bad input, one
+    line) when a file is missing."""
+    missing = [p for p in paths if not os.path.isfile(p)]
+    if missing:
+        print(f'clustergate baseline: error: --validate '
+              f'{", ".join(missing)}: no such file', file=err)
+        return 2
+
     try:
         systems = refcheck.configured_partitions()
     except Exception as e:      # the configuration names the problem
@@ -106,10 +113,18 @@ def run(args, out=sys.stdout, err=sys.stderr):
 
     chosen_samples, source = sources.read_runs(
         args.db, args.json, args.perflogs, 'baseline', err)
-    if chosen_samples is None:
+    if chosen_samples is None or sources.narrowed(
+            chosen_samples, args.system, args.check, 'baseline', source,
+            err) is None:
         return 2
 
     from clustergate.links import baseline as linkbaseline
+    if args.links and args.system and ':' in args.system:
+        print(f'clustergate baseline: error: --links --system '
+              f'{args.system}: a link baseline is one file a system, give '
+              f'--system {args.system.partition(":")[0]}', file=err)
+        return 2
+
     if args.links:
         return linkbaseline.command(
             chosen_samples, source, out, err, system=args.system,
@@ -128,10 +143,12 @@ def run(args, out=sys.stdout, err=sys.stderr):
 
         system = systems[0]
 
+    # --system SYSTEM:PARTITION: that partition's runs, into its file
     chosen = samples.select(chosen_samples, system=system, check=args.check,
                        since=times.since(args.since, 'baseline'),
                        last=args.last,
                        include_perf_failures=args.include_perf_failures)
+    system = system.partition(':')[0]
     # each node link's figures have their own baseline (--links), judged
     # in MADs of that link's noise, not with a file tolerance
     chosen = [s for s in chosen if not linkbaseline.is_link_metric(

@@ -5,7 +5,7 @@ the results database, else the perflogs), and prints for each metric the
 shifts and drifts found (see clustergate.results.history): which way it
 moved, by how much against its noise, and since which run (ReFrame
 session) and date. Exit status 1 if a regression is out of its reference
-(band FAIL), else 0.
+(band FAIL), 3 if no metric has the 4 runs a search needs, else 0.
 """
 
 import sys
@@ -24,9 +24,10 @@ EXAMPLES = (
 
 def run(args, out=None, err=None):
     out, err = out or sys.stdout, err or sys.stderr
-    found, _ = sources.read_runs(args.db, args.json, args.perflogs,
-                                 'history', err)
-    if found is None:
+    found, where = sources.read_runs(args.db, args.json, args.perflogs,
+                                     'history', err)
+    if found is None or sources.narrowed(found, args.system, args.check,
+                                         'history', where, err) is None:
         return 2
 
     return report(found, out, system=args.system, check=args.check,
@@ -38,16 +39,29 @@ def report(found, out, system=None, check=None, since=None,
            alpha=history.ALPHA, min_shift=history.MIN_SHIFT,
            improvements=False):
     """Prints the change points of ``found``; 1 if one is a regression out
-    of its reference, else 0."""
+    of its reference, 3 if no metric has enough runs to be searched
+    (``history.MIN_RUNS``), else 0."""
     chosen = samples.select(found, system=system, check=check, since=since,
                             include_perf_failures=True)
     findings = history.analyse(chosen, alpha=alpha, min_shift=min_shift)
     if not improvements:
         findings = [f for f in findings if f.band != 'improvement']
 
-    metrics = len(samples.group(chosen))
-    print(f'history: {metrics} metric(s), {len({s.run for s in chosen})} '
-          f'run(s); {len(findings)} change(s)', file=out)
+    groups = samples.group(chosen)
+    short = sum(1 for ss in groups.values() if len(ss) < history.MIN_RUNS)
+    head = (f'history: {len(groups)} metric(s), '
+            f'{len({s.run for s in chosen})} run(s)')
+    if short == len(groups):
+        most = max((len(ss) for ss in groups.values()), default=0)
+        print(f'{head}: too few runs to search: a change point needs '
+              f'{history.MIN_RUNS} runs of a metric, the most any metric '
+              f'has is {most}', file=out)
+        return 3
+
+    searched = (f'{len(groups) - short} of them searched, {short} with '
+                f'fewer than {history.MIN_RUNS} runs (too few to search)'
+                if short else 'all searched')
+    print(f'{head}, {searched}; {len(findings)} change(s)', file=out)
     for f in findings:
         print(f.message(), file=out)
 

@@ -19,8 +19,10 @@ empty section says why it is empty. Then the figures (matplotlib, the
   with its band and its change points marked.
 
 It prints the headline (GREEN, RED or UNCHECKED, with how many metrics
-were judged against a reference and how many had none) and, with
-``--junit FILE``, writes the same verdict as JUnit XML for CI.
+were judged against a reference and how many had none) and the session
+whose failed tests it lists (the latest, or ``--session``), and, with
+``--junit FILE``, writes the same verdict as JUnit XML for CI. Exit
+status: 0 GREEN, 1 RED, 3 UNCHECKED (nothing was judged), 2 bad input.
 
 The page also lists the latest value of every metric with its status:
 within reference, out of reference, or "no reference" (never counted as
@@ -34,6 +36,8 @@ import sys
 from clustergate import PROJECT_ROOT
 from clustergate.report import page as report
 from clustergate.results import times
+from clustergate.results import timing
+from clustergate.results.samples import on_system
 from clustergate.commands import sources
 
 EXAMPLES = (
@@ -58,31 +62,34 @@ def _page_path(output):
     return None
 
 
+#: exit status of each headline (docs/cli.md): a CI step that gates on
+#: the report fails on RED; UNCHECKED (nothing judged) is not "checked and
+#: fine": 3, "too few runs to decide", as baseline and history say it
+EXIT_STATUS = {'GREEN': 0, 'RED': 1, 'UNCHECKED': 3}
+
+
 def run(args):
     where = _page_path(args.output)
     if where is None:
         return 2
     db, reports, perflogs = sources.runs_inputs(args.db, args.json,
                                                 args.perflogs)
+    source = sources.describe_inputs(db, reports, perflogs)
     try:
         samples = report.load_samples(perflogs, db, reports)
-        outcomes = report.load_outcomes(db, reports)
+        judged = report.judged_session(db, reports, args.session)
+        outcomes = None if judged is None else \
+            report.outcomes_of(judged)
         verdicts = report.matrix_verdicts(db, reports)
     except (OSError, ValueError) as err:
         print(f'clustergate report: error: {err}', file=sys.stderr)
         return 2
 
-    if args.system:
-        samples = [s for s in samples if s.key.system == args.system]
+    if sources.narrowed(samples, args.system, args.check, 'report',
+                        source) is None:
+        return 2
 
-    if args.check:
-        rx = re.compile(args.check)
-        samples = [s for s in samples if rx.search(s.key.check)]
-
-    if args.since:
-        t = times.since(args.since, 'report')
-        samples = [s for s in samples if s.time >= t]
-
+    samples = select(samples, args, judged)
     dirs = args.matrices if args.matrices is not None else \
         [os.path.join(PROJECT_ROOT, 'output')]
     try:
@@ -97,12 +104,36 @@ def run(args):
                          outcomes=outcomes, verdicts=verdicts, ver=ver,
                          name=where[1])
     print(ver.headline())
+    print(f'read: {source}; failed tests of '
+          + (timing.describe_session(judged) if judged is not None
+             else 'no session (perflogs hold only measurements)'))
     print(f'wrote {page}')
     if args.junit:
         with open(args.junit, 'w') as fp:
             fp.write(report.junit(ver))
         print(f'wrote {args.junit}')
-    return 0
+    return EXIT_STATUS[ver.word]
+
+
+def select(samples, args, judged=None):
+    """The samples ``--system``, ``--check`` and ``--since`` choose, up to
+    the end of the session ``--session`` names (its trends stop there)."""
+    if args.system:
+        samples = [s for s in samples if on_system(s.key, args.system)]
+
+    if args.check:
+        rx = re.compile(args.check)
+        samples = [s for s in samples if rx.search(s.key.check)]
+
+    if args.since:
+        t = times.since(args.since, 'report')
+        samples = [s for s in samples if s.time >= t]
+
+    end = (judged or {}).get('session_info', {}).get('time_end_unix')
+    if args.session and end:
+        samples = [s for s in samples if s.time <= end]
+
+    return samples
 
 
 def add_parser(subparsers):
@@ -111,6 +142,7 @@ def add_parser(subparsers):
         examples=EXAMPLES)
     sources.add_runs(p)
     sources.add_filters(p)
+    sources.add_session_choice(p)
     p.add_argument('--matrices', nargs='*', metavar='DIR',
                    help='directories searched for linkmatrix_*.csv '
                         '(default: output/)')

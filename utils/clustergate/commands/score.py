@@ -5,8 +5,9 @@ relative to its reference (times and latencies inverted, so above 1 is
 better), and the metrics that pulled it down; written to a JSON file a
 site can archive as its signed-off baseline (and pass back with
 --baseline where config/references has no reference). Reads a JSON run
-report (reframe --report-file) or the latest run of the results
-database (default: output/results.db, or $CG_RESULTS_DB).
+report (reframe --report-file) or a run of the results database
+(default: output/results.db, or $CG_RESULTS_DB): the latest, or the one
+--session names; the first line names the session read.
 """
 
 import json
@@ -26,7 +27,8 @@ EXAMPLES = (
 
 def run(args, out=None, err=None):
     out, err = out or sys.stdout, err or sys.stderr
-    report = sources.read_session(args.json, args.db, 'score', err)
+    report = sources.read_session(args.json, args.db, 'score', err,
+                                  args.session)
     if report is None:
         return 2
 
@@ -39,6 +41,8 @@ def run(args, out=None, err=None):
         print(f'clustergate score: error: {e}', file=err)
         return 2
 
+    from clustergate.results import timing
+    print(f'read: {timing.describe_session(report)}', file=out)
     scores = score.compute(report, base)
     for line in score.summary_lines(scores):
         print(line, file=out)

@@ -24,10 +24,11 @@ from clustergate.site import environment as cgenv
 
 #: the epilog of every subcommand's --help
 EXIT_CODES = """exit status:
-  0  checked and fine
-  1  a regression or failure found
+  0  checked and fine (report: GREEN)
+  1  a regression or failure found (report: RED)
   2  bad input or usage (one line on stderr names the cause)
-  3  too few runs to decide (baseline)"""
+  3  nothing to decide on (report: UNCHECKED; baseline, history: too
+     few runs)"""
 
 SINCE_HELP = ('only runs completed at or after this time: ISO 8601 '
               '(2026-11-20, 2026-11-20T18:00, UTC unless it names a zone) '
@@ -131,16 +132,26 @@ def add_session(parser):
     parser.add_argument('--db', metavar='FILE',
                         help="ReFrame's results database, latest session "
                              "(default: $CG_RESULTS_DB or output/results.db)")
+    add_session_choice(parser)
 
 
-def read_session(json_report, db, command, err=None):
-    """The session of a run report or of the results database, or None
-    once the reason it cannot be read is printed as ``clustergate
-    <command>: error: ...``."""
+def add_session_choice(parser):
+    """--session UUID: which session of the results database."""
+    parser.add_argument('--session', metavar='UUID',
+                        help='the session whose uuid starts with this '
+                             '(default: the latest; the output names the '
+                             'one read)')
+
+
+def read_session(json_report, db, command, err=None, session=None):
+    """The session of a run report or of the results database (the one
+    ``session`` names, else the latest), or None once the reason it
+    cannot be read is printed as ``clustergate <command>: error: ...``."""
     from clustergate.results import timing
 
     try:
-        return timing.session_report(json_report, db or default_db())
+        return timing.session_report(json_report, db or default_db(),
+                                     session)
     except (OSError, ValueError) as e:
         print(f'clustergate {command}: error: {e}', file=err or sys.stderr)
         return None
@@ -185,8 +196,61 @@ def positive_int(text):
     return n
 
 
+def _names(names, limit=12):
+    """``a, b, c`` (at most ``limit``, then how many more)."""
+    names = sorted(names)
+    more = len(names) - limit
+    return ', '.join(names[:limit]) + (f' and {more} more' if more > 0
+                                       else '') if names else 'none'
+
+
+def unknown_name(found, system=None, check=None, where=''):
+    """The reason ``--system`` or ``--check`` selects nothing of the
+    samples ``found`` (read from ``where``), naming what they hold; None
+    when each selects something. A typo must not read as "0 metrics,
+    nothing wrong"."""
+    from clustergate.results import samples
+
+    where = where or 'the runs read'
+    if system:
+        name, _, part = system.partition(':')
+        systems = {s.key.system for s in found}
+        if name not in systems:
+            return (f'--system {name}: no such system in {where} '
+                    f'(systems: {_names(systems)})')
+
+        parts = {s.key.partition for s in found if s.key.system == name}
+        if part and part not in parts:
+            return (f'--system {system}: system {name} has no partition '
+                    f'{part} in {where} (partitions: '
+                    f'{_names(f"{name}:{p}" for p in parts)})')
+
+        found = [s for s in found if samples.on_system(s.key, system)]
+
+    if check and not samples.select(found, check=check,
+                                    include_perf_failures=True):
+        return (f'--check {check}: matches no check'
+                f'{" of " + system if system else ""} in {where} (checks: '
+                f'{_names({s.key.check for s in found})})')
+
+    return None
+
+
+def narrowed(found, system, check, command, where='', err=None):
+    """``found`` if ``--system`` and ``--check`` name something in it,
+    else None once ``clustergate <command>: error: ...`` says what they
+    could name (unknown_name())."""
+    why = unknown_name(found, system, check, where)
+    if why:
+        print(f'clustergate {command}: error: {why}', file=err or sys.stderr)
+        return None
+
+    return found
+
+
 def add_filters(group):
     """--system and --check: which metrics of the runs."""
-    group.add_argument('--system', help='only this system')
+    group.add_argument('--system', metavar='SYSTEM[:PARTITION]',
+                       help='only this system (or partition)')
     group.add_argument('--check', metavar='REGEX', type=regex,
                        help='only checks whose name matches')

@@ -117,6 +117,13 @@ def run(args):
     if mpiprobe.left_out():
         print()
 
+    names = [s['name'] for s in conf['systems']]
+    if args.system and args.system not in names:
+        print(f'clustergate sweep: error: --system {args.system}: no such '
+              f'system in {args.config} (systems: {", ".join(names)})',
+              file=sys.stderr)
+        return 2
+
     req = sweep.Requirements(min_ranks=args.min_ranks)
     found = False
     for system in conf['systems']:

@@ -3,8 +3,9 @@
 Per family, per check and per sweep point: cases, build, run (including
 queue wait), other phases, total, share and median; and the one-rank cases
 that repeat identical work on several interconnects. Reads a JSON run
-report (reframe --report-file) or the latest run of the results
-database (default: output/results.db, or $CG_RESULTS_DB).
+report (reframe --report-file) or a run of the results database
+(default: output/results.db, or $CG_RESULTS_DB): the latest, or the one
+--session names; the first line names the session read.
 """
 
 import sys
@@ -19,12 +20,15 @@ EXAMPLES = (
 
 
 def run(args, out=None, err=None):
-    report = sources.read_session(args.json, args.db, 'timing', err)
+    report = sources.read_session(args.json, args.db, 'timing', err,
+                                  args.session)
     if report is None:
         return 2
 
+    out = out or sys.stdout
+    print(f'read: {timing.describe_session(report)}', file=out)
     for line in timing.breakdown(report, top=args.top):
-        print(line, file=out or sys.stdout)
+        print(line, file=out)
 
     return 0
 

@@ -106,17 +106,39 @@ def _reports(db=None, json_reports=()) -> List[Dict]:
     return reports
 
 
-def load_outcomes(db=None, json_reports=()) -> Optional[List[Outcome]]:
-    """Failed test cases of the latest session of the results database and
-    JSON reports; None when there is no such source (perflogs hold only
-    measurements)."""
+def judged_session(db=None, json_reports=(),
+                   session=None) -> Optional[Dict]:
+    """The run report whose failed cases the verdict lists: the session of
+    the results database and JSON reports whose uuid starts with
+    ``session``, else the latest; None when there is no such source
+    (perflogs hold only measurements). ValueError naming the sessions
+    there when ``session`` names none or several."""
+    from clustergate.results import timing
+
     reports = _reports(db, json_reports)
+    if session:
+        where = ', '.join(([db] if db else []) + list(json_reports or ()))
+        return timing.pick_session(reports, session, where or 'perflogs')
+
     if not reports:
         return None
 
-    latest = max(reports, key=lambda r: r.get('session_info', {})
-                 .get('time_end_unix') or 0)
-    return _report_outcomes(latest)
+    return max(reports, key=lambda r: r.get('session_info', {})
+               .get('time_end_unix') or 0)
+
+
+def outcomes_of(report) -> List[Outcome]:
+    """The test cases of the run report ``report`` that did not pass
+    (each by its last attempt)."""
+    return _report_outcomes(report)
+
+
+def load_outcomes(db=None, json_reports=(),
+                  session=None) -> Optional[List[Outcome]]:
+    """Failed test cases of the session judged_session() picks; None when
+    there is no such source (perflogs hold only measurements)."""
+    report = judged_session(db, json_reports, session)
+    return None if report is None else _report_outcomes(report)
 
 
 def matrix_verdicts(db=None, json_reports=()) -> Dict[str, Dict]:

@@ -48,6 +48,8 @@ MIN_SHIFT = 0.03
 K_SIGMA = 3.0
 #: fewest runs on each side of a shift
 MIN_SEGMENT = 2
+#: the fewest runs of a metric in which a shift can be searched for
+MIN_RUNS = 2 * MIN_SEGMENT
 #: runs looked at for a drift, and the smallest slope reported (per run)
 DRIFT_WINDOW = 10
 MIN_DRIFT = 0.01

@@ -254,13 +254,21 @@ def load_samples(db=None, json_reports=None, perflogs=None) -> List[Sample]:
     return samples
 
 
+def on_system(key: Key, system: str) -> bool:
+    """Whether ``key`` is of ``system``: a system name, or
+    ``system:partition``."""
+    name, _, part = system.partition(':')
+    return key.system == name and (not part or key.partition == part)
+
+
 def select(samples: Sequence[Sample], system=None, check=None,
            since: Optional[float] = None, last: Optional[int] = None,
            include_perf_failures=False) -> List[Sample]:
-    """Filter samples; ``last``: the most recent runs per group."""
+    """Filter samples; ``system``: a name or ``system:partition``;
+    ``last``: the most recent runs per group."""
     rx = re.compile(check) if check else None
     out = [s for s in samples
-           if (system is None or s.key.system == system) and
+           if (system is None or on_system(s.key, system)) and
            (rx is None or rx.search(s.key.check)) and
            (since is None or s.time >= since) and
            (s.result == 'pass' or include_perf_failures)]

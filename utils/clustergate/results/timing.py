@@ -228,18 +228,59 @@ def load_report(path: str) -> Dict:
 def latest_report(db: str) -> Optional[Dict]:
     from clustergate.results import samples
     reports = samples.results_db_reports(db)
-    return max(reports, key=lambda r: r.get('session_info', {})
-               .get('time_end_unix') or 0) if reports else None
+    return max(reports, key=_end) if reports else None
 
 
-def session_report(json_path: Optional[str], db: str) -> Dict:
-    """A JSON run report, or the latest session of the results database
-    ``db``; ValueError naming the database when it holds no session."""
+def _end(report) -> float:
+    return report.get('session_info', {}).get('time_end_unix') or 0
+
+
+def describe_session(report) -> str:
+    """``session 1b2c... (2026-11-24T00:14:35+0000 .. 00:30:02, reframe
+    --mode nightly -r)``: which run a command read."""
+    info = report.get('session_info', {})
+    cmd = ' '.join(str(info.get('cmdline') or '').split())
+    cmd = cmd if len(cmd) <= 80 else cmd[:77] + '...'
+    return (f'session {info.get("uuid", "?")} ({info.get("time_start", "?")}'
+            f' .. {info.get("time_end", "?")}' +
+            (f', {cmd}' if cmd else '') + ')')
+
+
+def pick_session(reports, session: str, where: str) -> Dict:
+    """The report among ``reports`` whose session uuid starts with
+    ``session``; ValueError naming the sessions there when none or several
+    do."""
+    found = [r for r in reports if str(r.get('session_info', {})
+                                       .get('uuid', '')).startswith(session)]
+    if len(found) == 1:
+        return found[0]
+
+    latest = sorted(reports, key=_end)[-5:]
+    names = ', '.join(f'{r["session_info"].get("uuid", "?")} '
+                      f'({r["session_info"].get("time_start", "?")})'
+                      for r in reversed(latest)) or 'none'
+    what = 'several sessions' if found else 'no session'
+    raise ValueError(f'--session {session}: {what} in {where} start(s) with '
+                     f'it ({len(reports)} session(s); the latest: {names})')
+
+
+def session_report(json_path: Optional[str], db: str,
+                   session: Optional[str] = None) -> Dict:
+    """A JSON run report, or a session of the results database ``db``:
+    the one whose uuid starts with ``session``, else the latest;
+    ValueError naming the database when it holds no such session."""
     if json_path:
-        return load_report(json_path)
+        report = load_report(json_path)
+        if session:
+            pick_session([report], session, json_path)
+        return report
 
-    report = latest_report(db)
-    if report is None:
+    from clustergate.results import samples
+    reports = samples.results_db_reports(db)
+    if session:
+        return pick_session(reports, session, db)
+
+    if not reports:
         raise ValueError(f'no session in {db}')
 
-    return report
+    return max(reports, key=_end)
