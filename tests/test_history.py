@@ -198,3 +198,39 @@ def test_a_name_that_selects_nothing_is_bad_input(tmp_path, capsys, flag,
     assert len(err) == 1 and names in err[0], err
     # what it could have named
     assert ('emucluster' if flag == '--system' else 'LinkMatrix') in err[0]
+
+
+def test_unreadable_perflog_lines_are_counted_not_skipped_silently(tmp_path):
+    """Garbage, a line cut short and a value that is not a number are
+    skipped and said so, with the file and line numbers; the good lines
+    are read as before."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from clustergate.results.samples import read_perflogs
+
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                       'fixtures', 'nights-n5-90', 'perflogs')
+    logs = tmp_path / 'perflogs'
+    shutil.copytree(src, logs)
+    good = len(read_perflogs([str(logs)]))
+    log = logs / 'emucluster' / 'emu' / 'LinkMatrix.log'
+    lines = log.read_text().splitlines(keepends=True)
+    n = len(lines)
+    last = lines[-1]
+    with open(log, 'a') as fp:
+        fp.write('garbage written by something else\n')          # n + 1
+        fp.write(last[:len(last) // 2] + '\n')                    # n + 2
+        fp.write(last.replace('bw_min=', 'bw_min=12x4', 1))      # n + 3
+    found = read_perflogs([str(logs)])
+    assert len(found) == good
+    assert found.unreadable == {str(log): [n + 1, n + 2, n + 3]}
+
+    cp = subprocess.run([sys.executable, '-m', 'clustergate.cli', 'history',
+                         '--perflogs', str(logs)], capture_output=True,
+                        text=True, timeout=300)
+    assert 'Traceback' not in cp.stderr
+    assert (f'clustergate history: warning: 3 unreadable perflog line(s) '
+            f'skipped (not the perflog format of config/common.py): {log} '
+            f'line(s) {n + 1}, {n + 2}, {n + 3}') in cp.stderr

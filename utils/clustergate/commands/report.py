@@ -85,6 +85,7 @@ def run(args):
         print(f'clustergate report: error: {err}', file=sys.stderr)
         return 2
 
+    sources.note_unreadable(samples, 'report')
     if sources.narrowed(samples, args.system, args.check, 'report',
                         source) is None:
         return 2

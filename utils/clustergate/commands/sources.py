@@ -104,10 +104,22 @@ def read_runs(db, json_reports, perflogs, command, err=None):
 
     inputs = runs_inputs(db, json_reports, perflogs)
     try:
-        return samples.load_samples(*inputs), describe_inputs(*inputs)
+        found = samples.load_samples(*inputs)
     except (OSError, ValueError) as e:
         print(f'clustergate {command}: error: {e}', file=err or sys.stderr)
         return None, None
+
+    note_unreadable(found, command, err)
+    return found, describe_inputs(*inputs)
+
+
+def note_unreadable(found, command, err=None):
+    """One line on stderr when perflog lines could not be read: they are
+    skipped, and said so."""
+    note = getattr(found, 'unreadable_note', lambda: None)()
+    if note:
+        print(f'clustergate {command}: warning: {note}',
+              file=err or sys.stderr)
 
 
 def add_output(parser, what):

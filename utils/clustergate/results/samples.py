@@ -139,9 +139,62 @@ def parse_perflog_line(line: str, system: str, partition: str,
     return list(out.values())
 
 
+class Samples(list):
+    """A list of samples that also says which input lines could not be
+    read: ``unreadable`` maps a perflog file to the numbers of its lines
+    that are not of our format (truncated, garbage, another format); they
+    are skipped, never silently (:meth:`unreadable_note`)."""
+
+    def __init__(self, items=()):
+        super().__init__(items)
+        self.unreadable: Dict[str, List[int]] = {}
+
+    def __iadd__(self, other):
+        super().__iadd__(other)
+        for path, lines in getattr(other, 'unreadable', {}).items():
+            self.unreadable.setdefault(path, []).extend(lines)
+        return self
+
+    def unreadable_note(self, limit=3) -> Optional[str]:
+        """``5 unreadable perflog line(s) skipped: a.log lines 3, 9; ...``
+        or None when every line was read."""
+        if not self.unreadable:
+            return None
+
+        n = sum(len(v) for v in self.unreadable.values())
+        where = '; '.join(
+            f'{path} line(s) {", ".join(map(str, lines[:limit]))}'
+            + (f' and {len(lines) - limit} more' if len(lines) > limit
+               else '')
+            for path, lines in sorted(self.unreadable.items()))
+        return (f'{n} unreadable perflog line(s) skipped (not the perflog '
+                f'format of config/common.py): {where}')
+
+
+_NOT_A_VALUE = ('', 'None', 'null', 'nan')
+
+
+def perflog_line_readable(line: str,
+                          header: Optional[List[str]] = None) -> bool:
+    """Whether a perflog line (not the header) is of our format: a
+    completion time, at least the header's fields (fewer: a line cut
+    short), and each performance variable with a number or no value
+    (``None``: a test that did not measure). A line of a build fixture
+    has no performance variable at all: readable, no sample."""
+    fields = line.rstrip('\n').split('|')
+    if len(fields) < max(8, len(header or ())) or \
+            times.parse(fields[0]) is None:
+        return False
+
+    return all(m[2].strip() in _NOT_A_VALUE or _num(m[2]) is not None
+               for m in _PERFVAR.finditer(line))
+
+
 def read_perflogs(paths: Iterable[str]) -> List[Sample]:
     """Samples of perflog files or directories (``<system>/<partition>/
-    <Check>.log`` below a directory, as our config writes them)."""
+    <Check>.log`` below a directory, as our config writes them); the
+    lines that are not of our format are counted in the result's
+    ``unreadable`` (:class:`Samples`)."""
     files = []
     for path in paths:
         if os.path.isdir(path):
@@ -153,16 +206,23 @@ def read_perflogs(paths: Iterable[str]) -> List[Sample]:
         else:
             files.append(path)
 
-    samples = []
+    samples = Samples()
     for f in files:
         parts = os.path.normpath(f).split(os.sep)
         system, partition = (parts[-3], parts[-2]) if len(parts) >= 3 \
             else ('?', '?')
         header = None
         with open(f, errors='replace') as fp:
-            for line in fp:
+            for number, line in enumerate(fp, 1):
                 if line.startswith('job_completion_time'):
                     header = line.rstrip('\n').split('|')
+                    continue
+
+                if not line.strip():
+                    continue
+
+                if not perflog_line_readable(line, header):
+                    samples.unreadable.setdefault(f, []).append(number)
                     continue
 
                 samples += parse_perflog_line(line, system, partition,
@@ -240,8 +300,10 @@ def read_json_reports(paths: Iterable[str]) -> List[Sample]:
 
 def load_samples(db=None, json_reports=None, perflogs=None) -> List[Sample]:
     """Samples from a results database, JSON reports and perflogs (files or
-    directories); raises OSError or ValueError naming what cannot be read."""
-    samples = []
+    directories); raises OSError or ValueError naming what cannot be read.
+    Perflog lines that are not of our format are skipped and counted
+    (:class:`Samples`)."""
+    samples = Samples()
     if db:
         samples += read_results_db(db)
 
