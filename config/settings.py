@@ -26,11 +26,37 @@ _here = os.path.dirname(os.path.abspath(__file__))
 _saved_sys_path = list(sys.path)
 sys.path.insert(0, _here)
 
-import common  # noqa: E402
 
-# Registers the launchers our partitions use
-import clustergate.rfm.launchers  # noqa: E402,F401
-from clustergate.site import concurrency  # noqa: E402
+def _one_line(err):
+    """ReFrame's ConfigError with one line naming the file (and line) and
+    the cause of ``err``, raised importing what this file is assembled
+    from: ReFrame turns only a ConfigError or OSError into its one line
+    ``failed to load configuration: ...``; anything else was a
+    traceback (and an ImportError its "could not load Python
+    configuration file", without the cause)."""
+    from reframe.core.exceptions import ConfigError
+
+    sys.path[:] = _saved_sys_path
+    if isinstance(err, SyntaxError):
+        where = f'{err.filename}:{err.lineno}'
+        why = f'{type(err).__name__}: {err.msg}'
+    else:
+        tb = err.__traceback__
+        while tb.tb_next is not None:
+            tb = tb.tb_next
+        where = f'{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}'
+        why = f'{type(err).__name__}: {err}'
+    return ConfigError(f'{where}: {why} (loading {__file__})')
+
+
+try:
+    import common  # noqa: E402
+
+    # Registers the launchers our partitions use
+    import clustergate.rfm.launchers  # noqa: E402,F401
+    from clustergate.site import concurrency  # noqa: E402
+except Exception as _err:
+    raise _one_line(_err) from None
 
 
 def _check_systems(systems, environments):
