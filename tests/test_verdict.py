@@ -46,7 +46,7 @@ def test_the_block_names_failures_regressions_and_counts():
                           table='/abs/perf/performance.txt')
     assert lines == [
         ' VERDICT '.center(80, '='),
-        'FAILED: 2 of 3 case(s) failed',
+        'FAILED: 2 of 3 test case(s) failed',
         'failures (1):',
         '  RightShift %ppn=2 @localhost:local+openmpi: sanity: payload '
         'error on rank 1',
@@ -55,7 +55,9 @@ def test_the_block_names_failures_regressions_and_counts():
         'reference 10 (-5 % .. +10 %)',
         'metrics: 4 measured: 2 judged against a reference (1 outside it), '
         '2 with no reference (not judged)',
-        'not run: 1 case(s) (NOT RUN above)',
+        'not run: 1 test case(s) (NOT RUN above)',
+        'cases: 3 of 4 test(s) ran, 1 not run; 1 of 1 fixture(s) (builds, '
+        'shared runs) ran: ReFrame\'s "Ran 4/5"',
         'time: 2m11s wall (TIME BREAKDOWN above)',
         "performance table: /abs/perf/performance.txt (--performance-report "
         "prints ReFrame's here)",
@@ -77,15 +79,16 @@ def test_nothing_judged_is_said_and_a_red_reason_fails():
 
 def test_a_clean_session_without_references_is_unchecked():
     lines = verdict.block(report(CASES[:2]), not_run=0)
-    assert lines[1] == ('PASSED, UNCHECKED: 1 case(s) ran, none failed, but '
-                        'none of their 2 metric(s) has a reference')
+    assert lines[1] == ('PASSED, UNCHECKED: 1 test case(s) ran, none '
+                        'failed, but none of their 2 metric(s) has a '
+                        'reference')
 
 
 def test_a_clean_judged_session_passes():
     judged = case('Barrier %msg_bytes=0', perf={
         't_us': [9.9, 10, -0.05, 0.1, 'us', 'pass']})
     lines = verdict.block(report(CASES[:2] + [judged]), not_run=0)
-    assert lines[1] == 'PASSED: 2 case(s) ran, none failed'
+    assert lines[1] == 'PASSED: 2 test case(s) ran, none failed'
 
 
 def test_many_failures_still_fit_one_screen():
@@ -128,4 +131,66 @@ def test_a_retry_that_measured_nothing_keeps_the_first_runs_metrics():
     lines = verdict.block(rep, not_run=0, table='/t/performance.txt')
     assert ('metrics: 2 measured: 1 judged against a reference (1 outside '
             'it), 1 with no reference (not judged)') in lines, lines
-    assert 'FAILED: 1 of 1 case(s) failed' in lines, lines
+    assert 'FAILED: 1 of 1 test case(s) failed' in lines, lines
+
+
+def _decided_retry():
+    """A link matrix case whose verdict was decided in the first run; the
+    retry keeps it, failing before its job (DecidedVerdict)."""
+    reason = ('performance error: faults=1 verdicts: slow uplink (decided; '
+              'not measured again)')
+    first = case('LinkMatrix %interconnect=fab0', 'fail', phase='performance',
+                 reason=reason, perf={
+                     'faults': [1, 0, None, 0, 'verdicts', 'fail']})
+    retry = dict(first, fail_phase='setup', perfvalues={})
+    return first, retry
+
+
+def test_a_performance_verdict_kept_by_a_retry_is_not_a_setup_failure():
+    first, retry = _decided_retry()
+    assert verdict.failure_stage(retry, [first]) == (
+        'performance (of run 0; run 1 kept its verdict, stopped in setup)')
+    rep = {'session_info': {}, 'runs': [{'testcases': [first]},
+                                        {'testcases': [retry]}]}
+    lines = verdict.block(rep, not_run=0)
+    assert not any('setup: performance error' in ln for ln in lines), lines
+    # the regression line names it, once
+    assert 'regressions (1 metric(s) outside their reference):' in lines
+    assert not any(ln.startswith('failures') for ln in lines), lines
+
+
+def test_a_performance_error_raised_in_another_stage_says_so():
+    _, retry = _decided_retry()
+    assert verdict.failure_stage(retry) == 'performance (raised in setup)'
+    lines = verdict.block(report([retry]), not_run=0)
+    assert ('  LinkMatrix %interconnect=fab0 @localhost:local+openmpi: '
+            'performance (raised in setup): performance error: faults=1 '
+            'verdicts: slow uplink (decided; not measured again)') in lines
+    plain = case('RightShift', 'fail', phase='setup', reason='no node')
+    assert verdict.failure_stage(plain) == 'setup'
+
+
+def test_the_counts_agree_with_reframes_and_the_time_breakdown():
+    """Tests and fixtures apart, every block's figure adds up to ReFrame's
+    "Ran N/M": a skipped test, an aborted one, a fixture that ran and one
+    that did not."""
+    from clustergate.results import counts, timing
+
+    cases = CASES + [case('NpbEP %npb_class=A', 'abort', phase='run',
+                          reason='KeyboardInterrupt'),
+                     case('HpccRun ~localhost', 'skip', fixture=True)]
+    rep = report(cases)
+    tally = counts.session_counts(rep)
+    # ReFrame: completed (pass, fail, xfail, xpass) / every case
+    assert (tally.ran, tally.total) == (4, 7)
+    assert (tally.tests, tally.tests_ran, tally.fixtures,
+            tally.fixtures_ran) == (5, 3, 2, 1)
+    lines = verdict.block(rep, not_run=tally.tests_not_run)
+    assert lines[1] == 'FAILED: 3 of 4 test case(s) failed (1 aborted)'
+    assert 'not run: 2 test case(s) (NOT RUN above)' in lines
+    assert ('cases: 3 of 5 test(s) ran, 2 not run; 1 of 2 fixture(s) '
+            '(builds, shared runs) ran: ReFrame\'s "Ran 4/7"') in lines
+    head = timing.breakdown(rep)[0]
+    assert head.startswith('TIME BREAKDOWN: 4 case(s) ran')
+    assert head.endswith('; 3 test(s) + 1 fixture(s), ReFrame\'s '
+                         '"Ran 4/7"')

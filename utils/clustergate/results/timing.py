@@ -189,14 +189,19 @@ def _table(rows, key, label, top=None) -> List[str]:
 
 def breakdown(report, top=8) -> List[str]:
     """The lines printed at the end of a session."""
+    from clustergate.results import counts as session_counts
+
     cases = case_times(report)
-    ran = [c for c in cases if c.result not in ('skip', 'fail_deps')]
+    # ran to the end, as ReFrame counts them (an aborted case did not)
+    ran = [c for c in cases if c.result in session_counts.COMPLETED]
     info = report.get('session_info', {})
     wall = info.get('time_elapsed')
+    counts = session_counts.session_counts(report)
     head = (f'TIME BREAKDOWN: {len(ran)} case(s) ran'
             + (f' in {_fmt(wall)} wall' if wall else '')
             + f', {_fmt(sum(c.total for c in ran))} in test cases '
-              f'(run includes queue wait)')
+              f'(run includes queue wait); {counts.split()}, '
+              f'{counts.reframe()}')
     lines = [head]
     if not ran:
         return lines + ['  (no test case ran)']

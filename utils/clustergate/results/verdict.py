@@ -31,6 +31,8 @@ None)``).
 import os
 from typing import Dict, List, Optional, Sequence
 
+from clustergate.results import counts
+
 #: lines of failures and of regressions shown; the rest are counted
 MAX_LINES = 8
 _WIDTH = 80
@@ -39,14 +41,43 @@ _REASON_CHARS = 150
 
 def final_cases(report) -> List[Dict]:
     """Each test case's last attempt (a retry replaces the first)."""
-    cases = {}
+    return counts.final_cases(report)
+
+
+def _case_key(tc):
+    return (tc.get('hashcode'), tc.get('system'), tc.get('partition'),
+            tc.get('environ'))
+
+
+def failure_stage(tc, attempts=()) -> str:
+    """The stage a failed case failed in, named by what failed: ReFrame's
+    ``fail_phase`` is the stage that raised, and a performance verdict
+    raised before the job (a retry that keeps the verdict an earlier run
+    decided, clustergate.rfm.linkmatrix.DecidedVerdict) reads
+    ``setup: performance error``. ``attempts``: the case's earlier
+    attempts in the session, oldest first."""
+    phase = tc.get('fail_phase') or '?'
+    reason = str(tc.get('fail_reason') or '').lstrip()
+    if phase == 'performance' or not reason.startswith('performance error'):
+        return phase
+
+    first = next((i for i, a in enumerate(attempts)
+                  if a.get('fail_phase') == 'performance'), None)
+    if first is not None:
+        return (f'performance (of run {first}; run {len(attempts)} kept '
+                f'its verdict, stopped in {phase})')
+
+    return f'performance (raised in {phase})'
+
+
+def attempts_of(report) -> Dict:
+    """Every attempt of each case, oldest first."""
+    out = {}
     for run in report.get('runs', []):
         for tc in run.get('testcases', []):
-            key = (tc.get('hashcode'), tc.get('system'), tc.get('partition'),
-                   tc.get('environ'))
-            cases[key] = tc
+            out.setdefault(_case_key(tc), []).append(tc)
 
-    return list(cases.values())
+    return out
 
 
 def measured_cases(report) -> List[Dict]:
@@ -157,22 +188,29 @@ def _capped(items, more_where):
     return lines
 
 
-def _failure_lines(cases):
+def _failed_metric(tc) -> bool:
+    return any((list(t) + [None] * 6)[5] == 'fail'
+               for t in (tc.get('perfvalues') or {}).values())
+
+
+def _failure_lines(report):
     """Cases that failed other than by a metric outside its reference
-    (those are the regressions)."""
+    (those are the regressions), each with the stage it failed in
+    (failure_stage())."""
+    attempts = attempts_of(report)
+    measured = {_case_key(tc): tc for tc in measured_cases(report)}
     out = []
-    for tc in cases:
+    for tc in final_cases(report):
         if tc.get('result') not in ('fail', 'abort'):
             continue
 
-        phase = tc.get('fail_phase') or '?'
-        if phase == 'performance' and any(
-                (list(t) + [None] * 6)[5] == 'fail'
-                for t in (tc.get('perfvalues') or {}).values()):
-            continue
+        stage = failure_stage(tc, attempts.get(_case_key(tc), [])[:-1])
+        if stage.startswith('performance') and _failed_metric(
+                measured.get(_case_key(tc), tc)):
+            continue    # a regression line names its metric
 
         first = str(tc.get('fail_reason') or '').strip().splitlines()
-        out.append(f'{case_label(tc)}: {phase}: '
+        out.append(f'{case_label(tc)}: {stage}: '
                    f'{_short(first[0] if first else "no reason given")}')
 
     return out
@@ -205,20 +243,26 @@ def _metric_line(mets):
 
 
 def _headline(cases, red_reasons, mets):
-    ran = [tc for tc in cases if tc.get('result') not in
-           ('skip', 'fail_deps')]
+    """The first line; ``cases``: the tests (fixtures apart), each by its
+    last attempt. An aborted case failed (ReFrame's summary counts it
+    apart, as aborted; its session is not a pass) but did not run to its
+    end: it is counted among the failed, not among those that ran."""
+    ran = [tc for tc in cases if counts.ran(tc)]
     failed = [tc for tc in cases if tc.get('result') in ('fail', 'abort')]
+    aborted = sum(tc.get('result') == 'abort' for tc in failed)
     if failed or red_reasons:
-        why = [f'{len(failed)} of {len(ran)} case(s) failed'] if failed \
-            else []
+        why = [f'{len(failed)} of {len(ran) + aborted} test case(s) failed'
+               + (f' ({aborted} aborted)' if aborted else '')] \
+            if failed else []
         return f'FAILED: {"; ".join(why + list(red_reasons))}'
 
     if mets and not any(m['judged'] for m in mets):
         # passed, but nothing was compared with a reference
-        return (f'PASSED, UNCHECKED: {len(ran)} case(s) ran, none failed, '
-                f'but none of their {len(mets)} metric(s) has a reference')
+        return (f'PASSED, UNCHECKED: {len(ran)} test case(s) ran, none '
+                f'failed, but none of their {len(mets)} metric(s) has a '
+                f'reference')
 
-    return f'PASSED: {len(ran)} case(s) ran, none failed'
+    return f'PASSED: {len(ran)} test case(s) ran, none failed'
 
 
 def block(report, not_run: int, red_reasons: Sequence[str] = (),
@@ -230,10 +274,11 @@ def block(report, not_run: int, red_reasons: Sequence[str] = (),
     from clustergate.results.timing import _fmt
 
     cases = [tc for tc in final_cases(report) if not tc.get('fixture')]
+    tally = counts.session_counts(report)
     mets = metrics(report)
     lines = [' VERDICT '.center(_WIDTH, '='),
              _headline(cases, red_reasons, mets)]
-    fails = _failure_lines(final_cases(report))
+    fails = _failure_lines(report)
     if fails:
         lines.append(f'failures ({len(fails)}):')
         lines += _capped(fails, 'SUMMARY OF FAILURES above')
@@ -245,8 +290,9 @@ def block(report, not_run: int, red_reasons: Sequence[str] = (),
         lines += _capped(regs, 'the performance table')
 
     lines.append(_metric_line(mets))
-    lines.append(f'not run: {not_run} case(s) (NOT RUN above)' if not_run
-                 else 'not run: none')
+    lines.append(f'not run: {not_run} test case(s) (NOT RUN above)'
+                 if not_run else 'not run: none')
+    lines.append(tally.line())
     wall = report.get('session_info', {}).get('time_elapsed')
     if wall is not None:
         lines.append(f'time: {_fmt(wall)} wall (TIME BREAKDOWN above)')
