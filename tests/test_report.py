@@ -152,8 +152,10 @@ def test_outcomes_are_the_last_attempt_of_the_latest_session(tmp_path):
     assert sorted((o.name, o.phase, o.reason, o.session) for o in out) == [
         ('B', 'run', 'retried and failed', 's2'),
         # every line of the reason: the figures are not on the first
-        ('C', 'sanity', 'performance error: failed to meet reference(s): '
-                        'latency=12420 us, expected 7821', 's2')]
+        # a performance error, whichever stage raised it
+        ('C', 'performance (raised in sanity)',
+         'performance error: failed to meet reference(s): '
+         'latency=12420 us, expected 7821', 's2')]
     assert report.load_outcomes(None, []) is None
 
 

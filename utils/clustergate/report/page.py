@@ -71,10 +71,19 @@ def _report_outcomes(report) -> List[Outcome]:
             last[(tc.get('name'), tc.get('system'), tc.get('partition'),
                   tc.get('environ'))] = tc
 
+    from clustergate.results import verdict as session_verdict
+
+    attempts = session_verdict.attempts_of(report)
     out = []
     for tc in last.values():
         if tc.get('result') not in ('fail', 'abort', 'fail_deps'):
             continue
+
+        # the stage by what failed: a performance verdict a retry kept is
+        # not a setup failure (clustergate.results.verdict.failure_stage)
+        stage = session_verdict.failure_stage(
+            tc, attempts.get(session_verdict.case_key(tc), [])[:-1]) \
+            if tc.get('fail_phase') else ''
 
         # every line: the first is often only 'performance error:', the
         # figures (latency=12420 us, expected 7821) are on the next ones
@@ -84,7 +93,7 @@ def _report_outcomes(report) -> List[Outcome]:
         out.append(Outcome(
             (tc.get('display_name') or tc.get('name', '?')) + mark,
             f'{tc.get("system")}:{tc.get("partition")}+{tc.get("environ")}',
-            tc['result'], tc.get('fail_phase') or '',
+            tc['result'], stage,
             reason[0] if reason else '',
             float(tc.get('job_completion_time_unix') or
                   report.get('session_info', {}).get('time_end_unix') or 0),

@@ -44,7 +44,7 @@ def final_cases(report) -> List[Dict]:
     return counts.final_cases(report)
 
 
-def _case_key(tc):
+def case_key(tc):
     return (tc.get('hashcode'), tc.get('system'), tc.get('partition'),
             tc.get('environ'))
 
@@ -75,7 +75,7 @@ def attempts_of(report) -> Dict:
     out = {}
     for run in report.get('runs', []):
         for tc in run.get('testcases', []):
-            out.setdefault(_case_key(tc), []).append(tc)
+            out.setdefault(case_key(tc), []).append(tc)
 
     return out
 
@@ -198,15 +198,15 @@ def _failure_lines(report):
     (those are the regressions), each with the stage it failed in
     (failure_stage())."""
     attempts = attempts_of(report)
-    measured = {_case_key(tc): tc for tc in measured_cases(report)}
+    measured = {case_key(tc): tc for tc in measured_cases(report)}
     out = []
     for tc in final_cases(report):
         if tc.get('result') not in ('fail', 'abort'):
             continue
 
-        stage = failure_stage(tc, attempts.get(_case_key(tc), [])[:-1])
+        stage = failure_stage(tc, attempts.get(case_key(tc), [])[:-1])
         if stage.startswith('performance') and _failed_metric(
-                measured.get(_case_key(tc), tc)):
+                measured.get(case_key(tc), tc)):
             continue    # a regression line names its metric
 
         first = str(tc.get('fail_reason') or '').strip().splitlines()
