@@ -15,6 +15,8 @@ from clustergate.refs import baseline
 from clustergate.results import samples as results_samples
 from clustergate.results.samples import Key, Sample
 from clustergate.report import fabricsvg
+from clustergate.report import nodefigures
+from clustergate.report import sizes
 from clustergate.results import history
 from clustergate.links import matrix as linkmatrix
 from clustergate.refs import references
@@ -422,9 +424,10 @@ def latest_session(
 
 
 def _size_series(groups):
-    """{(system, partition, check): {metric: {label: [(size, value)]}}} of
-    the latency and bandwidth of the latest session, one label per MPI,
-    interconnect and scale."""
+    """{(system, partition, series): {metric: {label: [(size, value)]}}}
+    of the latency and bandwidth of the latest session, one label per MPI,
+    interconnect and scale; the size is the point's ``msg_bytes`` or, in a
+    suite, in the metric's name (clustergate.report.sizes)."""
     series = {}
     by_check = {}
     for key, ss in groups.items():
@@ -433,28 +436,21 @@ def _size_series(groups):
     latest = {k: {id(s) for s in latest_session(v)}
               for k, v in by_check.items()}
     for key, all_ss in groups.items():
+        found = sizes.sized(key.check, key.point, key.metric)
+        if found is None or found[1] <= 0:
+            continue
+
         ss = [s for s in all_ss if id(s) in
               latest[(key.system, key.partition, key.check)]]
         if not ss:
             continue
 
+        name, size, metric = found
         ax = _axes(key.point)
-        if 'msg_bytes' not in ax or key.metric not in ('latency',
-                                                        'bandwidth'):
-            continue
-
-        try:
-            size = float(ax['msg_bytes'])
-        except ValueError:
-            continue
-
-        if size <= 0:
-            continue
-
         label = (f'{ax.get("environ", "?")} {ax.get("interconnect", "?")} '
                  f'{ax.get("num_nodes", "?")}n x {ax.get("ppn", "?")}ppn')
-        series.setdefault((key.system, key.partition, key.check), {}) \
-            .setdefault(key.metric, {}).setdefault(label, []) \
+        series.setdefault((key.system, key.partition, name), {}) \
+            .setdefault(metric, {}).setdefault(label, []) \
             .append((size, _latest_value(ss)))
 
     return series
@@ -532,7 +528,8 @@ def ppn_ratio_figures(groups, outdir) -> List[Dict]:
     plt = pyplot()
     values = {}
     for key, ss in groups.items():
-        if key.metric != 'latency':
+        found = sizes.sized(key.check, key.point, key.metric)
+        if found is None or found[2] != 'latency':
             continue
 
         ax = _axes(key.point)
@@ -540,7 +537,8 @@ def ppn_ratio_figures(groups, outdir) -> List[Dict]:
             continue
 
         rest = {k: v for k, v in ax.items() if k != 'ppn'}
-        values.setdefault((key.system, key.partition, key.check), {})[
+        rest['msg_bytes'] = f'{found[1]:g}'
+        values.setdefault((key.system, key.partition, found[0]), {})[
             (references.format_axes(rest), int(ax['ppn']))] = \
             _latest_value(ss)
 
@@ -662,21 +660,43 @@ def trend_figures(groups, outdir, max_figures=40,
     return figs
 
 
+def judged_points(ss) -> List[str]:
+    """How each point of a trend was judged when it ran (status()): 'ok',
+    'out of reference', or 'no reference' for a point measured before its
+    metric had a reference (the band drawn is today's)."""
+    return [status(s) for s in ss]
+
+
+def _trend_text(key, ss, changes) -> str:
+    text = '; '.join(c.message() for c in changes) or key.label()
+    unjudged = judged_points(ss).count(references.NO_REFERENCE)
+    if unjudged:
+        text += (f' ({unjudged} of {len(ss)} point(s) measured with no '
+                 f'reference: not judged, drawn hollow)')
+    return text
+
+
 def _trend_figure(plt, key, ss, changes, outdir) -> Dict:
     fig, ax = plt.subplots(figsize=(6.5, 3.2))
     times = [dt.datetime.fromtimestamp(s.time, dt.timezone.utc) for s in ss]
     vals = [s.value for s in ss]
     ax.plot(times, vals, '-', color='#0072B2', lw=1)
-    bad = [status(s) == 'out of reference' for s in ss]
-    # Okabe-Ito blue / vermillion, squares for out of reference: readable
-    # without colour
-    ax.scatter([t for t, b in zip(times, bad) if not b],
-               [v for v, b in zip(vals, bad) if not b], color='#0072B2',
-               s=18, zorder=3, label='within reference')
-    if any(bad):
-        ax.scatter([t for t, b in zip(times, bad) if b],
-                   [v for v, b in zip(vals, bad) if b], color='#D55E00',
-                   marker='s', s=24, zorder=3, label='out of reference')
+    # each point as it was judged when it ran: a point measured before
+    # its metric had a reference was not judged, whatever band is drawn
+    # now (Okabe-Ito blue / vermillion, squares for out of reference,
+    # hollow for no reference: readable without colour)
+    judged = judged_points(ss)
+    for word, style in (
+            ('ok', dict(color='#0072B2', s=18, label='within reference')),
+            ('out of reference', dict(color='#D55E00', marker='s', s=24,
+                                      label='out of reference')),
+            (references.NO_REFERENCE, dict(
+                facecolors='none', edgecolors='#555555', s=22,
+                label='no reference then (not judged)'))):
+        pts = [(t, v) for t, v, j in zip(times, vals, judged) if j == word]
+        if pts:
+            ax.scatter([t for t, _ in pts], [v for _, v in pts], zorder=3,
+                       **style)
     lo, hi = band(ss[-1])
     ref = ss[-1].ref
     ymin = min(vals + [v for v in (lo, ref) if v])
@@ -705,7 +725,7 @@ def _trend_figure(plt, key, ss, changes, outdir) -> Dict:
     plt.close(fig)
     return {'file': name, 'title': key.label(),
             # the findings name the metric already: its label once
-            'text': '; '.join(c.message() for c in changes) or key.label(),
+            'text': _trend_text(key, ss, changes),
             'bad': status(ss[-1]) == 'out of reference' or bool(changes)}
 
 
@@ -751,10 +771,13 @@ def _rows(groups):
 #: why a figure section can be empty
 _EMPTY_FIGURES = {
     'Latency and bandwidth vs message size':
-        'no metric of these runs has a message size (msg_bytes)',
+        'no metric of these runs has a message size (a msg_bytes '
+        'parameter, or a ContentionSuite metric <pattern>_<size>_latency)',
     '(k ppn) / (1 ppn) ratios':
         'no latency measured at 1 ppn and at more than 1 ppn on the same '
         'nodes, interconnect and size',
+    'Memory: bandwidth, (all ranks)/(1 rank), latency':
+        'no MemoryStrided, MemoryRandom or MemoryLatency metric read',
     'Link matrices': 'no linkmatrix_<fabric>.csv below --matrices',
     'Trends with reference bands and change points':
         'no metric has a reference or a change point',
@@ -779,6 +802,8 @@ def render(samples, outdir, matrix_dirs=(), max_trends=40,
         ('Latency and bandwidth vs message size', size_figures(groups,
                                                                outdir)),
         ('(k ppn) / (1 ppn) ratios', ppn_ratio_figures(groups, outdir)),
+        ('Memory: bandwidth, (all ranks)/(1 rank), latency',
+         nodefigures.memory_figures(groups, outdir)),
         ('Link matrices', matrix_figures(matrix_dirs, outdir,
                                          verdicts=verdicts)),
         ('Trends with reference bands and change points',
