@@ -91,6 +91,10 @@ def test_the_nightly_memory_tests_are_drawn(tmp_path):
     page = report.render(samples, str(tmp_path / 'r'), [])
     text = open(page).read()
     assert 'src="memory_localhost_local_bandwidth.png"' in text
+    # the table of every value folded when long: the verdict and the
+    # figures are what the page is opened for
+    assert len(groups) > 60
+    assert f'<details><summary>{len(groups)} metric(s): ' in text
     # the verdict before the figures, the table of every value after them
     assert text.index('class="headline"') < text.index('memory_localhost') \
         < text.index('Latest value of every metric')
