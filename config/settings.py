@@ -205,6 +205,56 @@ for _mod in _load_system_modules():
 _check_references(_systems)
 
 
+def _option(argv, flag):
+    """The value of ``flag`` on a command line (``--flag V``,
+    ``--flag=V``; the last one, as argparse takes it), or None."""
+    value = None
+    for i, arg in enumerate(argv):
+        if arg == flag and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif arg.startswith(flag + '='):
+            value = arg.split('=', 1)[1]
+    return value
+
+
+def _check_names(systems, modes, argv, environ):
+    """In a ``reframe`` command, the system, partition and mode it names
+    exist here; else ReFrame's one line (a ConfigError) naming the ones
+    that do (ReFrame's own says "invalid mode: 'x'" or "could not find a
+    configuration entry", without them)."""
+    from clustergate.site import notrun
+    from reframe.core.exceptions import ConfigError
+
+    if not notrun.in_reframe_command():
+        return
+
+    why = None
+    named = _option(argv, '--system') or environ.get('RFM_SYSTEM')
+    if named:
+        name, _, part = named.partition(':')
+        found = next((s for s in systems if s['name'] == name), None)
+        if found is None:
+            why = (f'--system {named}: no such system (systems: '
+                   f'{", ".join(s["name"] for s in systems)})')
+        elif part and part not in [p['name'] for p in found['partitions']]:
+            why = (f'--system {named}: system {name} has no partition '
+                   f'{part} (partitions: '
+                   f'{", ".join(p["name"] for p in found["partitions"])})')
+
+    mode = _option(argv, '--mode')
+    names = sorted({m['name'] for m in modes})
+    if why is None and mode is not None and mode not in names:
+        why = f'--mode {mode}: no such mode (modes: {", ".join(names)})'
+
+    if why:
+        sys.path[:] = _saved_sys_path
+        raise ConfigError(f'{os.path.abspath(__file__)}: {why}')
+
+
+_check_names(_systems, common.site_configuration['modes'] + _modes,
+             sys.argv, os.environ)
+
+
 def _choose_system(systems, notes):
     """A site system is chosen by name or by its hostname pattern;
     ``localhost`` matches any host only while no site system is

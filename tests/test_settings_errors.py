@@ -40,3 +40,28 @@ def test_an_error_in_common_is_one_line(tmp_path, broken, cause):
     # the line of the error (a syntax error: the unclosed bracket)
     assert f'{common}:{line}: ' in lines[0] or \
         f'{common}:{line - 1}: ' in lines[0], lines[0]
+
+
+@pytest.mark.parametrize('argv,why', [
+    (['--mode', 'nosuch'],
+     '--mode nosuch: no such mode (modes: acceptance, ci, nightly)'),
+    (['--system=nosuch'], '--system nosuch: no such system (systems: '),
+    (['--system', 'localhost:gpu'], '--system localhost:gpu: system '
+                                    'localhost has no partition gpu '
+                                    '(partitions: local)'),
+])
+def test_an_unknown_name_on_the_command_line_lists_the_known(tmp_path, argv,
+                                                           why):
+    env = dict(os.environ, SLURM_CONF='', TMPDIR=str(tmp_path),
+               CG_DEBUG_LOG=str(tmp_path / 'out' / 'reframe.log'),
+               CG_PERFLOG_DIR=str(tmp_path / 'perflogs'),
+               CG_RESULTS_DB=str(tmp_path / 'out' / 'results.db'))
+    cp = subprocess.run(reframe_cmd() + [
+        '-C', os.path.join(ROOT, 'config', 'settings.py'), *argv, '-l'],
+        capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    out = cp.stdout + cp.stderr
+    assert cp.returncode != 0 and 'Traceback' not in out, out
+    errors = [ln for ln in out.splitlines() if 'ERROR' in ln]
+    assert len(errors) == 1 and why in errors[0], out
+    # nothing says the unknown system was chosen
+    assert 'chosen with' not in out
