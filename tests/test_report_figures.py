@@ -111,3 +111,23 @@ def test_a_point_measured_before_its_reference_is_not_drawn_within_it(
     figs = report.trend_figures({key: ss}, str(tmp_path))
     assert figs[0]['text'].endswith('(3 of 6 point(s) measured with no '
                                     'reference: not judged, drawn hollow)')
+
+
+def test_the_nightly_contention_suite_is_drawn_per_pattern(tmp_path):
+    """The real ContentionSuite perflog of a localhost nightly (one point,
+    1 node x 2 ppn over shm): one figure per sized pattern (barrier has no
+    size; concurrent needs 4 ranks), sizes 8 B, 10 kB, 1 MB."""
+    samples = read_perflogs([NIGHTLY])
+    groups = report._by_run_and_key(
+        [s for s in samples if s.key.check == 'ContentionSuite'])
+    series = report._size_series(groups)
+    assert sorted(name for _, _, name in series) == [
+        f'ContentionSuite {p}' for p in (
+            'allreduce', 'alltoall', 'bipingpong', 'complement', 'hotspot',
+            'naive_bcast', 'pingpong', 'shift', 'tree_bcast')]
+    lat = series[('localhost', 'local', 'ContentionSuite pingpong')][
+        'latency']
+    assert list(lat) == ['openmpi shm 1n x 2ppn']
+    assert [x for x, _ in sorted(lat['openmpi shm 1n x 2ppn'])] == [
+        8.0, 10000.0, 1000000.0]
+    assert len(report.size_figures(groups, str(tmp_path))) == 9
