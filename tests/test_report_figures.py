@@ -131,3 +131,18 @@ def test_the_nightly_contention_suite_is_drawn_per_pattern(tmp_path):
     assert [x for x, _ in sorted(lat['openmpi shm 1n x 2ppn'])] == [
         8.0, 10000.0, 1000000.0]
     assert len(report.size_figures(groups, str(tmp_path))) == 9
+
+
+def test_on_one_node_the_ppn_ratio_is_against_the_fewest_ppn(tmp_path):
+    """One node, the suite at 2, 4 and 8 ppn (no 1 ppn: a pattern needs
+    two ranks): the ratios are against 2 ppn."""
+    samples = []
+    for ppn, lat in ((2, 1.0), (4, 1.5), (8, 3.0)):
+        samples += [Sample(Key(s.key.system, s.key.partition, s.key.check,
+                               s.key.point.replace('ppn=2', f'ppn={ppn}'),
+                               s.key.metric), s.value * lat, s.unit, s.time,
+                           s.run, s.result) for s in _suite_samples()]
+    groups = report._by_run_and_key(samples)
+    figs = report.ppn_ratio_figures(groups, str(tmp_path))
+    assert 'ppn_localhost_local_ContentionSuite_pingpong.png' in \
+        [f['file'] for f in figs]

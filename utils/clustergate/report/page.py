@@ -525,7 +525,8 @@ def size_figures(groups, outdir) -> List[Dict]:
 
 def ppn_ratio_figures(groups, outdir) -> List[Dict]:
     """(k ppn)/(1 ppn) of the latency (time) at equal nodes, interconnect
-    and size."""
+    and size; where a point has no 1 ppn (one node: a pattern needs 2
+    ranks), against its fewest ppn."""
     plt = pyplot()
     values = {}
     for key, ss in groups.items():
@@ -546,16 +547,22 @@ def ppn_ratio_figures(groups, outdir) -> List[Dict]:
     figs = []
     for (system, part, check), vals in sorted(values.items()):
         lines = {}
+        # against 1 ppn, or the fewest ranks per node the point has: on
+        # one node the suite's smallest point is 2 ppn (2 ranks)
+        low = {}
+        for (rest, k) in vals:
+            low[rest] = min(k, low.get(rest, k))
         for (rest, k), v in vals.items():
-            one = vals.get((rest, 1))
-            if k == 1 or not one:
+            base = vals.get((rest, low[rest]))
+            if k == low[rest] or not base:
                 continue
 
             r = _axes(rest)
             size = float(r.get('msg_bytes', 0) or 0)
             label = (f'{r.get("environ", "?")} {r.get("interconnect", "?")} '
-                     f'{r.get("num_nodes", "?")}n, {k} ppn / 1 ppn')
-            lines.setdefault(label, []).append((size, v / one))
+                     f'{r.get("num_nodes", "?")}n, {k} ppn / {low[rest]} '
+                     f'ppn')
+            lines.setdefault(label, []).append((size, v / base))
 
         if not lines:
             continue
@@ -564,8 +571,9 @@ def ppn_ratio_figures(groups, outdir) -> List[Dict]:
         # 0 B on a log axis: drawn at 1 B
         _size_lines(ax, {label: [(max(x, 1), y) for x, y in pts]
                          for label, pts in lines.items()},
-                    'time ratio (k ppn) / (1 ppn)',
-                    f'{system}:{part} {check}: (k ppn)/(1 ppn)')
+                    'time ratio (k ppn) / (fewest ppn)',
+                    f'{system}:{part} {check}: (k ppn)/(1 ppn, or the '
+                    f'fewest)')
         ax.axhline(1.0, color='grey', lw=0.8)
         figs.append(_saved(plt, fig, outdir, ('ppn', system, part, check),
                            f'{check}: (k ppn)/(1 ppn) ({system}:{part})'))
@@ -677,8 +685,8 @@ _EMPTY_FIGURES = {
         'no metric of these runs has a message size (a msg_bytes '
         'parameter, or a ContentionSuite metric <pattern>_<size>_latency)',
     '(k ppn) / (1 ppn) ratios':
-        'no latency measured at 1 ppn and at more than 1 ppn on the same '
-        'nodes, interconnect and size',
+        'no latency measured at two ppn or more on the same nodes, '
+        'interconnect and size',
     'Memory: bandwidth, (all ranks)/(1 rank), latency':
         'no MemoryStrided, MemoryRandom or MemoryLatency metric read',
     'Link matrices': 'no linkmatrix_<fabric>.csv below --matrices',
