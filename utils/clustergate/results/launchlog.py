@@ -117,3 +117,36 @@ def diagnose(stderr: str, limit: int = 3) -> Optional[str]:
             break
 
     return '; '.join(found) or None
+
+
+#: Slurm's line when it ends a job or a step (slurmstepd, in the job's
+#: stderr): ``*** JOB 18 ON n1 CANCELLED AT <time> DUE TO TIME LIMIT ***``;
+#: without ``DUE TO``: cancelled by scancel or a signal
+_ENDED = re.compile(r'\*\*\* (JOB|STEP) (\S+) ON (\S+) CANCELLED AT (\S+)'
+                    r'(?: DUE TO ([A-Z ]+?))?(?:,[^*]*)? \*\*\*')
+#: the kernel's OOM killer inside the job's cgroup (slurmstepd)
+_OOM = re.compile(r'Detected (\d+) oom[-_]kill events? in '
+                  r'(StepId=\d+(?:\.\w+)?|step \S+)')
+
+
+def ended_by_scheduler(stderr: str) -> Optional[str]:
+    """Why Slurm ended the job or one of its steps, from its stderr (a
+    time limit, a node failure, preemption, scancel or a signal, the
+    OOM killer), or None. A job so ended did not finish its work, whatever
+    it printed before: a check fails naming this."""
+    if not stderr:
+        return None
+
+    m = _ENDED.search(stderr)
+    if m:
+        what, ident, node, _, reason = m.groups()
+        why = (f'due to {reason.lower()}' if reason
+               else 'by scancel or a signal')
+        return f'Slurm cancelled {what.lower()} {ident} on {node} {why}'
+
+    m = _OOM.search(stderr)
+    if m:
+        return (f'the OOM killer ended {m.group(1)} process(es) of '
+                f'{m.group(2)} (out of memory)')
+
+    return None
