@@ -63,6 +63,20 @@ def check_not_ended(test):
     return True
 
 
+def note_hang(test):
+    """A warning naming the ranks that hung after a complete output (our
+    harness's watchdog stopped them within seconds: the results stand,
+    the MPI library's defect is named). True."""
+    why = launchlog.hung_ranks(test.stderr_text())
+    if why:
+        from reframe.core.logging import getlogger
+
+        getlogger().warning(f'{test.display_name}: {why}')
+        test.cg_hang_note = why
+
+    return True
+
+
 def explained(test, message):
     """``message``, followed by the cause found in the job's stderr when
     there is one; or, when the job exited 0 with output, a note that the

@@ -248,7 +248,8 @@ class SweepPoint(rfm.RegressionTestPlugin):
     @sanity_function
     def validate(self):
         return sn.defer(self.check_not_ended() and
-                        self.check_output(self.output_text()))
+                        self.check_output(self.output_text()) and
+                        joboutput.note_hang(self))
 
 
 def _declare_system_space(cls):
