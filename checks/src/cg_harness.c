@@ -321,6 +321,7 @@ int cg_finish(void)
             ;
 
     MPI_Finalize();
+    alarm(0);
     return errors ? 3 : 0;
 }
 
