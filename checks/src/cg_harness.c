@@ -1,5 +1,6 @@
 #include "cg_harness.h"
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -140,8 +141,12 @@ static void usage_options(void)
                 "  --min-trials N (trials before stopping; default 10)\n"
                 "  --reps N (operations per trial; default by size)\n"
                 "  --flush-bytes SIZE (default 2x last-level cache)\n"
-                "  --corrupt-payload (test switch: damage one message)\n",
-                default_trials);
+                "  --corrupt-payload (test switch: damage one message)\n"
+                "  --finalize-timeout S (seconds a rank may take to end\n"
+                "  after the last result; default %d, 0: no limit)\n"
+                "  --hang-after-done (test switch: ranks > 0 spin after\n"
+                "  the last result)\n",
+                default_trials, CG_FINALIZE_TIMEOUT_S);
 }
 
 /* Consumes the harness options, leaves the program's own in argv */
@@ -163,6 +168,10 @@ static void consume_options(int *argc, char ***argv)
                                                0, SIZE_MAX);
         else if (!strcmp(a, "--corrupt-payload"))
             cg.opt.corrupt = 1;
+        else if (!strcmp(a, "--finalize-timeout") && i + 1 < *argc)
+            cg.opt.finalize_s = atoi((*argv)[++i]);
+        else if (!strcmp(a, "--hang-after-done"))
+            cg.opt.hang_after_done = 1;
         else if (!strcmp(a, "--help-harness")) {
             usage_options();
             MPI_Finalize();
@@ -237,6 +246,7 @@ void cg_init_trials(int *argc, char ***argv, const char *program,
     default_trials = ntrials;
     cg.opt.ntrials = ntrials;
     cg.opt.min_trials = 10;
+    cg.opt.finalize_s = CG_FINALIZE_TIMEOUT_S;
     consume_options(argc, argv);
     find_node_layout();
 }
@@ -255,6 +265,45 @@ cg_measurement cg_measurement_of(const char *pattern, size_t bytes)
     return m;
 }
 
+/* The watchdog's line, made before it is armed: a signal handler may
+ * only write(2) */
+static char hung_line[256];
+static int hung_len;
+
+static void finalize_hung(int sig)
+{
+    (void)sig;
+    if (hung_len > 0 && write(STDERR_FILENO, hung_line, hung_len) < 0)
+        _exit(CG_EXIT_HUNG);
+    _exit(CG_EXIT_HUNG);
+}
+
+/* Every result is out: a rank that does not end within finalize_s
+ * seconds is stopped, naming the hang, instead of spinning until the
+ * job's time limit. An alarm in each rank: it needs no other rank, no
+ * launcher and no MPI call to fire. */
+static void arm_finalize_watchdog(void)
+{
+    if (cg.opt.finalize_s <= 0)
+        return;
+
+    const char *host = cg.node_names ? cg.node_names[cg.rank] : "?";
+    hung_len = snprintf(hung_line, sizeof hung_line,
+                        "CG_ERROR kind=hang program=%s rank=%d: on %s, "
+                        "still running %d s after its last result (hung in "
+                        "MPI_Finalize?): stopped\n", cg.program, cg.rank,
+                        host, cg.opt.finalize_s);
+    if (hung_len < 0 || (size_t)hung_len >= sizeof hung_line)
+        hung_len = (int)sizeof hung_line - 1;
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = finalize_hung;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+    alarm((unsigned)cg.opt.finalize_s);
+}
+
 int cg_finish(void)
 {
     long errors = 0;
@@ -266,7 +315,13 @@ int cg_finish(void)
     }
 
     MPI_Bcast(&errors, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+    arm_finalize_watchdog();
+    if (cg.opt.hang_after_done && cg.rank > 0)
+        for (volatile unsigned long spin = 0;; ++spin)
+            ;
+
     MPI_Finalize();
+    alarm(0);
     return errors ? 3 : 0;
 }
 

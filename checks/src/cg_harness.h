@@ -50,6 +50,11 @@ typedef struct {
                            * studies: one operation between barriers) */
     size_t flush_bytes;   /* cache flush buffer; 0 = 2x last-level cache */
     int corrupt;          /* --corrupt-payload: test switch, see cg_fill */
+    int finalize_s;       /* --finalize-timeout: seconds a rank may take
+                           * to finish after the last result (default
+                           * CG_FINALIZE_TIMEOUT_S; 0: no watchdog) */
+    int hang_after_done;  /* --hang-after-done: test switch, the ranks
+                           * other than 0 spin after CG_DONE */
     int quiet;
 } cg_options;
 
@@ -93,7 +98,16 @@ void cg_init(int *argc, char ***argv, const char *program);
 /* cg_init with another default for --trials than 51 */
 void cg_init_trials(int *argc, char ***argv, const char *program,
                     int ntrials);
-/* Prints CG_DONE, finalizes MPI and returns the exit status (3 on errors) */
+/* Seconds a rank may take to finish (MPI_Finalize) once CG_DONE is out:
+ * then its watchdog names the hang on stderr and ends the rank with
+ * CG_EXIT_HUNG, its results complete. A job whose ranks spin in the MPI
+ * library after their last result (seen: MPICH 4.0.2 over UCX's tcp)
+ * otherwise held its nodes to the job's time limit. */
+#define CG_FINALIZE_TIMEOUT_S 20
+#define CG_EXIT_HUNG 4
+
+/* Prints CG_DONE, finalizes MPI and returns the exit status (3 on errors);
+ * arms the finalize watchdog (CG_FINALIZE_TIMEOUT_S) */
 int cg_finish(void);
 
 /* A measurement of pattern: bytes per message, every rank active, one

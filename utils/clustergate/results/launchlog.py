@@ -44,6 +44,11 @@ _RULES = [
     (re.compile(r'^CG_ERROR kind=fatal program=(\S+) rank=\d+: (.+)$',
                 re.M),
      '{0} refused to run: {1}'),
+    # our harness's watchdog: a rank still running after the last result
+    (re.compile(r'^CG_ERROR kind=hang program=(\S+) rank=(\d+): on (\S*), '
+                r'still running (\d+) s after', re.M),
+     '{0}: rank {1} on {2} hung after its last result (stopped after {3} '
+     's)'),
     (re.compile(r'There are not enough slots available in the system to '
                 r'satisfy the (\d+)\s+slots? that (?:was|were) requested',
                 re.S),
@@ -117,3 +122,56 @@ def diagnose(stderr: str, limit: int = 3) -> Optional[str]:
             break
 
     return '; '.join(found) or None
+
+
+#: Slurm's line when it ends a job or a step (slurmstepd, in the job's
+#: stderr): ``*** JOB 18 ON n1 CANCELLED AT <time> DUE TO TIME LIMIT ***``;
+#: without ``DUE TO``: cancelled by scancel or a signal
+_ENDED = re.compile(r'\*\*\* (JOB|STEP) (\S+) ON (\S+) CANCELLED AT (\S+)'
+                    r'(?: DUE TO ([A-Z ]+?))?(?:,[^*]*)? \*\*\*')
+#: the kernel's OOM killer inside the job's cgroup (slurmstepd)
+_OOM = re.compile(r'Detected (\d+) oom[-_]kill events? in '
+                  r'(StepId=\d+(?:\.\w+)?|step \S+)')
+
+
+def ended_by_scheduler(stderr: str) -> Optional[str]:
+    """Why Slurm ended the job or one of its steps, from its stderr (a
+    time limit, a node failure, preemption, scancel or a signal, the
+    OOM killer), or None. A job so ended did not finish its work, whatever
+    it printed before: a check fails naming this."""
+    if not stderr:
+        return None
+
+    m = _ENDED.search(stderr)
+    if m:
+        what, ident, node, _, reason = m.groups()
+        why = (f'due to {reason.lower()}' if reason
+               else 'by scancel or a signal')
+        return f'Slurm cancelled {what.lower()} {ident} on {node} {why}'
+
+    m = _OOM.search(stderr)
+    if m:
+        return (f'the OOM killer ended {m.group(1)} process(es) of '
+                f'{m.group(2)} (out of memory)')
+
+    return None
+
+
+_HUNG = re.compile(r'^CG_ERROR kind=hang program=(\S+) rank=(\d+): on '
+                   r'(\S*), still running (\d+) s after', re.M)
+
+
+def hung_ranks(stderr: str) -> Optional[str]:
+    """The ranks our harness's watchdog stopped after their last result
+    (``CG_ERROR kind=hang``), in one line, or None."""
+    found = _HUNG.findall(stderr or '')
+    if not found:
+        return None
+
+    prog, secs = found[0][0], found[0][3]
+    where = ', '.join(f'{rank} on {node or "?"}'
+                      for _, rank, node, _ in found[:8])
+    more = f' and {len(found) - 8} more' if len(found) > 8 else ''
+    return (f'{prog}: {len(found)} rank(s) hung after the last result and '
+            f'were stopped after {secs} s (rank {where}{more}); the '
+            f'results are complete: the MPI library did not finish')

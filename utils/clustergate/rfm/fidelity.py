@@ -305,7 +305,8 @@ class PingPongFidelity(SweepPoint, rfm.RunOnlyRegressionTest):
     @sanity_function
     def validate(self):
         # sanity: every output is complete and has the figures
-        return sn.defer(self.check_figures(*self._figures()))
+        return sn.defer(self.check_not_ended() and
+                        self.check_figures(*self._figures()))
 
     def ratio_bounds(self):
         """The documented bound of the ratios: 1 +- ``tolerance``."""

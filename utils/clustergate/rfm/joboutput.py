@@ -50,6 +50,33 @@ def exited_zero_with_output(test):
         return False
 
 
+def check_not_ended(test):
+    """Raise SanityError when the scheduler ended the job (a time limit, a
+    signal, a node failure, the OOM killer; see
+    :func:`clustergate.results.launchlog.ended_by_scheduler`), even after
+    a complete output: ranks that outlived their last result held the
+    nodes to the limit, and a job cut off is not a pass. True otherwise."""
+    why = launchlog.ended_by_scheduler(test.stderr_text())
+    if why:
+        raise SanityError(f'the job did not end by itself: {why}')
+
+    return True
+
+
+def note_hang(test):
+    """A warning naming the ranks that hung after a complete output (our
+    harness's watchdog stopped them within seconds: the results stand,
+    the MPI library's defect is named). True."""
+    why = launchlog.hung_ranks(test.stderr_text())
+    if why:
+        from reframe.core.logging import getlogger
+
+        getlogger().warning(f'{test.display_name}: {why}')
+        test.cg_hang_note = why
+
+    return True
+
+
 def explained(test, message):
     """``message``, followed by the cause found in the job's stderr when
     there is one; or, when the job exited 0 with output, a note that the

@@ -239,9 +239,17 @@ class SweepPoint(rfm.RegressionTestPlugin):
         self.check(self.parse_or_fail(text))
         return True
 
+    def check_not_ended(self):
+        """SanityError when the scheduler ended the job (time limit,
+        signal), whatever it printed before
+        (:func:`clustergate.rfm.joboutput.check_not_ended`)."""
+        return joboutput.check_not_ended(self)
+
     @sanity_function
     def validate(self):
-        return sn.defer(self.check_output(self.output_text()))
+        return sn.defer(self.check_not_ended() and
+                        self.check_output(self.output_text()) and
+                        joboutput.note_hang(self))
 
 
 def _declare_system_space(cls):

@@ -1,0 +1,69 @@
+"""A job that Slurm ended (its time limit, scancel or a signal, a node
+failure, the OOM killer) fails its case naming why, whatever it printed
+before: ranks that hang after their last result held the nodes until the
+limit, and a job cut off is not a pass. One check on every family's
+sanity path (clustergate.rfm.point.SweepPoint.validate)."""
+
+import pytest
+import reframe.utility.sanity as sn
+from reframe.core.exceptions import SanityError
+
+from clustergate.results import launchlog
+from conftest import fixture_text
+from rfm_loader import family_checks, load_checks, pick
+
+#: slurmstepd's line in the job's stderr, in Slurm's own format (job 18 on
+#: n1 at its 10-minute limit: a job of the 8-node matrix whose ranks spun
+#: after their last result); the stdout beside it is a complete output
+TIME_LIMIT = ('slurmstepd: error: *** JOB 18 ON n1 CANCELLED AT '
+              '2026-11-25T16:41:07 DUE TO TIME LIMIT ***\n')
+SCANCEL = ('slurmstepd: error: *** STEP 18.0 ON n1 CANCELLED AT '
+           '2026-11-25T16:41:07 ***\n')
+MEM2 = fixture_text('cg-outputs', 'memory-np2.out')
+
+
+@pytest.mark.parametrize('stderr, expected', [
+    (TIME_LIMIT, 'Slurm cancelled job 18 on n1 due to time limit'),
+    (SCANCEL, 'Slurm cancelled step 18.0 on n1 by scancel or a signal'),
+    (fixture_text('cg-outputs', 'emu-node-failure.err'),
+     'Slurm cancelled step 2.0 on n1 due to node failure'),
+    ('slurmstepd: error: Detected 1 oom_kill event in StepId=7.0. Some of '
+     'the step tasks have been OOM Killed.\n',
+     'the OOM killer ended 1 process(es) of StepId=7.0 (out of memory)'),
+    (fixture_text('job-failures', 'ompi-rank-segv.err'), None),
+    ('', None),
+])
+def test_ended_by_scheduler(stderr, expected):
+    assert launchlog.ended_by_scheduler(stderr) == expected
+
+
+@pytest.fixture(scope='module')
+def memory():
+    return pick(load_checks('checks/node/node_checks.py'), 'MemoryStrided',
+                kernel='read', ppn=2, scale='small')
+
+
+def _fed(monkeypatch, check, stdout, stderr):
+    monkeypatch.setattr(check, 'num_tasks', 2)
+    monkeypatch.setattr(check, 'stdout_text', lambda: stdout, raising=False)
+    monkeypatch.setattr(check, 'stderr_text', lambda: stderr, raising=False)
+    return check
+
+
+def test_complete_output_then_time_limit_fails_naming_it(monkeypatch,
+                                                         memory):
+    # the same complete output passes alone
+    assert sn.evaluate(_fed(monkeypatch, memory, MEM2, '').validate())
+    with pytest.raises(SanityError, match='the job did not end by itself: '
+                       'Slurm cancelled job 18 on n1 due to time limit'):
+        sn.evaluate(_fed(monkeypatch, memory, MEM2, TIME_LIMIT).validate())
+
+
+def test_every_family_checks_how_the_job_ended(monkeypatch):
+    # the third-party families too: one sanity path for all
+    for family, name in (('imb', 'ImbPingPong'), ('osu', 'OsuLatency'),
+                         ('contention', 'PingPongDistance')):
+        check = _fed(monkeypatch, pick(family_checks(family), name), '',
+                     SCANCEL)
+        with pytest.raises(SanityError, match='by scancel or a signal'):
+            sn.evaluate(check.validate())
