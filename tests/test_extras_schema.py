@@ -72,7 +72,7 @@ BAD_INPUTS = [
     ('misspelt sentinels key',
      (EXPECTED, EXPECTED + " 'sentinels': {'canary': False},"),
      "partition localhost:local: extras.sentinels.canary: unknown key "
-     "(known: canaries, checks)"),
+     "(known: canaries, checks, environ)"),
     ('unknown family expected',
      (EXPECTED, "'expected_families': ['npb', 'hpl'],"),
      "partition localhost:local: extras.expected_families: 'hpl' is not a "

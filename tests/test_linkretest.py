@@ -124,7 +124,7 @@ def test_a_ten_percent_loss_is_named_with_its_confidence():
     for dr in ('sent', 'recv'):
         assert 0.88 < d.directions[dr]['mean'] < 0.92
         assert d.directions[dr]['p_slow'] < 0.01
-    assert 'x its partners alone, 3 of 3 retests at or below 0.95x (p' in \
+    assert 'x its partners alone, 3 of 3 retests at or below 0.975x (p' in \
         d.text
     assert 'its own link' in d.text
     # borderline in the first round (not named): the retest names it

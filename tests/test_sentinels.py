@@ -208,17 +208,17 @@ def _nightly_with(tmp_path, layout, rotation):
 
 
 def test_sentinels_over_the_budget_stop_the_load_with_one_line(tmp_path):
-    # the link matrix alone (2 fabrics x 2 MPIs at the cost model's 28 s
-    # each on 9 nodes) cannot fit a 1-minute night
+    # the link matrix alone (2 fabrics, one MPI in the nightly, at the
+    # cost model's 28 s each on 9 nodes) cannot fit a half-minute night
     proc, names, path, out = _nightly_with(
-        tmp_path, 'tree', "'rotation': {'budget_min': 1},")
+        tmp_path, 'tree', "'rotation': {'budget_min': 0.5},")
     assert proc.returncode == 1 and not names
     errors = [ln for ln in out.splitlines() if 'extras.sentinels' in ln]
     assert len(errors) == 1 and 'Traceback' not in out, out[-2000:]
     assert re.fullmatch(
         rf'(ERROR: )?nightly rotation: {re.escape(str(path))}: partition '
         r'emucluster:emu: extras\.sentinels: the sentinels take [\d.]+ min '
-        r'of every night, above the 1 min budget '
+        r'of every night, above the 0.5 min budget '
         r'\(extras\.rotation\.budget_min\)', errors[0]), errors[0]
 
 

@@ -35,8 +35,12 @@ least ``MIN_RETESTS`` rounds, a one-sided t-test of the round figures
 against the naming ratio (``RATIO``, 0.95; the standard deviation floored
 at ``SD_FLOOR``: three identical rounds are not infinitely sure):
 
-* **slow** when their mean is below the ratio with p < ``ALPHA`` (0.01);
-* **healthy** when it is above it with p < ``ALPHA``;
+* **slow** when their mean is below the slow level with p < ``ALPHA``
+  (0.01): the borderline bound of its per-link baseline
+  (:func:`baseline_levels`), without one halfway from its partners' level
+  to the ratio (:func:`no_baseline_level`, 0.975x: a 95 % link alone sits
+  at the ratio itself);
+* **healthy** when it is above the ratio with p < ``ALPHA``;
 * otherwise another round; at the budget: **inconclusive**.
 
 **Explained, not named.** A *borderline* node link that the budget
@@ -46,13 +50,18 @@ named when alone it leans healthy in every direction (above the ratio at
 p < ``EXPLAINED_ALPHA``, 0.1, and nearer its partners' level than the
 ratio): its first round's hint is what those faults disturbed (the fault
 campaign's three innocents, each 0.98-1.00x alone). On a fabric with no
-confirmed fault it stays undecided and the run fails.
+confirmed fault it stays undecided and the run fails, unless alone it
+does not lean to a loss (:func:`unresolved`: the median of its rounds
+above the ratio, or no round fitted): then it is within the retest's
+noise, a warning that does not fail the run (a fresh site without a
+per-link baseline, on a loaded node).
 
 A first round's verdict therefore never stands on one round: a named node
 link the retests clear is not a fault (a noisy round, or a figure a fault
 elsewhere distorted), a borderline one they confirm is (a 10 % loss the
-peers-only bound would miss), and one the budget left open, or that could
-not be retested, fails saying so: the gate does not pass what it could
+peers-only bound would miss), and a named one the budget left open, a
+borderline one leaning to a loss, or one that could not be retested,
+fails saying so: the gate does not pass what it could
 not check. The launches stop at the budget (one still running is
 killed). The rounds' figures are never averaged with the first round's.
 
@@ -106,6 +115,8 @@ EXPLAINED_ALPHA = 0.1
 DIRECTIONS = ('sent', 'recv')
 #: the retest's statuses that are not named (logged)
 CLEARED = ('healthy', 'explained')
+#: how a note of :func:`apply` that the check logs as a warning starts
+WARNING = 'WARNING: '
 Pair = Tuple[str, str]
 
 #: what a later run of a case whose failing verdict the retest decided
@@ -424,6 +435,17 @@ def baseline_levels(node: str, stats: Optional[Mapping], b: Bounds,
     return levels, 'per-link baseline (' + '; '.join(used) + ')'
 
 
+def no_baseline_level(ratio: float = RATIO) -> float:
+    """The level below which a direction without a per-link baseline is
+    slow alone: halfway from its partners' level (alone a healthy link
+    measures 1x of the control pairs among them) to the naming ratio. A
+    link at 95 % alone sits at the ratio itself, which a test against the
+    ratio cannot decide in any budget (the fault campaign's two 95 % links:
+    12-14 rounds at 0.95x, undecided); against the halfway level it is
+    slow in 3-5 rounds, and a healthy link (0.99-1.02x alone) is not."""
+    return _halfway(ratio)
+
+
 @dataclass
 class Series:
     """One direction of one candidate over the retest rounds; ``level``:
@@ -435,7 +457,8 @@ class Series:
 
     @property
     def slow_level(self):
-        return self.ratio if self.level is None else self.level
+        return no_baseline_level(self.ratio) if self.level is None \
+            else self.level
 
     @property
     def n(self):
@@ -531,7 +554,8 @@ class Decision:
     node: str
     why: str
     status: str         # slow, partner, healthy, inconclusive, untested,
-    #                     explained (see :func:`explain`)
+    #                     explained (see :func:`explain`), unresolved
+    #                     (see :func:`unresolved`)
     first: str = ''
     retests: int = 0
     directions: Dict[str, Dict] = field(default_factory=dict)
@@ -551,7 +575,8 @@ def _retest_basis(cand: Candidate, direction: str) -> str:
     if direction in cand.levels:
         return (f'below {cand.levels[direction]:.3g}x, the borderline '
                 f'bound of its {cand.basis}')
-    return f'below the naming ratio {RATIO:g}x (no per-link baseline)'
+    return (f'below {no_baseline_level():.3g}x, halfway from its partners\' '
+            f'level to the naming ratio {RATIO:g}x (no per-link baseline)')
 
 
 def _p(p):
@@ -862,6 +887,7 @@ def retest(text: str, inputs: Mapping, launch: str, budget: float,
     decided.update(adaptive(cands, refs, measure, budget, clock, ratio,
                             float(inputs.get('alpha', ALPHA)), result))
     explain(decided, cands, confirmed_faults(first.lines, decided), ratio)
+    unresolved(decided, cands, ratio)
     result['elapsed_s'] = round(clock() - start, 1)
     result['decisions'] = [asdict(decided[n]) for n in sorted(decided)]
     return result
@@ -973,6 +999,59 @@ def explain(decided: Dict[str, 'Decision'], cands: Sequence[Candidate],
                   f'alone, above {ratio:g}x, {d.retests} retests')
 
 
+#: the retest's status of a borderline node link left open that does not
+#: lean to a loss (see :func:`unresolved`): a warning, not a verdict line
+UNRESOLVED = 'unresolved'
+
+
+def _standard_error(values: Sequence[float]) -> float:
+    """The standard error of the mean of ``values`` (their SD floored at
+    ``SD_FLOOR``; one value: the floor)."""
+    sd = statistics.stdev(values) if len(values) > 1 else 0.0
+    return max(sd, SD_FLOOR) / math.sqrt(len(values))
+
+
+def unresolved(decided: Dict[str, 'Decision'], cands: Sequence[Candidate],
+               ratio: float = RATIO):
+    """The rule for a *borderline* node link (not named by its first
+    round: within the naming bounds) that the budget left undecided and
+    that :func:`explain` did not explain: when alone it does not lean to a
+    loss at the naming ratio (the median of its rounds clearly above
+    ``ratio``, by the standard error of their mean, in every direction
+    measured, or no round fitted in the budget) it is
+    within the retest's noise of the ratio: status ``unresolved``, a
+    warning that does not fail the run (the first round did not name it,
+    and nothing measured since does). A fresh site has no per-link
+    baseline and a loaded node's rounds spread by +-4 %: a healthy link
+    at 0.97x alone (5 of 12 rounds at or below 0.95x), or one beside a cut
+    uplink whose retest got one round at 1.06x, must not fail the gate.
+    One whose median is not clearly above the ratio stays undecided: the
+    run fails saying so (the campaign's n8 at 95 %, alone 0.93-1.03x over
+    9 rounds: medians 0.952 and 0.953, within one standard error, 0.010,
+    of the ratio)."""
+    for c in cands:
+        d = decided.get(c.node)
+        if c.why != 'borderline' or d is None or \
+                d.status != 'inconclusive':
+            continue
+        medians = {dr: statistics.median(x['values'])
+                   for dr, x in d.directions.items() if x['values']}
+        if any(m <= ratio + _standard_error(d.directions[dr]['values'])
+               for dr, m in medians.items()):
+            continue
+        d.status = UNRESOLVED
+        alone = ', '.join(
+            f'{"sent" if dr == "sent" else "received"} median {m:.2f}x '
+            f'of {len(d.directions[dr]["values"])}'
+            for dr, m in sorted(medians.items())) or 'no round'
+        d.text = (f'not named: borderline in its first round, undecided '
+                  f'within the time budget, alone it does not lean to a '
+                  f'loss ({alone} retests, above the naming ratio '
+                  f'{ratio:g}x; {d.text}): within the retest\'s noise; a '
+                  f'per-link baseline (clustergate baseline --links) or a '
+                  f'longer retest budget decides it')
+
+
 def rounds_of(rounds, node):
     """The rounds that measured ``node`` (a node decided early is not
     measured any more)."""
@@ -1011,7 +1090,8 @@ def apply(lines: List[str], result: Optional[Mapping], fabric: str,
     within the budget, or not retested) keeps its line saying why: the
     gate does not pass what it could not check. A borderline one becomes a
     line when confirmed or undecided (not when :func:`explain` explained
-    it: logged)."""
+    it: logged; not when :func:`unresolved` found it within the retest's
+    noise: a note starting with ``WARNING``)."""
     out = [with_basis(ln, tree) for ln in lines]
     if cands is None:
         return out, ['no retest (its budget is 0): named node links stand '
@@ -1046,6 +1126,9 @@ def apply(lines: List[str], result: Optional[Mapping], fabric: str,
         elif d['status'] in CLEARED:
             notes.append(f'borderline node link {c.node} on fabric {fabric} '
                          f'({c.first}): {d["text"]}')
+        elif d['status'] == UNRESOLVED:
+            notes.append(f'{WARNING}undecided node link {c.node} on fabric '
+                         f'{fabric} ({c.first}): {d["text"]}')
         else:
             what = head if d['status'] == 'slow' else \
                 'undecided node link {} on fabric ' + fabric + ': '

@@ -86,7 +86,7 @@ from clustergate.site import sweep
 from clustergate.site.model import Subset, partition_model
 from clustergate.links import topology
 from clustergate.links.topology import span
-from clustergate.rfm import bounds, modes
+from clustergate.rfm import adapter, bounds, modes
 from clustergate.rfm.cgprogram import CgProgramTest
 
 
@@ -207,6 +207,39 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
         self.keep_files = [self.csv_name(), self.png_name(),
                            self.retest_name('json'), self.retest_name('log'),
                            'linkretest_inputs.json']
+
+    # the base's last init hook, then this: it needs the capable
+    # partitions and environments and the mode tags
+    @run_after('init', always_last=True)
+    def point_init_last(self):
+        super().point_init_last()
+        self.fabric_sentinel()
+
+    def fabric_sentinel(self):
+        """The nightly's fabric check: the matrix of the whole partition,
+        whatever the nightly subset's node counts (the subset's fabrics
+        still apply; a fabric check of 2 of 12 nodes sees no switch), and
+        in a nightly session under one environment per fabric (the
+        partition's ``sentinels.environ``, else the first of its
+        environments that can run it): one MPI is enough to judge the
+        fabric; every environment runs it in acceptance."""
+        if adapter.current_system() is None or self.is_fixture():
+            return
+        parts = fabric_partitions(self)
+        if 'acceptance' in self.tags and 'nightly' in self.mode_selection \
+                and any(_nightly_fabric(m, self.interconnect)
+                        for _, m in parts):
+            self.tags = set(self.tags) | {'nightly'}
+        # on a declared tree, a matrix of fewer nodes than its span (2 of
+        # every leaf) sees a switch at most: acceptance only
+        spans = [partition_span(p.name, m) for p, m in parts]
+        if spans and all(isinstance(n, list) and self.num_nodes < len(n)
+                         for n in spans):
+            self.tags = set(self.tags) - {'nightly'}
+        if session_mode(sys.argv) == 'nightly':
+            envs = sentinel_environs(parts, self.valid_prog_environs)
+            if envs:
+                self.valid_prog_environs = envs
 
     def csv_name(self):
         return f'linkmatrix_{self.interconnect}.csv'
@@ -400,7 +433,12 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
             first, retested, self.interconnect, cands,
             tree=self.declared() is not None)
         for note in notes:
-            self.logger.info(f'link retest: {note}')
+            # a borderline link the retest left within its noise: not a
+            # verdict line, but said where the session's output shows it
+            if note.startswith(linkretest.WARNING):
+                self.logger.warning(f'link retest: {note}')
+            else:
+                self.logger.info(f'link retest: {note}')
 
         self.logger.info(f'node links on fabric {self.interconnect}: '
                          f'{links.basis}')
@@ -589,6 +627,56 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
                              f'first round, cleared by the retest')
             return True
         return False
+
+
+def session_mode(argv):
+    """The mode (``--mode NAME``) of the ``reframe`` command line, or
+    None."""
+    argv = list(argv)
+    for i, a in enumerate(argv):
+        if a == '--mode' and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith('--mode='):
+            return a.split('=', 1)[1]
+    return None
+
+
+def fabric_partitions(test):
+    """``[(ReFrame partition, its model)]`` that ``test`` runs on."""
+    system = adapter.current_system()
+    names = getattr(test, 'capable_partitions', None)
+    return [(p, partition_model(p)) for p in system.partitions
+            if names is None or p.fullname in names]
+
+
+def _nightly_fabric(model, interconnect):
+    """Whether the nightly subset of a partition's sweep keeps
+    ``interconnect`` (a partition without a subset keeps every one)."""
+    if not model.declares_sweep:
+        return False
+    sub = model.sweep.subset('nightly')
+    return sub is None or sub.interconnects is None or \
+        interconnect in sub.interconnects
+
+
+def sentinel_environs(parts, capable):
+    """The environments of the nightly's fabric check: per partition
+    (``[(partition, model)]``) its ``sentinels.environ`` where it names
+    one of ``capable``, else the first of its environments in
+    ``capable``; one name per partition (several partitions may differ)."""
+    out = []
+    for part, model in parts:
+        names = [e.name for e in part.environs if e.name in capable]
+        want = model.sentinels.environ
+        pick = want if want in names else (names[0] if names else None)
+        if want is not None and want not in names:
+            adapter.logger().warning(
+                f'partition {part.fullname}: extras.sentinels.environ '
+                f'{want!r} cannot run the link matrix here (it can: '
+                f'{", ".join(names) or "none"}): the nightly uses {pick}')
+        if pick is not None and pick not in out:
+            out.append(pick)
+    return out
 
 
 def declared_topology(spec, run=subprocess.run):

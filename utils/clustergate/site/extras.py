@@ -105,7 +105,11 @@ ROTATION_KEYS = (ROTATION_BUDGET, ROTATION_PIN)
 #: names) on the partition, and one small point per check family
 SENTINEL_CHECKS = 'checks'
 SENTINEL_CANARIES = 'canaries'
-SENTINEL_KEYS = (SENTINEL_CHECKS, SENTINEL_CANARIES)
+#: the environment the nightly's fabric check (the link matrix) runs under,
+#: once per fabric (default: the first of the partition's environments
+#: that can run it); the others run it in acceptance
+SENTINEL_ENVIRON = 'environ'
+SENTINEL_KEYS = (SENTINEL_CHECKS, SENTINEL_CANARIES, SENTINEL_ENVIRON)
 #: the sentinels of a partition that does not declare them: the link
 #: matrix (every fabric, the whole partition) and a canary per family
 DEFAULT_SENTINELS = {SENTINEL_CHECKS: ('LinkMatrix',),
@@ -274,6 +278,11 @@ def _check_sentinels(sent, where):
     if not isinstance(canaries, bool):
         raise ExtrasError(f'{where}.{SENTINEL_CANARIES}: must be true or '
                           f'false, got {canaries!r}')
+
+    env = sent.get(SENTINEL_ENVIRON)
+    if env is not None and not (isinstance(env, str) and env):
+        raise ExtrasError(f'{where}.{SENTINEL_ENVIRON}: must be an '
+                          f'environment name, got {env!r}')
 
 
 def _check_concurrency(conc, ics, where):

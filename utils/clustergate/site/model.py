@@ -155,6 +155,9 @@ class Sentinels:
     canaries: bool = True
     #: the partition declared them (else these are the defaults)
     declared: bool = False
+    #: the environment of the nightly's fabric check (None: the first of
+    #: the partition's environments that can run it)
+    environ: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -391,7 +394,8 @@ def _parse(extras: Mapping, name: str, processor: Mapping) -> PartitionModel:
             r[keys.ROTATION_BUDGET], r.get(keys.ROTATION_PIN, False))),
         sentinels=Sentinels(tuple(sent[keys.SENTINEL_CHECKS]),
                             sent[keys.SENTINEL_CANARIES],
-                            keys.SENTINELS in extras),
+                            keys.SENTINELS in extras,
+                            sent.get(keys.SENTINEL_ENVIRON)),
         concurrency=_optional(extras, keys.CONCURRENCY, lambda c: Concurrency(
             c.get('policy', 'serial'), _frozen(c.get('fabric_licenses', {})))),
         link_retest_budget_s=extras.get(keys.LINK_RETEST_BUDGET),

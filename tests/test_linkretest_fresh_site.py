@@ -1,0 +1,129 @@
+"""The retest on a fresh site: no per-link baseline, a loaded node.
+
+What a new 12-node, 4-leaf site measured on its first nights (Intel MPI
+over tcp, load 2-4): on the healthy cluster a borderline n11 was left
+undecided by its retest (`sent 0.97x its partners alone, 5 of 12 retests
+at or below 0.95x ... (no per-link baseline)`) and failed the run; beside
+leaf4's cut uplink a healthy n8 of leaf3 whose retest got one round
+(`sent 1.06x its partners alone, 0 of 1 retests`) was named undecided.
+The round figures below are synthetic series with those summaries. Such a
+link is within the retest's noise of the naming ratio: a warning, not a
+verdict line. A link that leans to a loss under the same noise, and a 95 %
+link under the emulation's usual noise, stay named.
+"""
+
+import itertools
+
+from clustergate.links import retest as lr
+
+PARTNERS = ['p1', 'p2', 'p3', 'p4']
+RATE = 30.0
+
+#: n11: 12 rounds, mean 0.97x, 5 of 12 at or below 0.95x
+N11_SENT = [0.92, 0.99, 0.94, 1.0, 0.95, 1.01, 0.93, 0.98, 0.95, 1.0,
+            0.97, 1.0]
+N11_RECV = [0.99, 1.01, 0.98, 1.0, 0.97, 1.02, 0.99, 1.0, 0.98, 1.01,
+            0.99, 1.0]
+
+
+def decided(node, why, sent, recv, faults=()):
+    """``node`` retested round by round on the recorded figures until
+    they run out (the budget), then the driver's rules at the budget
+    (:func:`lr.explain`, :func:`lr.unresolved`); ``(decision, candidate)``.
+    """
+    cand = lr.Candidate(node, why, 'sent 0.93x its peers (-3.0 MADs)', 0.93)
+    left = {'sent': iter(sent), 'recv': iter(recv)}
+    clock = itertools.count()
+
+    def measure(the_plan, timeout):
+        fig = {}
+        for dr in lr.DIRECTIONS:
+            if any((p[0] == node) == (dr == 'sent') and node in p
+                   for p in the_plan.pairs):
+                fig[dr] = next(left[dr], None)
+                if fig[dr] is None:
+                    raise RuntimeError('retest launch killed after 1.0 s '
+                                       '(the end of the budget)')
+        return {(s, d): RATE * (fig['sent'] if s == node else
+                                fig['recv'] if d == node else 1.0)
+                for s, d in the_plan.pairs}
+
+    got = lr.adaptive([cand], {node: PARTNERS}, measure, 1e9,
+                      lambda: next(clock))
+    lr.explain(got, [cand], list(faults))
+    lr.unresolved(got, [cand])
+    return got[node], cand
+
+
+def verdict(d, cand, lines=()):
+    """The check's lines and notes after the retest."""
+    from dataclasses import asdict
+    return lr.apply(list(lines), {'decisions': [asdict(d)]}, 'fab1', [cand],
+                    tree=True)
+
+
+def test_a_healthy_link_within_the_noise_is_a_warning():
+    d, cand = decided('n11', 'borderline', N11_SENT, N11_RECV)
+    s = d.directions['sent']['values']
+    assert len(s) == 12 and sum(v <= 0.95 for v in s) == 5
+    assert round(sum(s) / len(s), 2) == 0.97
+    assert d.status == lr.UNRESOLVED, d.text
+    lines, notes = verdict(d, cand)
+    assert lines == []          # the run does not fail
+    (warn,) = [n for n in notes if n.startswith(lr.WARNING)]
+    assert warn.startswith('WARNING: undecided node link n11 on fabric '
+                           'fab1 (sent 0.93x its peers')
+    assert 'sent median 0.97x of 12' in warn
+    assert 'a per-link baseline (clustergate baseline --links)' in warn
+
+
+def test_one_round_beside_a_cut_uplink_does_not_name_an_innocent():
+    d, cand = decided('n8', 'borderline', [1.06], [1.04],
+                      faults=['uplink leaf4-spine'])
+    assert d.retests == 1
+    assert d.status == lr.UNRESOLVED, d.text
+    up = 'uplink leaf4-spine on fabric fab1: trunk at 0.32x'
+    lines, notes = verdict(d, cand, [up])
+    assert lines == [up + ' [basis: fabric model]']
+    assert any(n.startswith('WARNING: undecided node link n8') for n in notes)
+
+
+def test_a_borderline_link_no_round_fitted_is_a_warning():
+    d, cand = decided('n8', 'borderline', [], [])
+    assert d.retests == 0 and d.status == lr.UNRESOLVED, d.text
+    assert verdict(d, cand)[0] == []
+
+
+def test_a_link_leaning_to_a_loss_under_the_same_noise_stays_named():
+    # the same spread, 2 points lower (sent median 0.955x): named slow
+    # (a series leaning to a loss that the budget leaves open, the
+    # campaign's n8 at 95 % under load, stays undecided and fails:
+    # test_linkretest_load)
+    d, cand = decided('n11', 'borderline', [v - 0.02 for v in N11_SENT],
+                      [v - 0.02 for v in N11_RECV])
+    assert d.status == 'slow', d.text
+    lines, _ = verdict(d, cand)
+    assert [ln.split(' on fabric ')[0] for ln in lines] == [
+        'slow node link n11'], lines
+
+
+def test_a_named_link_left_open_stays_named():
+    # the first round named it (at most 0.85x of its peers): an open
+    # retest does not clear a named link
+    d, cand = decided('n11', 'named', N11_SENT, N11_RECV)
+    assert d.status == 'inconclusive', d.text
+    line = 'slow node link n11 on fabric fab1: sent 0.80x its peers'
+    lines, _ = verdict(d, cand, [line])
+    assert len(lines) == 1 and lines[0].startswith(line)
+
+
+def test_a_95_percent_link_without_a_baseline_is_slow():
+    # alone at 0.95x with the emulation's usual spread (the campaign's
+    # n8 at 95 %): below the halfway level 0.975x within a few rounds
+    sent = [0.949, 0.948, 0.953, 0.954, 0.951, 0.95, 0.955, 0.947]
+    recv = [0.942, 0.949, 0.95, 0.951, 0.951, 0.954, 0.969, 0.95]
+    d, _ = decided('n8', 'borderline', sent, recv)
+    assert d.status == 'slow', d.text
+    assert d.retests <= 4
+    assert 'halfway from its partners\' level to the naming ratio 0.95x ' \
+        '(no per-link baseline)' in d.text
