@@ -170,3 +170,74 @@ def leaf_rounds(topology: Topology, intra: Optional[Sequence[int]] = None,
                     flows += intra_round(across, 1)
                 out.append(Round(f'C{b}{v}', flows))
     return [r for r in out if r.flows]
+
+
+def valid_rounds(rounds: Sequence[Round], split: bool = True) -> List[Round]:
+    """``rounds`` as ``cg_linkmatrix --schedule`` runs them: in a round
+    every node sends at most one flow and receives at most one; a flow
+    that would be a node's second (leaf shifts between leaves of unequal
+    sizes) goes to a continuation round ``<label>.1``, ``.2``, ... With
+    ``split``, the two directions of a pair never run together either
+    (as the mutual round of the shift rounds: one direction first)."""
+    out = []
+    for r in rounds:
+        # per continuation: its flows, senders, receivers
+        parts: List[Tuple[List[Flow], set, set]] = []
+        for a, b in r.flows:
+            for flows, sends, recvs in parts:
+                if a in sends or b in recvs or \
+                        (split and b in sends and a in recvs and
+                         (b, a) in flows):
+                    continue
+                flows.append((a, b))
+                sends.add(a)
+                recvs.add(b)
+                break
+            else:
+                parts.append(([(a, b)], {a}, {b}))
+        for i, (flows, _, _) in enumerate(parts):
+            out.append(Round(r.label if i == 0 else f'{r.label}.{i}', flows))
+    return out
+
+
+def schedule(topology: Optional[Topology], nodes: Sequence[str],
+             all_pairs: bool = False, split: bool = True) -> List[Round]:
+    """The rounds a link matrix of ``nodes`` runs: on a declared
+    ``topology`` the leaf rounds (:func:`leaf_rounds` over the leaves of
+    ``nodes``, made valid by :func:`valid_rounds`), else or with
+    ``all_pairs`` the N-1 shift rounds (:func:`shift_rounds`)."""
+    if topology is None or all_pairs:
+        return shift_rounds(list(nodes), split)
+    keep = set(nodes)
+    missing = [n for n in nodes if n not in topology.leaf_of]
+    if missing:
+        raise ValueError(f'node {missing[0]} is not in the declared '
+                         f'topology ({topology.source or "?"})')
+    sub = Topology({n: s for n, s in topology.leaf_of.items() if n in keep},
+                   dict(topology.parent), source=topology.source)
+    return valid_rounds(leaf_rounds(sub), split)
+
+
+def schedule_text(rounds: Sequence[Round]) -> str:
+    """The ``--schedule`` file of ``cg_linkmatrix``: one round per line,
+    its label and its flows as ``SRC:DST``."""
+    return ''.join(f'{r.label} ' + ' '.join(f'{a}:{b}' for a, b in r.flows)
+                   + '\n' for r in rounds)
+
+
+def parse_schedule_text(text: str) -> List[Round]:
+    """The rounds of a ``--schedule`` file (:func:`schedule_text`);
+    ValueError naming the first bad line."""
+    out = []
+    for i, line in enumerate(text.splitlines(), 1):
+        words = line.split()
+        if not words or words[0].startswith('#'):
+            continue
+        flows = []
+        for w in words[1:]:
+            a, sep, b = w.partition(':')
+            if not sep or not a or not b:
+                raise ValueError(f'line {i}: expected SRC:DST, got {w!r}')
+            flows.append((a, b))
+        out.append(Round(words[0], flows))
+    return out
