@@ -119,7 +119,9 @@ site_configuration = {
         {
             # the full sweep, for site acceptance
             'name': 'acceptance',
-            'options': _common_opts + ['--tag=acceptance'],
+            # the link matrix of every pair, not only the topology's rounds
+            'options': _common_opts + [
+                '--tag=acceptance', '-S', 'LinkMatrix.link_schedule=all-pairs'],
         },
     ],
     'storage': [

@@ -43,8 +43,21 @@
  * the last byte of trial 1's messages and leaves the last block's stamp
  * of trial 2 unwritten (both must be reported).
  *
+ * --schedule FILE: instead of the N-1 shift rounds, the rounds of FILE,
+ * one per line: a label, then the round's concurrent flows as SRC:DST
+ * (node names, or #R for rank R), e.g.
+ *
+ *   I1 n1:n2 n2:n3 n3:n1 n4:n5 n5:n6 n6:n4
+ *   X1 n1:n4 n2:n5 n3:n6 n4:n1 n5:n2 n6:n3
+ *
+ * (clustergate.links.schedule writes it from the declared topology). In a
+ * round a rank sends at most once and receives at most once; flows that
+ * name a node outside the job are left out (counted on stderr), and every
+ * node of the job must send and receive in some round. Lines carry
+ * round=<label>. Blank lines and lines starting with '#' are skipped.
+ *
  * usage: cg_linkmatrix [--bytes 4M] [--no-split] [--pairs S-D,...]
- *        [--any-placement (allow several ranks per node: a rank matrix,
+ *        [--schedule FILE] [--any-placement (allow several ranks per node: a rank matrix,
  *        for tests)] [harness options: --trials ...]
  */
 #include "cg_harness.h"
@@ -261,7 +274,137 @@ typedef struct {
     int split;                /* time the mutual round in two halves */
     int npairs;               /* --pairs: pairs timed alone, else 0 */
     int *pair_src, *pair_dst;
+    const char *schedule;     /* --schedule FILE, else NULL */
 } link_options;
+
+/* --schedule: the rounds, their flows as rank pairs */
+typedef struct {
+    int nrounds;
+    char (*label)[32];
+    int *first;               /* round i: flows first[i]..first[i+1]-1 */
+    int *src, *dst;
+} link_schedule;
+
+/* The rank of a schedule token (a node name or #R), -1: not in the job */
+static int rank_of_token(const char *tok)
+{
+    if (tok[0] == '#') {
+        char *end;
+        long r = strtol(tok + 1, &end, 10);
+        if (*end || end == tok + 1 || r < 0 || r >= cg.size)
+            cg_die("--schedule: bad rank token '%s' (ranks 0..%d)", tok,
+                   cg.size - 1);
+        return (int)r;
+    }
+    for (int r = 0; r < cg.size; ++r)
+        if (!strcmp(cg.node_names[r], tok))
+            return r;
+    return -1;
+}
+
+static void *grow(void *p, size_t n, size_t size)
+{
+    p = realloc(p, n * size);
+    if (!p)
+        cg_die("out of memory reading the schedule");
+    return p;
+}
+
+/* long: one pass over the file (labels, flows, their ranks), then the
+ * checks of each round and of the coverage, each with its error */
+static link_schedule read_schedule(const char *path)
+{
+    link_schedule s = {0, NULL, NULL, NULL, NULL};
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        cg_die("--schedule: cannot open %s", path);
+    size_t cap = 0, nflows = 0, rcap = 0;
+    long dropped = 0;
+    char line[1 << 16], *save;
+    int lineno = 0;
+    s.first = grow(NULL, 1, sizeof(int));
+    s.first[0] = 0;
+    while (fgets(line, sizeof line, fp)) {
+        ++lineno;
+        size_t len = strlen(line);
+        if (len == sizeof line - 1 && line[len - 1] != '\n')
+            cg_die("--schedule: %s:%d: line longer than %zu bytes", path,
+                   lineno, sizeof line - 2);
+        char *tok = strtok_r(line, " \t\r\n", &save);
+        if (!tok || tok[0] == '#')
+            continue;
+        if (strlen(tok) >= 32 || strchr(tok, ':'))
+            cg_die("--schedule: %s:%d: bad round label '%s'", path, lineno,
+                   tok);
+        if ((size_t)s.nrounds + 1 >= rcap) {
+            rcap = rcap ? 2 * rcap : 64;
+            s.label = grow(s.label, rcap, sizeof *s.label);
+            s.first = grow(s.first, rcap + 1, sizeof(int));
+        }
+        snprintf(s.label[s.nrounds], sizeof s.label[0], "%s", tok);
+        while ((tok = strtok_r(NULL, " \t\r\n", &save))) {
+            char *colon = strchr(tok, ':');
+            if (!colon || colon == tok || !colon[1])
+                cg_die("--schedule: %s:%d: expected SRC:DST, got '%s'",
+                       path, lineno, tok);
+            *colon = '\0';
+            int a = rank_of_token(tok), b = rank_of_token(colon + 1);
+            if (a < 0 || b < 0) {
+                ++dropped;
+                continue;
+            }
+            if (a == b)
+                cg_die("--schedule: %s:%d: flow %s:%s from a node to "
+                       "itself", path, lineno, tok, colon + 1);
+            if (nflows + 1 > cap) {
+                cap = cap ? 2 * cap : 1024;
+                s.src = grow(s.src, cap, sizeof(int));
+                s.dst = grow(s.dst, cap, sizeof(int));
+            }
+            s.src[nflows] = a;
+            s.dst[nflows++] = b;
+        }
+        if ((size_t)s.first[s.nrounds] < nflows)
+            s.first[++s.nrounds] = (int)nflows;     /* empty: skipped */
+    }
+    fclose(fp);
+    if (s.nrounds == 0)
+        cg_die("--schedule: %s has no flow between nodes of this job",
+               path);
+
+    /* a rank sends and receives at most once per round, and every rank
+     * sends and receives in some round */
+    int *sends = calloc(cg.size, sizeof(int)),
+        *recvs = calloc(cg.size, sizeof(int)),
+        *seen = calloc(2 * (size_t)cg.size, sizeof(int));
+    if (!sends || !recvs || !seen)
+        cg_die("out of memory checking the schedule");
+    for (int i = 0; i < s.nrounds; ++i) {
+        for (int f = s.first[i]; f < s.first[i + 1]; ++f) {
+            if (seen[2 * s.src[f]] == i + 1 || seen[2 * s.dst[f] + 1] == i + 1)
+                cg_die("--schedule: round %s: node %s (rank %d) %s twice", s.label[i],
+                       cg.node_names[seen[2 * s.src[f]] == i + 1 ?
+                                     s.src[f] : s.dst[f]],
+                       seen[2 * s.src[f]] == i + 1 ? s.src[f] : s.dst[f],
+                       seen[2 * s.src[f]] == i + 1 ? "sends" : "receives");
+            seen[2 * s.src[f]] = seen[2 * s.dst[f] + 1] = i + 1;
+            ++sends[s.src[f]];
+            ++recvs[s.dst[f]];
+        }
+    }
+    for (int r = 0; r < cg.size; ++r)
+        if (!sends[r] || !recvs[r])
+            cg_die("--schedule: node %s (rank %d) never %s in %s",
+                   cg.node_names[r], r, sends[r] ? "receives" : "sends",
+                   path);
+    free(sends);
+    free(recvs);
+    free(seen);
+    if (dropped && cg.rank == 0)
+        fprintf(stderr, "cg_linkmatrix: --schedule: %ld flows name nodes "
+                "outside this job, left out\n", dropped);
+    return s;
+}
 
 /* "S-D,S-D,..." into opt->pair_src/pair_dst (ranks checked later) */
 static void parse_pairs(link_options *opt, const char *spec)
@@ -291,7 +434,8 @@ static void parse_pairs(link_options *opt, const char *spec)
 static link_options parse_options(int argc, char **argv)
 {
     link_options opt = {.bytes = 4000000, .any_placement = 0, .split = 1,
-                        .npairs = 0, .pair_src = NULL, .pair_dst = NULL};
+                        .npairs = 0, .pair_src = NULL, .pair_dst = NULL,
+                        .schedule = NULL};
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--bytes") && i + 1 < argc)
             opt.bytes = cg_parse_size(argv[++i], "--bytes", 1, 2000000000);
@@ -299,6 +443,8 @@ static link_options parse_options(int argc, char **argv)
             opt.split = 0;
         else if (!strcmp(argv[i], "--pairs") && i + 1 < argc)
             parse_pairs(&opt, argv[++i]);
+        else if (!strcmp(argv[i], "--schedule") && i + 1 < argc)
+            opt.schedule = argv[++i];
         else if (!strcmp(argv[i], "--any-placement"))
             opt.any_placement = 1;     /* tests on one machine */
         else
@@ -306,6 +452,8 @@ static link_options parse_options(int argc, char **argv)
                    "cg_linkmatrix.c)", argv[i]);
     }
 
+    if (opt.schedule && opt.npairs)
+        cg_die("--schedule and --pairs exclude each other");
     if (cg.size < 2)
         cg_die("needs at least 2 ranks (one per node), got %d", cg.size);
     if (cg.ppn != 1 && !opt.any_placement)
@@ -403,6 +551,39 @@ static void time_alone(const cg_measurement *m, link_round *this_round,
     ++cg.measurements;
 }
 
+/* --schedule: round i, this rank's partners (idle if it has none), one
+ * CG line per flow from its receiver's times */
+static void time_scheduled(const cg_measurement *m, link_round *this_round,
+                           double *all_times, double *unused,
+                           const link_schedule *s, int i)
+{
+    int nt = cg.opt.ntrials;
+    this_round->do_send = this_round->do_recv = 0;
+    this_round->to = this_round->from = -1;
+    for (int f = s->first[i]; f < s->first[i + 1]; ++f) {
+        if (s->src[f] == cg.rank) {
+            this_round->to = s->dst[f];
+            this_round->do_send = 1;
+        }
+        if (s->dst[f] == cg.rank) {
+            this_round->from = s->src[f];
+            this_round->do_recv = 1;
+        }
+    }
+    cg_time_trials(m, unused);
+    MPI_Gather(this_round->recv_times, nt, MPI_DOUBLE, all_times, nt,
+               MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    for (int f = s->first[i]; f < s->first[i + 1]; ++f) {
+        if (cg.rank == 0) {
+            char extra[128];
+            snprintf(extra, sizeof extra, "round=%s src_rank=%d "
+                     "dst_rank=%d", s->label[i], s->src[f], s->dst[f]);
+            report_pair(m, all_times, s->src[f], s->dst[f], extra);
+        }
+        ++cg.measurements;
+    }
+}
+
 int main(int argc, char **argv)
 {
     cg_init(&argc, &argv, "cg_linkmatrix");
@@ -433,6 +614,12 @@ int main(int argc, char **argv)
         .ctx = &this_round,
     };
 
+    link_schedule sched = {0, NULL, NULL, NULL, NULL};
+    if (opt.schedule)
+        sched = read_schedule(opt.schedule);
+    for (int i = 0; i < sched.nrounds; ++i)
+        time_scheduled(&m, &this_round, all_times, unused, &sched, i);
+
     for (int i = 0; i < opt.npairs; ++i)
         time_alone(&m, &this_round, all_times, unused, i, opt.pair_src[i],
                    opt.pair_dst[i]);
@@ -440,7 +627,7 @@ int main(int argc, char **argv)
     /* Round k = n/2 (n even) pairs the nodes mutually: both directions
      * would share one connection, unlike every other round, so that round
      * is timed in two halves, one direction each (--no-split: together) */
-    for (int k = 1; k < (opt.npairs ? 1 : n); ++k) {
+    for (int k = 1; k < (opt.npairs || opt.schedule ? 1 : n); ++k) {
         int split_mutual = 2 * k == n && opt.split;
         for (int half = 0; half < (split_mutual ? 2 : 1); ++half) {
             set_partners(&this_round, k, half, split_mutual);
@@ -451,6 +638,10 @@ int main(int argc, char **argv)
         }
     }
 
+    free(sched.label);
+    free(sched.first);
+    free(sched.src);
+    free(sched.dst);
     free(opt.pair_src);
     free(opt.pair_dst);
     free(unused);

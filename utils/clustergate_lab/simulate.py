@@ -51,10 +51,15 @@ from typing import Dict, List, Optional
 
 from clustergate.links.topology.analysis import DEFAULT_SIGMA, Fault, Prepared, diagnose
 from clustergate.links.topology.model import Topology
-from clustergate.links.topology.rounds import Round, leaf_rounds
+from clustergate.links.topology.rounds import Round, schedule
 
 KINDS = ('healthy', 'uplink', 'miscabled', 'node', 'uplink+uplink',
          'uplink+node', 'miscabled+node')
+#: and on a three-level tree: a spine-core trunk, alone and beside a node
+ALL_KINDS = KINDS + ('trunk', 'trunk+node')
+#: fabrics: a two-level fat tree (leaves under one spine), a three-level
+#: one (leaves under spines under a core)
+FABRICS = ('tree', 'tree3')
 
 # measured on the emulated cluster (docs/reports/simulation.md)
 EMU_SECONDS = 8.0
@@ -90,16 +95,17 @@ class Report:
     cases: Dict[str, List[Case]] = field(default_factory=dict)
     time_to_verdict: float = 0.0
     full_matrix_time: float = 0.0
+    fabric: str = 'fat tree'
 
     def named(self, kind):
         return sum(c.correct for c in self.cases.get(kind, []))
 
     def lines(self):
-        out = [f'fat tree: {self.nodes} nodes, {self.leaves} leaves, '
+        out = [f'{self.fabric}: {self.nodes} nodes, {self.leaves} leaves, '
                f'oversubscription {self.oversubscription:g}:1, '
                f'{self.rounds} rounds ({self.flows} flows), noise sigma '
                f'{self.sigma:g}']
-        for kind in KINDS:
+        for kind in ALL_KINDS:
             kind_cases = self.cases.get(kind, [])
             if not kind_cases:
                 continue
@@ -158,8 +164,47 @@ def inject_all(topo: Topology, kind: str, rng: random.Random,
     return out
 
 
+def build(fabric: str, nodes: int, per_leaf: int, oversubscription: float,
+          rate: float, leaves_per_spine: int = 8,
+          spine_oversubscription: float = 1.0) -> Topology:
+    """The simulated fabric (see :data:`FABRICS`); ValueError naming a
+    size that does not fit."""
+    if nodes % per_leaf:
+        raise ValueError(f'--nodes {nodes} is not a multiple of --per-leaf '
+                         f'{per_leaf}')
+    if fabric == 'tree':
+        return Topology.fat_tree(nodes // per_leaf, per_leaf, rate,
+                                 oversubscription)
+    if fabric == 'tree3':
+        pod = per_leaf * leaves_per_spine
+        if nodes % pod:
+            raise ValueError(f'--nodes {nodes} is not a multiple of '
+                             f'--per-leaf x --leaves-per-spine ({pod})')
+        return Topology.fat_tree3(nodes // pod, leaves_per_spine, per_leaf,
+                                  rate, oversubscription,
+                                  spine_oversubscription)
+    raise ValueError(f'--fabric {fabric!r}: not one of {", ".join(FABRICS)}')
+
+
+def upper_trunks(topo: Topology) -> List[str]:
+    """Switches above the leaves that hang under another switch (the
+    spines of a three-level tree)."""
+    leaves = set(topo.leaves)
+    return [s for s, p in topo.parent.items()
+            if p is not None and s not in leaves]
+
+
 def inject(topo: Topology, kind: str, rng: random.Random,
            uplink_factor=0.25, node_factor=0.5) -> Optional[Fault]:
+    if kind == 'trunk':
+        upper = upper_trunks(topo)
+        if not upper:
+            raise ValueError('kind trunk needs a three-level fabric '
+                             '(--fabric tree3)')
+        sw = rng.choice(upper)
+        return Fault('uplink', sw, (('switch', sw, 'up'),
+                                    ('switch', sw, 'down')),
+                     uplink_factor, topo.parent[sw])
     if kind == 'uplink':
         leaf = rng.choice(topo.leaves)
         return Fault('uplink', leaf, (('switch', leaf, 'up'),
@@ -325,19 +370,17 @@ def _med(xs):
 def run(nodes=1024, per_leaf=32, oversubscription=2.0, cases=100,
         sigma=DEFAULT_SIGMA, seed=1, rate=12500.0, bytes_=4e6, trials=8,
         uplink_factor=0.25, node_factor=0.5, kinds=KINDS,
-        progress=None) -> Report:
+        progress=None, fabric='tree', leaves_per_spine=8) -> Report:
     """Simulate ``cases`` cases of each kind (see the module doc)."""
-    if nodes % per_leaf:
-        raise ValueError(f'--nodes {nodes} is not a multiple of --per-leaf '
-                         f'{per_leaf}')
-    topo = Topology.fat_tree(nodes // per_leaf, per_leaf, rate,
-                             oversubscription)
-    rounds = leaf_rounds(topo)
+    topo = build(fabric, nodes, per_leaf, oversubscription, rate,
+                 leaves_per_spine)
+    rounds = schedule(topo, topo.nodes)
     prepared = Prepared(topo, [r.flows for r in rounds])
     models = prepared.models
     slowest = min(min(m.rates) for m in models)
     rep = Report(nodes, len(topo.leaves), len(rounds),
-                 sum(len(r) for r in rounds), oversubscription, sigma)
+                 sum(len(r) for r in rounds), oversubscription, sigma,
+                 fabric=topo.source)
     rep.time_to_verdict = time_to_verdict(len(rounds), slowest, bytes_,
                                           trials)
     # N-1 shift rounds (+1 for the split mutual round), each at best at
@@ -374,7 +417,7 @@ def figure(path, nodes=1024, per_leaf=32, oversubscription=2.0,
 
     topo = Topology.fat_tree(nodes // per_leaf, per_leaf, rate,
                              oversubscription)
-    rounds = leaf_rounds(topo)
+    rounds = schedule(topo, topo.nodes)
     prepared = Prepared(topo, [r.flows for r in rounds])
     models = prepared.models
     rng = random.Random(seed)
@@ -436,18 +479,22 @@ def main(argv=None):
     p.add_argument('--node-factor', type=float, default=0.5)
     p.add_argument('--kinds', default=','.join(KINDS))
     p.add_argument('--figure', help='write the figure PNG here')
+    p.add_argument('--fabric', default='tree', choices=FABRICS)
+    p.add_argument('--leaves-per-spine', type=int, default=8,
+                   help='tree3: leaves under each spine (default 8)')
     args = p.parse_args(argv)
     from clustergate.links.topology.model import parse_rate
     try:
         rate = parse_rate(args.rate)
         kinds = [k for k in args.kinds.split(',') if k]
-        bad = [k for k in kinds if k not in KINDS]
+        bad = [k for k in kinds if k not in ALL_KINDS]
         if bad:
             raise ValueError(f'--kinds: unknown {", ".join(bad)} (of '
-                             f'{", ".join(KINDS)})')
+                             f'{", ".join(ALL_KINDS)})')
         rep = run(args.nodes, args.per_leaf, args.oversubscription,
                   args.cases, args.sigma, args.seed, rate, args.bytes,
-                  args.trials, args.uplink_factor, args.node_factor, kinds)
+                  args.trials, args.uplink_factor, args.node_factor, kinds,
+                  fabric=args.fabric, leaves_per_spine=args.leaves_per_spine)
     except ValueError as err:
         print(f'simulate: {err}', file=sys.stderr)
         return 2

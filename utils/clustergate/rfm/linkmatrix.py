@@ -27,6 +27,16 @@ slow link cannot beat. The median and the slowest pair are performance
 variables too, so a file reference also catches a fabric that is
 uniformly slow.
 
+**Rounds.** Where the partition declares a topology the matrix runs the
+rounds of the topology (:func:`clustergate.links.topology.rounds.schedule`:
+intra-leaf shifts, every leaf shift, the contrast rounds, about 45 rounds
+at 1,024 nodes in 32 leaves instead of 1,023), written as
+``linkmatrix_<fabric>.schedule`` and run by ``cg_linkmatrix --schedule``;
+``link_schedule = 'all-pairs'`` (the acceptance mode sets it) runs the
+N-1 shift rounds of every pair instead, as on a partition that declares
+no topology and on a tree so small that every pair takes no more rounds
+(9 nodes in 3 leaves). The retest runs on the same job's placement either way.
+
 After the run (before sanity, so that a failing matrix is kept too) the
 matrix is written as ``linkmatrix_<fabric>.csv`` and drawn as
 ``linkmatrix_<fabric>.png`` in the stage directory; both are kept in the
@@ -93,6 +103,8 @@ from clustergate.rfm.cgprogram import CgProgramTest
 #: the job script writes the matrix's exit status here for the retest
 #: driver started beside it (``--after``)
 RC_FILE = 'cg_matrix_rc'
+#: values of LinkMatrixTest.link_schedule
+SCHEDULES = ('topology', 'all-pairs')
 #: judge()'s result per test instance (id) and output text
 _JUDGED = {}
 #: the failing verdicts the retest decided, per test case of the session
@@ -185,6 +197,10 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
     #: A retested node link is slow below this fraction of its partners
     retest_ratio = variable(float, value=linkretest.RATIO, loggable=True)
 
+    #: 'topology': the rounds of the declared topology where there is one
+    #: (else every pair); 'all-pairs': the N-1 shift rounds of every pair
+    link_schedule = variable(str, value='topology', loggable=True)
+
     #: Per-node performance variables (5 per node) up to this many nodes;
     #: above it only the summary ones (a perflog line stays readable)
     max_node_variables = variable(int, value=64)
@@ -260,6 +276,45 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
         self.executable_opts = ['--bytes', str(self.msg_bytes),
                                 '--trials', str(self.trials),
                                 '--flush-bytes', '64']
+        rounds = self.schedule_rounds()
+        if rounds is not None:
+            with open(os.path.join(self.stagedir, self.schedule_name()),
+                      'w') as fp:
+                fp.write(topology.schedule_text(rounds))
+            self.executable_opts += ['--schedule', self.schedule_name()]
+
+    def schedule_name(self):
+        return f'linkmatrix_{self.interconnect}.schedule'
+
+    def scheduled(self):
+        """The rounds of the schedule file the job ran (``--schedule``),
+        or None: it ran the shift rounds of every pair."""
+        opts = list(self.executable_opts)
+        if '--schedule' not in opts:
+            return None
+        path = os.path.join(self.stagedir, opts[opts.index('--schedule') + 1])
+        try:
+            with open(path) as fp:
+                return topology.parse_schedule_text(fp.read())
+        except (OSError, ValueError) as err:
+            raise SanityError(f'link schedule {path}: {err}') from None
+
+    def schedule_rounds(self):
+        """The rounds of the declared topology this matrix runs, or None:
+        the N-1 shift rounds of every pair (no topology declared, or
+        ``link_schedule`` 'all-pairs'). SanityError naming the cause for
+        an unknown ``link_schedule`` or a tree that cannot be read."""
+        if self.link_schedule not in SCHEDULES:
+            raise SanityError(f'link_schedule {self.link_schedule!r}: not '
+                              f'one of {", ".join(SCHEDULES)}')
+        topo = self.declared()
+        if topo is None or self.link_schedule == 'all-pairs':
+            return None
+        rounds = topology.schedule(topo, topo.nodes)
+        # a small tree (9 nodes in 3 leaves): every pair takes no longer
+        if len(rounds) >= topology.all_pairs_rounds(len(topo.nodes)):
+            return None
+        return rounds
 
     def budget(self):
         """The retest budget in seconds: the variable, else the
@@ -391,9 +446,20 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
         # sanity: the program printed the whole matrix; how good the links
         # are is judged in the performance stage (see judge)
         n = self.num_nodes
-        if len(run.measurements) != n * (n - 1):
+        rounds = self.scheduled()
+        if rounds is None:
+            expected, what = n * (n - 1), f'{n} nodes'
+        else:
+            # the flows of the schedule between the job's nodes (those of
+            # other nodes are left out by the program)
+            names = {str(m[k]) for m in run.measurements
+                     for k in ('src', 'dst')}
+            expected = sum(a in names and b in names
+                           for r in rounds for a, b in r.flows)
+            what = f'{len(names)} nodes, {self.schedule_name()}'
+        if len(run.measurements) != expected:
             raise SanityError(f'{len(run.measurements)} pairs measured, '
-                              f'expected {n * (n - 1)} ({n} nodes)')
+                              f'expected {expected} ({what})')
 
         missing = [m for m in run.measurements if m.best_bandwidth() is None]
         if missing:

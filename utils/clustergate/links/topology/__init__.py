@@ -11,14 +11,15 @@ from .fairshare import RoundModel, fair_share, predict
 from .hostlist import HostlistError, compress, expand
 from .model import (Topology, TopologyError, parse_rate,
                     parse_scontrol_topology, parse_topology_conf)
-from .rounds import (Round, leaf_rounds, rounds_from_measurements,
-                     shift_rounds)
+from .rounds import (Round, all_pairs_rounds, leaf_rounds, parse_schedule_text,
+                     rounds_from_measurements, schedule, schedule_text,
+                     shift_rounds, valid_rounds)
 
 __all__ = [
-    'Analysis', 'DEFAULT_MIN_EFFECT', 'DEFAULT_SIGMA', 'Fault',
+    'Analysis', 'DEFAULT_MIN_EFFECT', 'all_pairs_rounds', 'DEFAULT_SIGMA', 'Fault',
     'HostlistError', 'Round', 'RoundModel', 'Topology', 'TopologyError',
     'Verdict', 'compress', 'diagnose', 'expand', 'fair_share',
     'leaf_rounds', 'parse_rate', 'parse_scontrol_topology',
-    'parse_topology_conf', 'predict', 'rounds_from_measurements',
-    'shift_rounds',
+    'parse_schedule_text', 'parse_topology_conf', 'predict',
+    'rounds_from_measurements', 'schedule', 'schedule_text', 'shift_rounds', 'valid_rounds',
 ]

@@ -185,6 +185,36 @@ class Topology:
         return cls(leaf_of, parent, {n: node_rate for n in leaf_of}, rates,
                    source=f'fat tree {leaves}x{per_leaf}')
 
+    @classmethod
+    def fat_tree3(cls, spines: int, leaves_per_spine: int, per_leaf: int,
+                  node_rate: float = 1.0, oversubscription: float = 1.0,
+                  spine_oversubscription: float = 1.0, prefix: str = 'n',
+                  width: int = 0) -> 'Topology':
+        """A three-level fat tree: ``spines`` spine switches (each a pod
+        of ``leaves_per_spine`` leaves of ``per_leaf`` nodes) under one
+        core. A leaf's trunk carries ``per_leaf * node_rate /
+        oversubscription``, a spine's trunk to the core the sum of its
+        leaves' trunks / ``spine_oversubscription``. In Slurm's
+        topology.conf: switches of switches (:meth:`to_topology_conf`)."""
+        leaf_of, parent, rates = {}, {'core': None}, {}
+        k = 0
+        leaf_rate = per_leaf * node_rate / oversubscription
+        for p in range(1, spines + 1):
+            spine = f'spine{p}'
+            parent[spine] = 'core'
+            rates[spine] = leaves_per_spine * leaf_rate / \
+                spine_oversubscription
+            for q in range(1, leaves_per_spine + 1):
+                leaf = f'leaf{(p - 1) * leaves_per_spine + q}'
+                parent[leaf] = spine
+                rates[leaf] = leaf_rate
+                for _ in range(per_leaf):
+                    k += 1
+                    leaf_of[f'{prefix}{str(k).zfill(width)}'] = leaf
+        return cls(leaf_of, parent, {n: node_rate for n in leaf_of}, rates,
+                   source=f'fat tree {spines}x{leaves_per_spine}x'
+                          f'{per_leaf}')
+
     def to_topology_conf(self) -> str:
         """Slurm ``topology.conf`` text of this tree (no rates: Slurm's
         LinkSpeed is informational)."""
