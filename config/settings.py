@@ -36,7 +36,7 @@ from clustergate.site import concurrency  # noqa: E402
 def _check_systems(systems, environments):
     """The parts of a system description our checks rely on, checked here
     so that the error names the file (ReFrame's schema errors do not)."""
-    from clustergate.site import extras
+    from clustergate.site import extras, gpus
     from clustergate.site.model import config_partition_model
 
     if not isinstance(systems, list) or not systems:
@@ -61,6 +61,8 @@ def _check_systems(systems, environments):
 
             # parsed and validated once: the checks read this model
             model = config_partition_model(sys_, part)
+            # its GPUs: ReFrame's devices and extras.gpus together
+            gpus.check_partition(part, name)
             if model.declares_sweep:
                 model.sweep
 
