@@ -62,7 +62,7 @@ except Exception as _err:
 def _check_systems(systems, environments):
     """The parts of a system description our checks rely on, checked here
     so that the error names the file (ReFrame's schema errors do not)."""
-    from clustergate.site import extras
+    from clustergate.site import extras, gpus
     from clustergate.site.model import config_partition_model
 
     if not isinstance(systems, list) or not systems:
@@ -87,6 +87,8 @@ def _check_systems(systems, environments):
 
             # parsed and validated once: the checks read this model
             model = config_partition_model(sys_, part)
+            # its GPUs: ReFrame's devices and extras.gpus together
+            gpus.check_partition(part, name)
             if model.declares_sweep:
                 model.sweep
 

@@ -289,3 +289,29 @@ def benchmark_sources(system):
     hpcc = {'source': 'prebuilt', 'prefix': '/usr', 'environs': ['openmpi']}
     return {'npb': dict(spack), 'osu': dict(spack),
             'stream': dict(spack), 'imb': imb, 'hpcc': hpcc}
+
+
+#: the folder of each GPU family's prebuilt binaries below
+#: $CG_GPU_BENCHMARKS, as their own builds leave them (the binaries are
+#: found in bin/, build/ or the folder itself: clustergate.site.benchmarks)
+GPU_BENCHMARK_FOLDERS = {
+    'babelstream': 'babelstream',
+    'nvbandwidth': 'nvbandwidth',
+    'nccl': 'nccl-tests',
+    'gpuburn': 'gpu-burn',
+    'osu_gpu': 'osu-micro-benchmarks',
+}
+
+
+def gpu_benchmark_sources():
+    """Where the embedded system gets the GPU benchmarks: prebuilt, below
+    ``$CG_GPU_BENCHMARKS`` (one folder per benchmark,
+    :data:`GPU_BENCHMARK_FOLDERS`); none without it (the GPU checks then
+    say so as NOT RUN). Each family names its prefix on the command line
+    too: ``-S BabelStreamBinaries.use_prefix=DIR``."""
+    root = cgenv.get(cgenv.GPU_BENCHMARKS)
+    if not root:
+        return {}
+
+    return {fam: {'source': 'prebuilt', 'prefix': os.path.join(root, sub)}
+            for fam, sub in GPU_BENCHMARK_FOLDERS.items()}

@@ -13,11 +13,15 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import _mpi  # noqa: E402
+from clustergate.site import gpus  # noqa: E402
 
 _cores = os.cpu_count() or 1
 _environments = (_mpi.debian_environments(['localhost']) +
                  _mpi.intelmpi_environments(['localhost']))
 _mem_gib = (os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES')) // 2**30
+#: this machine's GPUs (nvidia-smi -L, asked once and cached; none
+#: without nvidia-smi): the GPU checks run on them, one node, no Slurm
+_gpus = gpus.local_gpus()
 
 
 def _expected_families():
@@ -29,6 +33,8 @@ def _expected_families():
     prebuilt with Intel MPI (impi-rt). One node: no link matrix, no
     shared-NIC test."""
     families = ['contention', 'node']
+    if _gpus and _mpi.gpu_benchmark_sources():
+        families.append('gpu')
     if shutil.which('spack'):
         families += ['imb', 'npb', 'osu', 'stream']
     elif any(e['name'] == 'intelmpi' for e in _environments):
@@ -67,6 +73,7 @@ site_configuration = {
                     'features': ['mpi'],
                     'max_jobs': 1,
                     'processor': {'num_cpus': _cores},
+                    'devices': gpus.local_devices(_gpus),
                     'extras': {
                         'sweep': {
                             'nodes': [1],
@@ -103,7 +110,9 @@ site_configuration = {
                         # HPC Challenge: HPL's matrix in half the memory,
                         # but N <= 3072: the 2 cores would need hours
                         'hpcc': {'memory_fraction': 0.5, 'max_n': 3072},
-                        'benchmarks': _mpi.benchmark_sources('localhost'),
+                        'benchmarks': {
+                            **_mpi.benchmark_sources('localhost'),
+                            **_mpi.gpu_benchmark_sources()},
                         'expected_families': _expected_families(),
                     },
                 },

@@ -6,6 +6,8 @@ from Slurm (``scontrol show partition|node|topology``, their text form:
 the ``--json`` form is not read), the interconnects
 of a compute node of the default partition (through ``srun -N1 -p PART``:
 ``ip -j link``, ``/sys/class/infiniband``, ``ucx_info -d``, ``fi_info``),
+the GPUs of one node of each partition whose GRES has GPUs (``nvidia-smi
+-L`` and ``nvidia-smi topo -m``: model, count, NUMA node and NIC of each),
 and the MPIs the site offers (Lmod's ``module -t avail``, the system
 wrappers on PATH and their ``mpirun --version``, the MPI providers
 installed in the site's Spack by ``spack find --json``: ``spack`` on
@@ -28,7 +30,7 @@ import subprocess
 from clustergate import PROJECT_ROOT
 from clustergate.commands import sources
 from clustergate.site import discover
-from clustergate.site import siteconfig
+from clustergate.site import gpuconfig, siteconfig
 
 #: seconds one probe may take (an srun waits for a node)
 TIMEOUT = 300
@@ -113,7 +115,29 @@ def probe_all(runner, partition=None):
                                           for a in argv])
         out[name].command = argv[0]
 
+    out.update(probe_gpus(runner, out))
     return out
+
+
+def probe_gpus(runner, out):
+    """``nvidia-smi -L`` and ``nvidia-smi topo -m`` on one node of each
+    partition whose nodes have GPUs in their Slurm GRES (asking for all
+    of them: with Slurm's device cgroup a job sees only the GPUs it asked
+    for); by probe name ``gpu-list-<partition>``, ``gpu-topo-<partition>``
+    (:func:`clustergate.site.discover.gpu_probe_names`)."""
+    got = {}
+    text = out['scontrol-node'].text if out['scontrol-node'].ok else ''
+    allnodes = discover.nodes(text)
+    for part in discover.partitions(out['scontrol-partition'].text
+                                    if out['scontrol-partition'].ok else ''):
+        gres = discover.gpu_gres(discover.partition_nodes(part, allnodes))
+        if gres is None:
+            continue
+        lst, topo = discover.gpu_probe_names(part['name'])
+        srun = ['srun', '-N1', '-p', part['name'], f'--gres={gres}']
+        got[lst] = _probe(runner, lst, srun + ['nvidia-smi', '-L'])
+        got[topo] = _probe(runner, topo, srun + ['nvidia-smi', 'topo', '-m'])
+    return got
 
 
 def spack_command(environ=None, which=shutil.which):
@@ -157,6 +181,13 @@ def write_site(desc, root, force=False):
     texts = {'system': siteconfig.system_module(desc),
              'references': siteconfig.references_file(desc),
              'spack': siteconfig.spack_env(desc)}
+    gpu_env = gpuconfig.spack_env(desc)
+    if gpu_env is not None:
+        # the GPU benchmarks' own environment (OSU is built twice)
+        files['spack-gpu'] = os.path.join(
+            root, 'spack-env', gpuconfig.spack_env_name(desc['name']),
+            'spack.yaml')
+        texts['spack-gpu'] = gpu_env
     for key, path in files.items():
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, 'w') as fp:

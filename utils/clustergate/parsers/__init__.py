@@ -17,6 +17,10 @@ Modules:
 * :mod:`clustergate.parsers.osu` -- OSU Micro-Benchmarks 7.x
 * :mod:`clustergate.parsers.stream` -- STREAM 5.10 and stream_mpi.c
 * :mod:`clustergate.parsers.hpcc` -- HPC Challenge 1.5.0 (hpccoutf.txt)
+* :mod:`clustergate.parsers.babelstream` -- BabelStream 5.x (GPU memory)
+* :mod:`clustergate.parsers.nccltests` -- nccl-tests 2.x
+* :mod:`clustergate.parsers.nvbandwidth` -- nvbandwidth 0.x (text, JSON)
+* :mod:`clustergate.parsers.gpuburn` -- gpu-burn
 """
 
 from __future__ import annotations
@@ -33,6 +37,10 @@ __all__ = [
     'parse_osu',
     'parse_stream',
     'parse_hpcc',
+    'parse_babelstream',
+    'parse_nccl_tests',
+    'parse_nvbandwidth',
+    'parse_gpu_burn',
 ]
 
 
@@ -93,6 +101,10 @@ _PARSERS = {
     'parse_osu': 'osu',
     'parse_stream': 'stream',
     'parse_hpcc': 'hpcc',
+    'parse_babelstream': 'babelstream',
+    'parse_nccl_tests': 'nccltests',
+    'parse_nvbandwidth': 'nvbandwidth',
+    'parse_gpu_burn': 'gpuburn',
 }
 
 

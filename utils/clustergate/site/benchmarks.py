@@ -42,6 +42,10 @@ from typing import List, Mapping, Optional, Sequence, Tuple
 
 
 FAMILIES = ('npb', 'imb', 'osu', 'stream', 'hpcc')
+#: the GPU families (clustergate.rfm.gpu): BabelStream, nvbandwidth,
+#: nccl-tests, gpu-burn and OSU built with device buffers (+cuda/+rocm)
+GPU_FAMILIES = ('babelstream', 'nvbandwidth', 'nccl', 'gpuburn', 'osu_gpu')
+FAMILIES += GPU_FAMILIES
 KINDS = ('spack', 'prebuilt')
 
 #: OSU 7.x installs its binaries here (below the prefix or the view)
@@ -252,13 +256,20 @@ def resolve(extras: Mapping, family: str, environ: Optional[str] = None,
 
 def binary_relpaths(family: str, name: str) -> List[str]:
     """Where the standard binary ``name`` may be below a prefix."""
-    if family == 'osu':
+    if family in ('osu', 'osu_gpu'):
         # the program's own folder first: that is the path --dry-run shows
         first = 'collective' if name in OSU_COLLECTIVES else 'pt2pt'
         dirs = [first] + [d for d in OSU_SUBDIRS if d != first]
         return ([os.path.join('libexec', 'osu-micro-benchmarks', 'mpi', d,
                               name) for d in dirs] +
                 [os.path.join('bin', name)])
+
+    if family in GPU_FAMILIES:
+        # installed (Spack's view), or a source tree as its own build
+        # leaves it: BabelStream, nvbandwidth and nccl-tests in build/,
+        # gpu-burn in its top folder (it reads compare.* beside it)
+        return [os.path.join('bin', name), os.path.join('build', name),
+                name]
 
     return [os.path.join('bin', name)]
 

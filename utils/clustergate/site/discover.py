@@ -14,6 +14,7 @@ import re
 from typing import Dict, List, Optional
 
 from clustergate.links.topology import hostlist
+from clustergate.site import gpus as gpuinfo
 
 _KV = re.compile(r'(\w+)=(\S*)')
 
@@ -427,6 +428,37 @@ def _partition(part, allnodes, switched):
     }
 
 
+def gpu_gres(recs: List[dict]) -> Optional[str]:
+    """The GPU GRES every node of a partition has (``gpu:h200:4``: the
+    smallest count where they differ), or None without GPUs."""
+    found = []
+    for r in recs:
+        g = next((x for x in r['gres'] if gpuinfo.gres_gpus([x])), None)
+        if g is None:
+            return None
+        found.append(g.split('(')[0])
+    if not found:
+        return None
+    return min(found, key=lambda g: gpuinfo.gres_gpus([g])[1])
+
+
+def gpu_probe_names(partition: str):
+    """The probe names of a partition's GPU probes (``nvidia-smi -L``,
+    ``nvidia-smi topo -m``)."""
+    return f'gpu-list-{partition}', f'gpu-topo-{partition}'
+
+
+def _gpus(part, recs, text):
+    gres = gpu_gres(recs)
+    if gres is None:
+        return None
+    lst, topo = gpu_probe_names(part['name'])
+    got = gpuinfo.describe_node([gres], text(lst), text(topo))
+    got['slurm_gres'] = gres
+    got['probed'] = bool(text(lst))
+    return got
+
+
 def accounting(text: str) -> Optional[bool]:
     """Whether ``scontrol show config`` names an accounting storage (jobs
     then appear in ``sacct``); None when it did not answer."""
@@ -445,8 +477,10 @@ def describe(name: str, out: Dict[str, ProbeOutput]) -> dict:
     allnodes = nodes(text('scontrol-node'))
     switches = topology(text('scontrol-topology'))
     switched = switched_nodes(switches)
-    parts = [_partition(p, allnodes, switched)
-             for p in partitions(text('scontrol-partition'))]
+    parts = []
+    for p in partitions(text('scontrol-partition')):
+        parts.append(_partition(p, allnodes, switched))
+        parts[-1]['gpus'] = _gpus(p, partition_nodes(p, allnodes), text)
     links = ip_links(text('ip-link')) if text('ip-link') else []
     devs = ucx_devices(text('ucx_info'))
     provs = fi_providers(text('fi_info'))

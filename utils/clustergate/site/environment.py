@@ -52,6 +52,14 @@ MPI_PROBE_QUIET = 'CG_MPI_PROBE_QUIET'
 IMPI_ROOT = 'CG_IMPI_ROOT'
 #: the emulated cluster's state directory (its slurm.conf, its tree)
 EMU_STATE_DIR = 'CG_EMU_STATE_DIR'
+#: '0': no GPU probe (nvidia-smi -L) at configuration load
+GPU_PROBE = 'CG_GPU_PROBE'
+#: the file the GPU probe caches what it found in
+GPU_PROBE_CACHE = 'CG_GPU_PROBE_CACHE'
+#: a folder of prebuilt GPU benchmarks for the embedded localhost
+#: (babelstream/, nvbandwidth/, nccl-tests/, gpu-burn/, each as its own
+#: build leaves it)
+GPU_BENCHMARKS = 'CG_GPU_BENCHMARKS'
 
 #: every variable and what it means
 VARIABLES = {
@@ -70,6 +78,9 @@ VARIABLES = {
     MPI_PROBE_QUIET: 'the MPI probe prints nothing',
     IMPI_ROOT: 'the Intel MPI installation to probe first',
     EMU_STATE_DIR: "the emulated cluster's state directory",
+    GPU_PROBE: "'0': no GPU probe at configuration load",
+    GPU_PROBE_CACHE: "the GPU probe's cache file",
+    GPU_BENCHMARKS: 'prebuilt GPU benchmarks for localhost',
 }
 
 

@@ -75,6 +75,9 @@ SENTINELS = 'sentinels'
 #: (a partition whose layout differs, e.g. the same nodes cabled as a
 #: tree, must not be judged by the other layout's references)
 REFERENCE_SET = 'reference_set'
+#: the GPUs' launch settings and affinity, beside ReFrame's ``devices``
+#: (clustergate.site.gpus)
+GPUS = 'gpus'
 
 PARTITION_KEYS = {
     SWEEP: 'node counts, ppn and the ci/nightly subsets',
@@ -94,6 +97,7 @@ PARTITION_KEYS = {
     SENTINELS: 'what the nightly rotation runs every night',
     REFERENCE_SET: 'reference file <system>.NAME.yaml instead of '
                    '<system>.yaml',
+    GPUS: "GPU request (gpus-per-node or gres), each GPU's NUMA node and NIC",
 }
 
 #: keys of ``extras['rotation']``

@@ -9,6 +9,8 @@ in, text out; clustergate.commands.site writes the files.
 import pprint
 from typing import List
 
+from clustergate.site import gpuconfig
+
 #: MPI family -> launcher options for srun (the usual Slurm plugins; check
 #: ``srun --mpi=list`` on the site)
 _SRUN_MPI = {'openmpi': ['--mpi=pmix'], 'mpich': ['--mpi=pmi2'],
@@ -251,11 +253,15 @@ def _partition(desc, part, families):
         f"{pad}    'environs': [e['name'] for e in _environments],",
         f"{pad}    'features': ['mpi', 'slurm'],",
         f"{pad}    'processor': {{'num_cpus': {part['cpus']}}},",
+        *gpuconfig.partition_lines(part, desc['name'], pad),
         f"{pad}    'extras': {{",
     ]
-    body = [f"{pad}        'sweep': {_fmt(_sweep(part, ics), 25)},",
+    sweep = _sweep(part, ics)
+    sweep['ppn'] = gpuconfig.ppn_values(sweep['ppn'], part.get('gpus'))
+    body = [f"{pad}        'sweep': {_fmt(sweep, 25)},",
             f"{pad}        'cores_per_node': {part['cores']},",
             f"{pad}        'memory_per_node_gib': {part['memory_gib']},"]
+    body += gpuconfig.extras_lines(part, desc['name'], pad)
     if part['topology']:
         body += [f'{pad}        # scontrol show topology: every node of '
                  f'the partition under a leaf switch',
@@ -296,6 +302,8 @@ def system_module(desc) -> str:
         'Every probe answered.'
     families = sorted({m['family'] for m in desc['mpis']})
     lines = _HEADER.format(name=desc['name'], notes=notes).splitlines()
+    if any(p.get('gpus') for p in desc['partitions']):
+        lines += [gpuconfig.HERE_LINE, '']
     lines += _environments(desc) + ['']
     lines += ['site_configuration = {', "    'systems': [", '        {',
               f"            'name': {desc['name']!r},",

@@ -1,0 +1,226 @@
+"""Generic bases of the GPU checks of one node: GPU memory bandwidth
+(BabelStream), host-device bandwidth (nvbandwidth) and a short stress
+(gpu-burn), each on ``gpus_per_node`` GPUs at once.
+
+Every GPU of the job is named in the verdicts (index and UUID): busy with
+another process, slow against its peers in the node, and through its own
+per-GPU performance variables (``triad_gpu<i>``, ``h2d_gpu<i>``,
+``gflops_gpu<i>``) against its own baseline.
+"""
+
+import reframe.utility.sanity as sn
+import reframe.utility.typecheck as typ
+from reframe.core.builtins import (fixture, performance_function, run_after,
+                                   run_before, variable)
+from reframe.core.exceptions import SanityError
+
+from clustergate.parsers import (ParseError, parse_babelstream,
+                                 parse_gpu_burn, parse_nvbandwidth)
+from clustergate.rfm.gpu import (BabelStreamBinaries, GpuBurnBinaries,
+                                 GpuNodeTest, NvbandwidthBinaries)
+from clustergate.rfm.gpujudge import GpuId
+from clustergate.site import gpus
+
+BABEL_OUT = 'babelstream.out'
+
+
+class BabelStreamTest(GpuNodeTest):
+    """BabelStream on each GPU of the job, all at once (one process per
+    GPU, each seeing its GPU only). Performance variables: ``triad_gpu<i>``
+    and ``copy_gpu<i>`` (MB/s, 10^6 B/s, as BabelStream prints them) and
+    ``triad_min`` (the slowest GPU)."""
+
+    family = 'babelstream'
+    binaries = fixture(BabelStreamBinaries, scope='environment')
+
+    #: the program: ``cuda-stream`` (CUDA), ``hip-stream`` (HIP)...
+    program = variable(str, value='cuda-stream', loggable=True)
+    #: elements per array; 2^28 doubles: 3 x 2 GiB, far beyond any cache
+    array_size = variable(int, value=1 << 28, loggable=True)
+
+    def binary_name(self):
+        return self.program
+
+    @run_after('init')
+    def set_descr(self):
+        self.descr = (f'BabelStream ({self.program}) on '
+                      f'{self.gpus_per_node} GPU(s) of a node at once')
+
+    @run_before('run')
+    def per_gpu(self):
+        cmd = f'{self.executable} --arraysize {self.array_size}'
+        self.prerun_cmds += gpus.per_gpu_command(cmd, self.gpus_per_node,
+                                                 BABEL_OUT)
+        # the job's stdout: every GPU's output, each under its file name
+        self.executable = 'tail'
+        self.executable_opts = ['-n', '+1'] + [
+            f'{BABEL_OUT}.{i}' for i in range(self.gpus_per_node)]
+
+    def parse(self, text):
+        out = {}
+        for i in range(self.gpus_per_node):
+            got = self.job_text(f'{BABEL_OUT}.{i}')
+            try:
+                out[i] = parse_babelstream(got)
+            except ParseError as err:
+                gpu = self.job_gpus()[i]
+                raise ParseError(f'{gpu.words()}: {err}') from None
+        return out
+
+    def check(self, result):
+        self.check_not_busy()
+        self.check_peers({i: r.rate('Triad') for i, r in result.items()},
+                         'BabelStream Triad', 'MB/s')
+
+    @performance_function('MB/s')
+    def rate(self, gpu=0, kernel='Triad'):
+        return sn.defer(self.parsed()[gpu].rate(kernel))
+
+    @performance_function('MB/s')
+    def slowest(self, kernel='Triad'):
+        return sn.defer(min(r.rate(kernel) for r in self.parsed().values()))
+
+    @run_before('performance')
+    def set_perf_variables(self):
+        pv = {'triad_min': self.slowest('Triad')}
+        for i in range(self.gpus_per_node):
+            pv[f'triad_gpu{i}'] = self.rate(i, 'Triad')
+            pv[f'copy_gpu{i}'] = self.rate(i, 'Copy')
+        self.perf_variables = pv
+
+
+#: nvbandwidth test cases: one GPU at a time, and every GPU at once
+H2D, D2H = 'host_to_device_memcpy_ce', 'device_to_host_memcpy_ce'
+H2D_ALL, D2H_ALL = 'host_to_all_memcpy_ce', 'all_to_host_memcpy_ce'
+
+
+class NvbandwidthTest(GpuNodeTest):
+    """nvbandwidth's copy-engine host-to-device and device-to-host copies
+    of each GPU alone, and (2 GPUs or more) of every GPU at once: the
+    shared host link. Performance variables (GB/s, 10^9 B/s):
+    ``h2d_gpu<i>``, ``d2h_gpu<i>``, and ``h2d_all_gpu<i>``,
+    ``d2h_all_gpu<i>`` with every GPU copying. A GPU at a fraction of its
+    peers is named: a host link trained at a lower width or generation
+    halves its bandwidth."""
+
+    family = 'nvbandwidth'
+    binaries = fixture(NvbandwidthBinaries, scope='environment')
+
+    def binary_name(self):
+        return 'nvbandwidth'
+
+    def cases(self):
+        both = [H2D, D2H]
+        return both + ([H2D_ALL, D2H_ALL] if self.gpus_per_node > 1 else [])
+
+    @run_after('init')
+    def set_descr(self):
+        self.descr = (f'nvbandwidth host<->device on {self.gpus_per_node} '
+                      f'GPU(s) of a node, each alone and all at once')
+
+    @run_before('run')
+    def set_options(self):
+        self.executable_opts = ['-j', '-t'] + self.cases()
+
+    def parse(self, text):
+        return parse_nvbandwidth(text)
+
+    def per_gpu(self, result, case):
+        try:
+            return result.passed(case).per_gpu()
+        except ParseError as err:
+            raise SanityError(str(err)) from None
+
+    def check(self, result):
+        self.check_not_busy()
+        missing = [i for i in range(self.gpus_per_node)
+                   if i not in self.per_gpu(result, H2D)]
+        if missing:
+            raise SanityError(f'nvbandwidth measured no host-to-device copy '
+                              f'of GPU(s) {missing}: it saw '
+                              f'{sorted(result.devices)}')
+        for case, what in ((H2D, 'host-to-device'),
+                           (D2H, 'device-to-host')):
+            self.check_peers(self.per_gpu(result, case), what, 'GB/s',
+                             'its host link is slow (a PCIe link trained '
+                             'at a lower width or generation)')
+
+    @performance_function('GB/s')
+    def bandwidth(self, gpu=0, case=H2D):
+        return sn.defer(self.per_gpu(self.parsed(), case)[gpu])
+
+    @run_before('performance')
+    def set_perf_variables(self):
+        names = {H2D: 'h2d', D2H: 'd2h', H2D_ALL: 'h2d_all',
+                 D2H_ALL: 'd2h_all'}
+        self.perf_variables = {
+            f'{names[c]}_gpu{i}': self.bandwidth(i, c)
+            for c in self.cases() for i in range(self.gpus_per_node)}
+
+
+class GpuBurnTest(GpuNodeTest):
+    """gpu-burn on every GPU of the job for ``burn_s`` seconds. Sanity: the
+    complete verdict (``Tested N GPUs``), no computation error, no FAULTY
+    GPU. Performance variables: ``gflops_gpu<i>`` (the last reported
+    throughput) and ``temp_gpu<i>`` (the highest temperature, C)."""
+
+    family = 'gpuburn'
+    binaries = fixture(GpuBurnBinaries, scope='environment')
+
+    #: seconds of stress
+    burn_s = variable(int, value=30, loggable=True)
+    #: extra options (``-d``: doubles, ``-tc``: tensor cores)
+    burn_opts = variable(typ.List[str], value=[])
+
+    def binary_name(self):
+        return 'gpu_burn'
+
+    @run_after('init')
+    def set_descr(self):
+        self.descr = (f'gpu-burn {self.burn_s} s on {self.gpus_per_node} '
+                      f'GPU(s) of a node')
+        # it stops its workers after the burn: measured ~20 s more
+        self.time_limit = f'{self.burn_s + 120}s'
+
+    @run_before('run')
+    def from_its_folder(self):
+        # gpu-burn loads compare.fatbin/compare.ptx from its working folder
+        import os
+        folder = os.path.dirname(self.executable) or '.'
+        self.prerun_cmds += [f'cd {folder}']
+        self.executable_opts = list(self.burn_opts) + [str(self.burn_s)]
+
+    def parse(self, text):
+        return parse_gpu_burn(text)
+
+    def check(self, result):
+        self.check_not_busy()
+        gpus_ = self.job_gpus()
+        bad = [g for g in result.faulty]
+        if bad:
+            raise SanityError('; '.join(
+                f'{gpus_.get(g.index, GpuId(g.index, g.uuid)).words()}: '
+                f'gpu-burn '
+                f'{g.verdict or "errors"}: {g.errors} computation error(s)'
+                for g in bad))
+        if len(result.gpus) < self.gpus_per_node:
+            raise SanityError(f'gpu-burn burnt {len(result.gpus)} GPU(s), '
+                              f'the job has {self.gpus_per_node}')
+        self.check_peers({i: g.gflops for i, g in result.gpus.items()
+                          if g.gflops is not None}, 'gpu-burn', 'Gflop/s')
+
+    @performance_function('Gflop/s')
+    def gflops(self, gpu=0):
+        return sn.defer(self.parsed().gpus[gpu].gflops)
+
+    @performance_function('C')
+    def temperature(self, gpu=0):
+        return sn.defer(self.parsed().gpus[gpu].max_temp_c)
+
+    @run_before('performance')
+    def set_perf_variables(self):
+        pv = {}
+        for i in range(self.gpus_per_node):
+            pv[f'gflops_gpu{i}'] = self.gflops(i)
+            pv[f'temp_gpu{i}'] = self.temperature(i)
+        self.perf_variables = pv
