@@ -122,6 +122,10 @@ CASES = {
         ['--session 0000: no session', '(1 session(s); the latest: '])
        for cmd, extra in (('report', ' -o {d}/r.html'), ('timing', ''),
                           ('score', ' -o {d}/s.json'))},
+    'baseline-links-partition': (
+        CG, 'baseline --json {d}/run.json --links --system localhost:local',
+        2, ['--links --system localhost:local', 'one file a system',
+            '--system localhost']),
     'baseline-validate-missing': (CG, 'baseline --validate {d}/none.yaml', 2,
                                   ['--validate {d}/none.yaml',
                                    'no such file']),
