@@ -216,3 +216,29 @@ def test_dry_run_of_the_modes_on_the_gpu_partition(gpusite, mode):
     ran = re.search(r'Ran (\d+)/(\d+) test case\(s\)', text)
     assert ran and int(ran.group(1)) > 40, text[-2000:]
     assert '0 failure(s)' in text
+
+
+def test_prebuilt_gpu_binaries_are_found_where_their_builds_leave_them(
+        tmp_path):
+    # the layout of a GPU node's builds: build/ for the CMake and make
+    # builds, the top folder for gpu-burn
+    from clustergate.site import benchmarks
+    for rel in ('babelstream/build/cuda-stream', 'gpu-burn/gpu_burn',
+                'nccl-tests/build/sendrecv_perf'):
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text('')
+        path.chmod(0o755)
+    for fam, sub, name, rel in (
+            ('babelstream', 'babelstream', 'cuda-stream', 'build'),
+            ('gpuburn', 'gpu-burn', 'gpu_burn', ''),
+            ('nccl', 'nccl-tests', 'sendrecv_perf', 'build')):
+        src = benchmarks.resolve({}, fam, override_prefix=str(tmp_path / sub))
+        assert benchmarks.why_binary_missing(src, name) is None
+        want = os.path.join(str(tmp_path / sub), *([rel] if rel else []),
+                            name)
+        assert benchmarks.expected_binary(src, name) == want
+    src = benchmarks.resolve({}, 'nccl', override_prefix=str(
+        tmp_path / 'nccl-tests'))
+    assert 'all_gather_perf not found under' in benchmarks.why_binary_missing(
+        src, 'all_gather_perf')
