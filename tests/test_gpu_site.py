@@ -10,6 +10,7 @@ machine."""
 import os
 import re
 import subprocess
+import sys
 
 import pytest
 
@@ -154,6 +155,10 @@ def gpusite(tmp_path_factory):
 def rfm(root, *args):
     env = dict(isolated_env(root / 'config' / 'references', root / 'out'),
                CG_MPI_PROBE_QUIET='1')
+    # no Slurm here: ReFrame's srun launcher asks `srun --version`, which
+    # with an empty SLURM_CONF retries for a minute, without it fails at
+    # once (and a dry run submits nothing)
+    env.pop('SLURM_CONF')
     res = subprocess.run(reframe_cmd() + [
         '-C', str(root / 'config' / 'settings.py'), '-c',
         os.path.join(os.path.dirname(__file__), '..', 'checks', 'gpu'),
@@ -242,3 +247,39 @@ def test_prebuilt_gpu_binaries_are_found_where_their_builds_leave_them(
         tmp_path / 'nccl-tests'))
     assert 'all_gather_perf not found under' in benchmarks.why_binary_missing(
         src, 'all_gather_perf')
+
+
+LOCAL_GPU = '''
+import os, sys
+sys.path.insert(0, {tests!r})
+from clustergate.site import gpus
+from test_site_init import recorded
+one = gpus.nvidia_smi_list(recorded('gpu-h200', 'gpu-list-gpu')[1])[:1]
+# what nvidia-smi -L answers on a one-GPU node
+gpus.local_gpus = lambda *a, **k: one
+import rfm_loader
+for c in rfm_loader.load_checks('checks/gpu/gpu_checks.py', 'localhost'):
+    if c.valid_systems and 'nightly' in c.tags:
+        print(c.display_name, c.valid_prog_environs)
+'''
+
+
+def test_localhost_with_one_gpu_runs_the_single_gpu_cases(tmp_path):
+    env = dict(os.environ, CG_GPU_BENCHMARKS=str(tmp_path),
+               CG_MPI_PROBE_QUIET='1')
+    tests = os.path.dirname(os.path.abspath(__file__))
+    res = subprocess.run([sys.executable, '-c',
+                          LOCAL_GPU.format(tests=tests)],
+                         capture_output=True, text=True, env=env,
+                         timeout=600, cwd=tests)
+    assert res.returncode == 0, res.stderr[-3000:]
+    names = [line.split(' [')[0] for line in res.stdout.splitlines()]
+    assert names == [
+        'GpuStream %gpus_per_node=1', 'GpuHostLink %gpus_per_node=1',
+        'GpuBurn %gpus_per_node=1',
+        'NcclSendRecv %num_nodes=1 %ppn=1 %interconnect=shm '
+        '%gpus_per_node=1']
+    # one environment each: the GPU programs need no MPI here
+    assert all(line.endswith("['openmpi']") or line.endswith("['mpich']")
+               or line.endswith("['intelmpi']")
+               for line in res.stdout.splitlines())
