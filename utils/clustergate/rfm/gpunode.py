@@ -188,6 +188,8 @@ class GpuBurnTest(GpuNodeTest):
         import os
         folder = os.path.dirname(self.executable) or '.'
         self.prerun_cmds += [f'cd {folder}']
+        # back to the stage before the after-run GPU query writes its file
+        self.postrun_cmds = ['cd - >/dev/null'] + list(self.postrun_cmds)
         self.executable_opts = list(self.burn_opts) + [str(self.burn_s)]
 
     def parse(self, text):
