@@ -98,8 +98,8 @@ _GPU_STREAM: Table = (('triad_gpu*', HIGHER), ('copy_gpu*', HIGHER),
 _GPU_LINK: Table = (('h2d_gpu*', HIGHER), ('d2h_gpu*', HIGHER),
                     ('h2d_all_gpu*', HIGHER), ('d2h_all_gpu*', HIGHER))
 
-#: gpu-burn: throughput of each GPU, its highest temperature
-_GPU_BURN: Table = (('gflops_gpu*', HIGHER), ('temp_gpu*', LOWER))
+#: gpu-burn: throughput of each GPU
+_GPU_BURN: Table = (('gflops_gpu*', HIGHER),)
 
 #: nccl-tests: bus and algorithm bandwidth
 _NCCL: Table = (('busbw', HIGHER), ('algbw', HIGHER), ('avg_busbw', HIGHER))

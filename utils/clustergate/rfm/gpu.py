@@ -159,6 +159,13 @@ class GpuJob(rfm.RegressionTestPlugin):
         from clustergate.rfm import joboutput
         return joboutput.job_file(self, name, missing_ok=True)
 
+    def check_output(self, text):
+        """A busy GPU first: the other process also makes the benchmark
+        fail or fall short (its memory, its compute), and the cause is
+        the other process."""
+        self.check_not_busy()
+        return super().check_output(text)
+
     def check_not_busy(self):
         """SanityError naming the GPU another process used."""
         reason = gpujudge.busy_reason(
