@@ -209,6 +209,7 @@ def test_nccl_sendrecv_figures(gpu):
     assert c.check_output(c.output_text())
     assert perf(c) == {'busbw': 1686.9, 'algbw': 1686.9,
                        'avg_busbw': 9276.08}
+    assert c.gpu_hosts == 'vm'    # the node nccl-tests names
 
 
 def test_nccl_cut_short(gpu):
