@@ -129,3 +129,23 @@ def test_the_documented_1000_node_site_matches_a_hand_calculation():
     acc = cm.cost(site, 'acceptance')
     assert acc.jobs == 216 + 120 + 162
     assert acc.per_partition_wall['bigmem'] > 3 * 2 * 3 * (3.3 + 86)
+
+
+def test_a_gpu_partition_counts_gpu_hours():
+    site = _site()
+    site.partitions[0].gpus_per_node = 4
+    ci = cm.cost(site, 'ci')
+    # 8 jobs of 30 s on 2 nodes of 4 GPUs each, held whole
+    assert ci.gpu_hours == pytest.approx(8 * 2 * 4 * 30 / 3600)
+    assert ci.gpu_hours == pytest.approx(4 * ci.node_hours)
+    gpu = _site(partitions=[{**_site_partition(), 'gpus_per_node': 8}])
+    assert cm.cost(gpu, 'ci').gpu_hours == pytest.approx(8 * ci.node_hours)
+    assert cm.cost(_site(), 'ci').gpu_hours == 0
+
+
+def _site_partition():
+    return {'name': 'gpu', 'nodes': 8, 'environments': 2,
+            'sweep': {'ci': {'nodes': [2], 'ppn': [1],
+                             'interconnects': ['ib']},
+                      'acceptance': {'nodes': [1, 2], 'ppn': [1],
+                                     'interconnects': ['ib']}}}

@@ -47,7 +47,7 @@ BAD_INPUTS = [
      (EXPECTED, EXPECTED + " 'core_per_node': 2,"),
      "partition localhost:local: extras.core_per_node: unknown key "
      "(known: benchmarks, concurrency, cores_per_node, expected_families, "
-     "hpcc, improvements, "
+     "gpus, hpcc, improvements, "
      "interconnects, link_retest_budget_s, memory_per_node_gib, "
      "numa_domains_per_node, "
      "reference_set, rotation, sentinels, stream_numa_counts, sweep, "

@@ -105,6 +105,15 @@ def test_busy_gpu_is_named(gpu):
         f'measure the sharing, not the GPU')
 
 
+def test_busy_is_the_cause_when_the_run_fails_too(gpu):
+    apps = f'{H200}, 48213, ./gpu_burn, 129043 MiB\n'
+    c = job(pick(gpu, 'GpuBurn'), 1, out('gpuburn-30s.cut-by-timeout.out'),
+            **{'cg-gpu-apps.after.csv': apps})
+    assert failure(c).startswith(f'GPU 0 ({H200}, NVIDIA H200) is busy: '
+                                 f'another process runs on it (pid 48213 '
+                                 f'./gpu_burn, 129043 MiB after the run)')
+
+
 def test_a_process_on_another_gpu_is_not_this_jobs(gpu):
     apps = f'{OTHER}, 48213, ./gpu_burn, 129043 MiB\n'
     c = job(pick(gpu, 'GpuStream'), 1, **{
@@ -171,7 +180,16 @@ def test_gpu_burn_figures(gpu):
     c = job(pick(gpu, 'GpuBurn'), 1,
             out('gpuburn-30s.cut-by-timeout.out') + BURN_TAIL)
     assert c.check_output(c.output_text())
-    assert perf(c) == {'gflops_gpu0': 51058.0, 'temp_gpu0': 62}
+    assert perf(c) == {'gflops_gpu0': 51058.0}
+    assert c.max_temp_c == 62
+
+
+def test_gpu_burn_hot_gpu_is_named(gpu):
+    c = job(pick(gpu, 'GpuBurn'), 1,
+            out('gpuburn-30s.cut-by-timeout.out') + BURN_TAIL)
+    c.temp_limit_c = 61
+    assert failure(c) == (f'GPU 0 ({H200}, NVIDIA H200): 62 C under '
+                          f'gpu-burn, above 61 C')
 
 
 def test_gpu_burn_errors_name_the_gpu(gpu):
@@ -191,6 +209,7 @@ def test_nccl_sendrecv_figures(gpu):
     assert c.check_output(c.output_text())
     assert perf(c) == {'busbw': 1686.9, 'algbw': 1686.9,
                        'avg_busbw': 9276.08}
+    assert c.gpu_hosts == 'vm'    # the node nccl-tests names
 
 
 def test_nccl_cut_short(gpu):

@@ -303,15 +303,19 @@ GPU_BENCHMARK_FOLDERS = {
 }
 
 
-def gpu_benchmark_sources():
+def gpu_benchmark_sources(environs=None):
     """Where the embedded system gets the GPU benchmarks: prebuilt, below
     ``$CG_GPU_BENCHMARKS`` (one folder per benchmark,
-    :data:`GPU_BENCHMARK_FOLDERS`); none without it (the GPU checks then
-    say so as NOT RUN). Each family names its prefix on the command line
-    too: ``-S BabelStreamBinaries.use_prefix=DIR``."""
+    :data:`GPU_BENCHMARK_FOLDERS`), run in ``environs`` (nccl-tests built
+    without MPI within one node needs no MPI: one run, not one per MPI);
+    none without it (the GPU checks then say so as NOT RUN). Each family
+    names its prefix on the command line too:
+    ``-S BabelStreamBinaries.use_prefix=DIR``."""
     root = cgenv.get(cgenv.GPU_BENCHMARKS)
     if not root:
         return {}
 
-    return {fam: {'source': 'prebuilt', 'prefix': os.path.join(root, sub)}
+    only = {'environs': list(environs)} if environs else {}
+    return {fam: {'source': 'prebuilt', 'prefix': os.path.join(root, sub),
+                  **only}
             for fam, sub in GPU_BENCHMARK_FOLDERS.items()}

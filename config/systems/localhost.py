@@ -30,10 +30,12 @@ def _expected_families():
     STREAM, and IMB for OpenMPI, are built by Spack: without ``spack`` on
     PATH they cannot run here, so they are expected only with it; the
     session still lists them as NOT RUN, and stays green. IMB also comes
-    prebuilt with Intel MPI (impi-rt). One node: no link matrix, no
+    prebuilt with Intel MPI (impi-rt). The GPU checks, on a machine with a
+    GPU whose benchmarks $CG_GPU_BENCHMARKS names. One node: no link matrix, no
     shared-NIC test."""
     families = ['contention', 'node']
     if _gpus and _mpi.gpu_benchmark_sources():
+        # a GPU and its benchmarks (CG_GPU_BENCHMARKS): they must run
         families.append('gpu')
     if shutil.which('spack'):
         families += ['imb', 'npb', 'osu', 'stream']
@@ -112,7 +114,8 @@ site_configuration = {
                         'hpcc': {'memory_fraction': 0.5, 'max_n': 3072},
                         'benchmarks': {
                             **_mpi.benchmark_sources('localhost'),
-                            **_mpi.gpu_benchmark_sources()},
+                            **_mpi.gpu_benchmark_sources(
+                                [e['name'] for e in _environments][:1])},
                         'expected_families': _expected_families(),
                     },
                 },

@@ -90,6 +90,20 @@ _FIDELITY: Table = (('ours_latency_8B', LOWER), ('imb_latency_8B', LOWER),
 _STREAM: Table = (('copy', HIGHER), ('scale', HIGHER), ('add', HIGHER),
                   ('triad', HIGHER))
 
+#: GPU memory bandwidth of each GPU (gpu<i>) and of the slowest
+_GPU_STREAM: Table = (('triad_gpu*', HIGHER), ('copy_gpu*', HIGHER),
+                      ('triad_min', HIGHER))
+
+#: host-device copies of each GPU alone and with every GPU copying
+_GPU_LINK: Table = (('h2d_gpu*', HIGHER), ('d2h_gpu*', HIGHER),
+                    ('h2d_all_gpu*', HIGHER), ('d2h_all_gpu*', HIGHER))
+
+#: gpu-burn: throughput of each GPU
+_GPU_BURN: Table = (('gflops_gpu*', HIGHER),)
+
+#: nccl-tests: bus and algorithm bandwidth
+_NCCL: Table = (('busbw', HIGHER), ('algbw', HIGHER), ('avg_busbw', HIGHER))
+
 
 def _each(names: Sequence[str], table: Table) -> Dict[str, Table]:
     return {name: table for name in names}
@@ -115,6 +129,11 @@ DECLARED: Dict[str, Table] = {
     **_each(('LinkMatrix', 'LeafSpanLinkMatrix'), _LINKMATRIX),
     'PingPongVsImb': _FIDELITY,
     'Stream': _STREAM,
+    'GpuStream': _GPU_STREAM,
+    'GpuHostLink': _GPU_LINK,
+    'GpuBurn': _GPU_BURN,
+    **_each(('NcclAllReduce', 'NcclSendRecv', 'NcclAllGather'), _NCCL),
+    **_each(('OsuGpuBandwidth', 'OsuGpuLatency'), _MPI_BENCH),
     'HpccHpl': (('gflops', HIGHER), ('time', LOWER)),
     'HpccStream': (('single_triad', HIGHER), ('star_triad', HIGHER)),
     'HpccRandomAccess': (('single_gups', HIGHER), ('star_gups', HIGHER),

@@ -131,17 +131,19 @@ class GpuJob(rfm.RegressionTestPlugin):
 
         # which GPUs the job has, and who else uses them (nvidia-smi
         # ignores CUDA_VISIBLE_DEVICES: it lists every GPU it may see)
-        have = f'command -v {_SMI} >/dev/null'
+        # 'if', not '&&': without nvidia-smi (AMD) the job's status stays
+        # the benchmark's
+        have = f'if command -v {_SMI} >/dev/null; then'
         self.prerun_cmds = [
-            f'{have} && {_SMI} --query-gpu=index,uuid,name,pci.bus_id '
-            f'--format=csv,noheader > {GPU_QUERY}',
+            f'{have} {_SMI} --query-gpu=index,uuid,name,pci.bus_id '
+            f'--format=csv,noheader > {GPU_QUERY}; fi',
             '_cg_gpus=(${CUDA_VISIBLE_DEVICES//,/ })',
             f'for i in $(seq 0 {g - 1}); do echo "$i ${{_cg_gpus[$i]:-$i}}";'
             f' done > {GPU_MAP}',
-            f'{have} && {_SMI} {_APPS} > {APPS_BEFORE}',
+            f'{have} {_SMI} {_APPS} > {APPS_BEFORE}; fi',
         ] + list(self.prerun_cmds)
         self.postrun_cmds = list(self.postrun_cmds) + [
-            f'{have} && {_SMI} {_APPS} > {APPS_AFTER}']
+            f'{have} {_SMI} {_APPS} > {APPS_AFTER}; fi']
 
     def job_gpus(self):
         """``{job GPU: GpuId}`` (index and UUID where nvidia-smi said)."""
@@ -156,6 +158,13 @@ class GpuJob(rfm.RegressionTestPlugin):
     def _cg_job_file(self, name):
         from clustergate.rfm import joboutput
         return joboutput.job_file(self, name, missing_ok=True)
+
+    def check_output(self, text):
+        """A busy GPU first: the other process also makes the benchmark
+        fail or fall short (its memory, its compute), and the cause is
+        the other process."""
+        self.check_not_busy()
+        return super().check_output(text)
 
     def check_not_busy(self):
         """SanityError naming the GPU another process used."""

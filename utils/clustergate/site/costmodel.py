@@ -51,6 +51,9 @@ class Partition:
     environments: int
     sweep: Dict[str, Dict[str, List]]   # mode -> nodes / ppn / interconnects
     families: List[str] = field(default_factory=list)
+    #: GPUs of one node: a job holds its whole nodes (``--exclusive``),
+    #: so every GPU of them for its whole time
+    gpus_per_node: int = 0
 
 
 @dataclass
@@ -66,6 +69,8 @@ class Cost:
     jobs: int = 0
     wall_s: float = 0.0
     node_hours: float = 0.0
+    #: node-hours x GPUs per node: what a GPU partition's gate costs
+    gpu_hours: float = 0.0
     per_partition_wall: Dict[str, float] = field(default_factory=dict)
 
 
@@ -95,6 +100,9 @@ DEFAULT_FAMILIES = {
         Family('nic', 1, 10.0, n0=2, alpha=0.0),
         Family('fidelity', 1, 10.0, n0=2, alpha=0.0),
         Family('stream', 1, 5.0, n0=1, alpha=0.0),
+        # one node: BabelStream 2^28 10 s, gpu-burn 30 s + ~20 s to stop,
+        # on one H200 (2026-11-26); nccl-tests across nodes not measured
+        Family('gpu', 1, 30.0, n0=1, alpha=0.0),
     )
 }
 
@@ -128,6 +136,7 @@ def cost(site: Site, mode: str) -> Cost:
                 out.jobs += round(jobs)
                 wall += jobs * t
                 out.node_hours += jobs * n * t / 3600
+                out.gpu_hours += jobs * n * part.gpus_per_node * t / 3600
 
         out.per_partition_wall[part.name] = wall
 
@@ -195,7 +204,7 @@ def load_site(data: Dict) -> Site:
                 raise ValueError(f'{name}: unknown family {f!r}')
         parts.append(Partition(name, int(need(p, 'nodes', name)),
                                int(p.get('environments', 1)), sweep,
-                               families))
+                               families, int(p.get('gpus_per_node', 0))))
 
     return Site(float(need(data, 'overhead_s', 'site')), fams, parts,
                 bool(data.get('parallel_partitions', False)))
