@@ -45,6 +45,25 @@ def test_babelstream_table():
     assert round(r.triad_fraction_of_peak, 2) == 0.91
 
 
+def test_babelstream_release_layout():
+    # the v5.0 release prints MBytes/sec and 'Using CUDA device ...'
+    r = parse_babelstream(read('babelstream-cuda-5.0release.2pow28.out'))
+    assert list(r.kernels) == list(BABEL_KERNELS)
+    assert r.rate('Triad') == 3975378.655
+    assert r.rate('copy') == 3529166.417
+    assert (r.version, r.implementation, r.precision) == (
+        '5.0', 'CUDA', 'double')
+    assert r.device_name == 'NVIDIA H200'
+    assert r.peak_gb_s is None and r.triad_fraction_of_peak is None
+
+
+def test_babelstream_mibytes_are_converted_to_mb():
+    text = read('babelstream-cuda-5.0release.2pow28.out').replace(
+        'MBytes/sec', 'MiBytes/sec')
+    r = parse_babelstream(text)
+    assert r.rate('Triad') == pytest.approx(3975378.655 * 1.048576)
+
+
 def test_babelstream_csv():
     r = parse_babelstream(read('babelstream-cuda.2pow28.csv.out'))
     assert r.csv

@@ -43,16 +43,26 @@ _NUM = r'[\d.]+(?:[eE][+-]?\d+)?'
 _ROW_RE = re.compile(rf'^(Copy|Mul|Add|Triad|Dot|Nstream)\s+({_NUM})\s+'
                      rf'({_NUM})\s+({_NUM})\s+({_NUM})\s*$', re.M)
 _CSV_HEAD_RE = re.compile(r'^function,num_times,n_elements,sizeof,'
-                          r'max_MB_per_sec,', re.M)
+                          r'max_(MB|mbytes|MiB|mibytes)_per_sec,',
+                          re.M | re.I)
 _CSV_ROW_RE = re.compile(rf'^(Copy|Mul|Add|Triad|Dot|Nstream),(\d+),(\d+),'
                          rf'(\d+),({_NUM}),({_NUM}),({_NUM}),({_NUM})\s*$',
                          re.M)
-_TABLE_RE = re.compile(r'^Function\s+MB/s\s+Min', re.M)
+_TABLE_RE = re.compile(r'^Function\s+(MB/s|MBytes/sec|MiB/s|MiBytes/sec)\s+'
+                       r'Min', re.M)
+#: BabelStream's rate column in MB/s (10**6 B/s): the 5.0 release prints
+#: ``MBytes/sec`` (``MiBytes/sec`` with --mibibytes), later sources ``MB/s``
+#: (``MiB/s``); a MiB is 2**20 bytes
+_UNIT_TO_MB = {'mb/s': 1.0, 'mbytes/sec': 1.0, 'mb': 1.0, 'mbytes': 1.0,
+               'mib/s': 2**20 / 1e6, 'mibytes/sec': 2**20 / 1e6,
+               'mib': 2**20 / 1e6, 'mibytes': 2**20 / 1e6}
 _VERSION_RE = re.compile(r'^Version:\s*(\S+)', re.M)
 _IMPL_RE = re.compile(r'^Implementation:\s*(.+?)\s*$', re.M)
 _ELEMENTS_RE = re.compile(r'^Number of elements:\s*(\d+)', re.M)
 _PRECISION_RE = re.compile(r'^Precision:\s*(\w+)', re.M)
 _DEVICE_RE = re.compile(r'^(\w+) Device (\d+): "([^"]+)"(.*)$', re.M)
+#: the 5.0 release's device line: ``Using CUDA device NVIDIA H200``
+_USING_RE = re.compile(r'^Using (\w+) device (.+?)\s*$', re.M)
 _PEAK_RE = re.compile(rf'=\s*({_NUM})\s*GB/s PEAK')
 _TOO_LARGE_RE = re.compile(r'^(Requested array size of .*?exceeds memory '
                            r'capacity of .*?)\s*!?\s*$', re.M)
@@ -126,23 +136,30 @@ def parse_babelstream(text: str) -> BabelStreamResult:
 
     kernels: Dict[str, BabelKernel] = {}
     elements = int(_group(_ELEMENTS_RE, text) or 0) or None
-    csv = bool(_CSV_HEAD_RE.search(text))
+    head = _CSV_HEAD_RE.search(text)
+    table = _TABLE_RE.search(text)
+    csv = bool(head)
     if csv:
+        scale = _UNIT_TO_MB[head.group(1).lower()]
         for m in _CSV_ROW_RE.finditer(text):
             kernels[m.group(1)] = BabelKernel(
-                *(float(m.group(i)) for i in (5, 6, 7, 8)))
+                float(m.group(5)) * scale,
+                *(float(m.group(i)) for i in (6, 7, 8)))
             elements = int(m.group(3))
-    elif _TABLE_RE.search(text):
+    elif table:
+        scale = _UNIT_TO_MB[table.group(1).lower()]
         for m in _ROW_RE.finditer(text):
             kernels[m.group(1)] = BabelKernel(
-                *(float(m.group(i)) for i in (2, 3, 4, 5)))
+                float(m.group(2)) * scale,
+                *(float(m.group(i)) for i in (3, 4, 5)))
     elif not _VERSION_RE.search(text) and not _DEVICE_RE.search(text):
         raise ParseError("not a BabelStream output: no 'Version:' line, no "
                          "device line and no result table" +
                          ending_hint(text))
     else:
-        raise ParseError("BabelStream output has no 'Function  MB/s' result "
-                         "table" + ending_hint(text))
+        raise ParseError("BabelStream output has no result table (no "
+                         "'Function  MB/s' or 'Function  MBytes/sec' "
+                         "header)" + ending_hint(text))
 
     for name in BABEL_KERNELS:
         if name not in kernels:
@@ -151,6 +168,7 @@ def parse_babelstream(text: str) -> BabelStreamResult:
 
     dev = _DEVICE_RE.search(text)
     peak = _PEAK_RE.search(dev.group(4)) if dev else None
+    using = None if dev else _USING_RE.search(text)
     return BabelStreamResult(
         kernels=kernels,
         version=_group(_VERSION_RE, text),
@@ -158,7 +176,8 @@ def parse_babelstream(text: str) -> BabelStreamResult:
         elements=elements,
         precision=_group(_PRECISION_RE, text),
         device_index=int(dev.group(2)) if dev else None,
-        device_name=dev.group(3) if dev else '',
+        device_name=(dev.group(3) if dev else
+                     using.group(2) if using else ''),
         peak_gb_s=float(peak.group(1)) if peak else None,
         csv=csv,
     )
