@@ -49,8 +49,8 @@ BAD_FILES = [
     ('references:\n', 'references:\n' + NOISE.format(key='scal=small',
                                                        metric='p99_us'),
      'emucluster.yaml', 'references.OsNoise.emu.scal=small',
-     "no check has an axis 'scal' (axes: environ, interconnect, kernel, "
-     "layout, msg_bytes, npb_class, num_nodes, numa_domains, ppn, scale, "
+     "no check has an axis 'scal' (axes: environ, gpus_per_node, "
+     "interconnect, kernel, layout, msg_bytes, npb_class, num_nodes, numa_domains, ppn, scale, "
      "tool)"),
     # a metric the check does not report: refused before any job ran
     ('references:\n', 'references:\n' + NOISE.format(key='scale=small',
@@ -159,3 +159,16 @@ def test_unknown_axis_and_metric_fail_the_session_naming_the_key(tmp_path):
     assert reasons['Barrier'].endswith(_message(
         path, 'references.Barrier.local.num_nodes=64', "Barrier has no "
         "point with num_nodes=64 on local (num_nodes: 1)")), reasons
+
+
+def test_gpu_references_written_by_baseline_load():
+    # written by `clustergate baseline` from the GPU checks on a real H200
+    # node: its keys carry the gpus_per_node axis and per-GPU metrics
+    path = os.path.join(ROOT, 'tests', 'fixtures', 'references',
+                        'localhost-h200-gpu.yaml')
+    from clustergate.refs import references
+    refs = references.load(path, system='localhost')
+    refcheck.check_keys(refs)
+    keys = {k for parts in refs.entries.values() for points in
+            parts.values() for _, k, _ in points}
+    assert 'environ=openmpi,gpus_per_node=1' in keys

@@ -34,9 +34,10 @@ _DECORATORS = ('simple_test',)
 
 #: axes whose values come from the configuration (the partitions' sweep,
 #: interconnects, NUMA counts, environments), not from the code: their
-#: values are checked when a test looks its reference up
+#: values are checked when a test looks its reference up (GPUs per node:
+#: from the partitions' ReFrame devices)
 CONFIGURED_AXES = ('num_nodes', 'ppn', 'interconnect', 'numa_domains',
-                   'environ')
+                   'environ', 'gpus_per_node')
 
 
 def _decorated(node):
