@@ -15,7 +15,7 @@ import subprocess
 import pytest
 
 import test_site_init as si
-from conftest import ROOT, isolated_env, reframe_cmd
+from conftest import ROOT, edited_config, isolated_env, reframe_cmd
 from emu_layout import environment
 
 CHECKS = os.path.join(ROOT, 'checks', 'linkmatrix')
@@ -112,3 +112,26 @@ def test_site_init_nightly_spans_every_leaf_once_under_one_mpi(tmp_path):
         f'%msg_bytes=4000000' for f in ('fab0', 'fab1')], got
     assert all(len(envs) == 1 for envs in got.values()), got
     assert len({envs[0] for envs in got.values()}) == 1, got
+
+
+@pytest.mark.parametrize('environ,want', [('intelmpi', 'intelmpi'),
+                                          ('nosuch', 'openmpi')])
+def test_the_partition_names_the_nightly_environment(tmp_path, environ,
+                                                     want):
+    # extras sentinels.environ: the nightly's matrix under that one; a
+    # name that cannot run it there keeps the default (said in a warning)
+    settings, _ = edited_config(
+        tmp_path, 'emucluster.py', "'rotation': {'budget_min': 25},",
+        "'rotation': {'budget_min': 25}, "
+        f"'sentinels': {{'checks': ['LinkMatrix'], 'environ': '{environ}'}},")
+    env = dict(environment(tmp_path / 'state', nodes=9, leaves=3),
+               CG_ROTATION_DATE='2026-11-22',
+               CG_RESULTS_DB=str(tmp_path / 'results.db'),
+               CG_DEBUG_LOG=str(tmp_path / 'reframe.log'),
+               CG_PERFLOG_DIR=str(tmp_path / 'perflogs'),
+               CG_ROTATION_DETAILS=str(tmp_path / 'rotation.tsv'))
+    got = _listing(env, str(settings), 'emucluster', 'nightly')
+    assert sorted(got) == [
+        f'LinkMatrix %num_nodes=9 %ppn=1 %interconnect={f} '
+        f'%msg_bytes=4000000' for f in ('fab0', 'fab1')], got
+    assert all(envs == [want] for envs in got.values()), got

@@ -202,7 +202,37 @@ def test_borderline_is_halfway_to_both_bounds():
     # peers only: a 10 % loss (0.89x) is not named, but borderline
     assert not j(0.89, stat=None).named
     assert lr.is_borderline(j(0.89, stat=None), b)
-    assert not lr.is_borderline(j(0.95, stat=None), b)
+    # peers only: a 5 % loss (0.95x, 5 MADs below) is retested, as with a
+    # baseline: halfway to the ratio and half the naming z below
+    assert lr.is_borderline(j(0.95, stat=None), b)
+    assert not lr.is_borderline(j(0.98, stat=None), b)
+
+
+def test_peers_only_borderline_on_the_campaign_first_rounds():
+    # first-round figures of the emulated 9-node tree without a per-link
+    # baseline (the run's MAD at its 1 % floor): the 95 % links at
+    # 0.93-0.96x of their peers, 2.6-5.6 MADs below, were retested in 1 of
+    # 6 runs; a healthy link 2.4 MADs below is not retested
+    b = lr.Bounds()
+
+    def peers(fig, z, spread=0.01, count=27):
+        return linkjudge.LinkJudgement('n3', 'both', fig, z, spread=spread,
+                                       count=count)
+
+    # 9 nodes (27 figures): 2.6 MADs
+    assert round(lr.tight_z(27, b), 1) == 2.6
+    for fig, z in ((0.956, -4.3), (0.959, -4.1), (0.930, -5.5),
+                   (0.956, -4.1), (0.942, -4.7), (0.949, -5.4)):
+        assert lr.is_borderline(peers(fig, z), b), (fig, z)
+    assert not lr.is_borderline(peers(0.975, -2.4), b)
+    assert not lr.is_borderline(peers(0.96, -2.5), b)
+    # 1,024 nodes: one healthy figure expected 5.1 MADs below
+    assert round(lr.tight_z(3072, b), 1) == 5.1
+    assert not lr.is_borderline(peers(0.95, -4.3, count=3072), b)
+    # in a noisy run (MAD 3.4 % of the median) a 5 % loss is within the
+    # spread: 7.5 MADs as before
+    assert not lr.is_borderline(peers(0.95, -5.4, spread=0.034), b)
+    assert lr.is_borderline(peers(0.95, -7.6, spread=0.034), b)
 
 
 # -- the driver with the real program --------------------------------------

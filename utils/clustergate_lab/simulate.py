@@ -358,6 +358,7 @@ def retest(topo, true_faults, cands, figs, rng, sigma, scale, bytes_=4e6,
                           clock=lambda: clock[0])
     lines = analysis.messages() if analysis is not None else []
     lr.explain(decided, cands, lr.confirmed_faults(lines, decided))
+    lr.unresolved(decided, cands)       # as the driver: within the noise
     return decided, clock[0]
 
 

@@ -60,6 +60,10 @@ class LinkJudgement:
     ratio: Optional[float] = None   # figure / baseline median
     z: Optional[float] = None       # MADs from the baseline median
     named: bool = False
+    #: the run's MAD (floored) over its median: how tight its peers are
+    spread: Optional[float] = None
+    #: how many node-link figures the run judged (its peers' count)
+    count: int = 0
 
     def describe(self) -> str:
         peers = f'{self.figure:.2f}x its peers ({self.peer_z:+.1f} MADs)'
@@ -105,7 +109,9 @@ def judge(figures: Mapping, stats: Optional[Mapping[str, LinkStat]],
     med, spread = _peer_spread(figures)
     out = []
     for (node, direction), f in sorted(figures.items()):
-        j = LinkJudgement(node, direction, f.peer, (f.peer - med) / spread)
+        j = LinkJudgement(node, direction, f.peer, (f.peer - med) / spread,
+                          spread=spread / abs(med) if med else None,
+                          count=len(figures))
         st = (stats or {}).get(metric_names(node, direction)[1])
         if st is not None:
             j.base, j.ratio = st, f.peer / st.median

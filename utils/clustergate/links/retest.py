@@ -159,6 +159,16 @@ class Bounds:
 #: peers only: this many times the naming z below the run's median makes a
 #: node link borderline even near its peers' level (see :func:`is_borderline`)
 STRONG_Z = 1.5
+#: peers only, in a run whose MAD is at most this share of its median (a
+#: tight run): half the naming z below makes a node link near its peers'
+#: level borderline, as with a baseline. With STRONG_Z alone a 95 % link
+#: without a baseline on the emulated 9-node tree (0.93-0.96x of its peers,
+#: 2.6-5.6 MADs below, the MAD at its 1 % floor) was retested in 1 of 6
+#: runs; healthy links reached 0.96x (3.8 MADs below) in one direction: the
+#: retest tells them. In a noisy run (a simulated fabric at sigma 0.05,
+#: MAD 3-4 %) a 5 % loss is within the spread, and half the z would make
+#: a retest candidate of one node link in twenty
+TIGHT_SPREAD = 0.02
 
 
 def _halfway(bound):
@@ -167,8 +177,9 @@ def _halfway(bound):
 
 def is_borderline(j: linkjudge.LinkJudgement, b: Bounds) -> bool:
     """Not named, but beyond half of both of its naming bounds; without a
-    baseline also when ``STRONG_Z`` times the naming z below its peers and
-    halfway to a baseline's ratio bound."""
+    baseline also when ``STRONG_Z`` times the naming z below its peers (in
+    a tight run, ``TIGHT_SPREAD``: half the naming z) and halfway to a
+    baseline's ratio bound."""
     if j.named:
         return False
     if j.base is not None:
@@ -178,12 +189,26 @@ def is_borderline(j: linkjudge.LinkJudgement, b: Bounds) -> bool:
         b.peer_ratio * b.direction_ratio / b.ratio
     if j.figure <= _halfway(bound) and j.peer_z <= -b.peer_z / 2:
         return True
-    # on a large fabric the run's spread is narrow and well known: a node
-    # link far below it is borderline once it is halfway to a baseline's
-    # ratio bound (a 10 % loss at 1024 nodes, 0.93x of its peers, was
-    # above 0.925x but 9 MADs below)
+    # a node link clearly below the run's spread is borderline once it is
+    # halfway to a baseline's ratio bound (a 10 % loss at 1024 nodes, 0.93x
+    # of its peers, was above 0.925x but 9 MADs below; in a tight run a 5 %
+    # loss on 9 nodes, 0.95x, 4 MADs below): alone, the retest tells a
+    # loss from a healthy link the first round's noise put there
     near = b.ratio if j.direction == 'both' else b.direction_ratio
-    return j.figure <= _halfway(near) and j.peer_z <= -STRONG_Z * b.peer_z
+    tight = j.spread is not None and j.spread <= TIGHT_SPREAD
+    return j.figure <= _halfway(near) and j.peer_z <= -(
+        tight_z(j.count, b) if tight else STRONG_Z * b.peer_z)
+
+
+def tight_z(count: int, b: Bounds) -> float:
+    """MADs below the run's median that make a node link near its peers'
+    level borderline in a tight run of ``count`` node-link figures: where
+    one healthy figure of the run is expected below it (normal noise; a MAD
+    is 0.6745 sigma), at least half the naming z and at most ``STRONG_Z``
+    times it: 2.6 MADs for the 27 figures of 9 nodes, 5.1 for the 3,072 of
+    1,024 (one retest candidate per healthy run, not one in twenty)."""
+    q = statistics.NormalDist().inv_cdf(1 - 1 / max(count, 2)) / 0.6745
+    return min(max(q, b.peer_z / 2), STRONG_Z * b.peer_z)
 
 
 @dataclass
