@@ -8,6 +8,8 @@ run in seconds; the benchmark's phases on a small fabric."""
 import math
 import random
 
+import pytest
+
 from clustergate.links import retest as lr
 from clustergate.links.topology import Topology, diagnose, schedule
 from clustergate.links.topology.analysis import Fault, Prepared
@@ -113,3 +115,27 @@ def test_the_benchmark_times_every_phase():
     assert got['peak_mib'] > 10 and not math.isnan(got['peak_mib'])
     assert len(got['verdict']) == 1 and \
         got['verdict'][0].startswith('global link group')
+
+
+def test_a_dragonfly_declared_in_topology_conf(tmp_path):
+    from clustergate.links.topology import TopologyError
+    from clustergate.rfm.linkmatrix import declared_topology
+    conf = tmp_path / 'topology.conf'
+    conf.write_text(
+        'SwitchName=l1 Nodes=a[1-2]\n'
+        'SwitchName=l2 Nodes=a[3-4]\nSwitchName=l3 Nodes=b[1-2]\n'
+        'SwitchName=l4 Nodes=b[3-4]\n'
+        'SwitchName=g1 Switches=l[1-2] LinkSpeed=100\n'
+        'SwitchName=g2 Switches=l[3-4] LinkSpeed=100\n'
+        'SwitchName=top Switches=g[1-2] LinkSpeed=30\n')
+    topo = declared_topology({'file': str(conf), 'dragonfly': True})
+    assert topo.path('a1', 'b1')[2] == ('global', 'g1~g2', 'up')
+    assert topo.capacity(('global', 'g1~g2', 'down')) == 30
+    # a tree: through the top switch
+    tree = declared_topology({'file': str(conf)})
+    assert ('switch', 'g1', 'up') in tree.path('a1', 'b1')
+    flat = tmp_path / 'flat.conf'
+    flat.write_text('SwitchName=l1 Nodes=a[1-2]\nSwitchName=l2 '
+                    'Nodes=a[3-4]\nSwitchName=top Switches=l[1-2]\n')
+    with pytest.raises(TopologyError, match='a dragonfly needs groups'):
+        declared_topology({'file': str(flat), 'dragonfly': True})

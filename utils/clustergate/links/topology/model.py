@@ -365,7 +365,7 @@ def _records(text: str, source: str):
 # long: the switch records in one pass, then the checks of the tree
 # (unknown or doubly listed children, one root, nodes), each with its error
 def _build(records, source, derived_nodes: bool, node_rate=None,
-           uplink_rate=None) -> Topology:
+           uplink_rate=None, dragonfly=False) -> Topology:
     parent, direct, speed, kids = {}, {}, {}, {}
     for i, kv in records:
         s = kv['switchname']
@@ -438,12 +438,27 @@ def _build(records, source, derived_nodes: bool, node_rate=None,
     if uplink_rate is not None:
         urate = {c: parse_rate(uplink_rate) for c, p in parent.items()
                  if p is not None}
-    t = Topology(leaf_of, parent, nrate, urate, source=source)
+    t = Topology(leaf_of, parent, nrate, urate, source=source,
+                 dragonfly=bool(dragonfly))
+    if dragonfly:
+        groups = t.groups
+        if len(groups) < 2 or any(t.chain(leaf)[-2] == leaf
+                                  for leaf in t.leaves):
+            raise TopologyError(f'{source}: a dragonfly needs groups of '
+                                f'leaves under one top switch (switches of '
+                                f'switches), has {len(groups)} group(s)')
+        # the top switch's LinkSpeed: the rate of each global link
+        top = t.chain(groups[0])[-1]
+        if top in speed and uplink_rate is None:
+            for i, a in enumerate(groups):
+                for b in groups[i + 1:]:
+                    t.uplink_rate[f'{a}~{b}'] = speed[top]
     return t
 
 
 def parse_topology_conf(text: str, source: str = 'topology.conf',
-                        node_rate=None, uplink_rate=None) -> Topology:
+                        node_rate=None, uplink_rate=None,
+                        dragonfly=False) -> Topology:
     """Topology of a Slurm ``topology.conf`` (topology/tree)::
 
         SwitchName=leaf1 Nodes=n[1-4] LinkSpeed=500
@@ -454,13 +469,16 @@ def parse_topology_conf(text: str, source: str = 'topology.conf',
     (node links of a leaf, trunks of the switches under it); absent, node
     links are 1 and trunks non-blocking. ``node_rate`` and ``uplink_rate``
     (e.g. from the partition's config) override every link of their kind.
+    ``dragonfly``: the top switch's children are groups, every pair joined
+    by a global link at the top switch's ``LinkSpeed``.
     """
     return _build(_records(text, source), source, False, node_rate,
-                  uplink_rate)
+                  uplink_rate, dragonfly)
 
 
 def parse_scontrol_topology(text: str, source: str = 'scontrol show topology',
-                            node_rate=None, uplink_rate=None) -> Topology:
+                            node_rate=None, uplink_rate=None,
+                            dragonfly=False) -> Topology:
     """Topology of the output of ``scontrol show topology``::
 
         SwitchName=leaf1 Level=0 LinkSpeed=1 Nodes=n[1-4]
@@ -468,4 +486,4 @@ def parse_scontrol_topology(text: str, source: str = 'scontrol show topology',
 
     (upper switches list every node below them)."""
     return _build(_records(text, source), source, True, node_rate,
-                  uplink_rate)
+                  uplink_rate, dragonfly)
