@@ -55,11 +55,13 @@ from clustergate.links.topology.rounds import Round, schedule
 
 KINDS = ('healthy', 'uplink', 'miscabled', 'node', 'uplink+uplink',
          'uplink+node', 'miscabled+node')
-#: and on a three-level tree: a spine-core trunk, alone and beside a node
-ALL_KINDS = KINDS + ('trunk', 'trunk+node')
+#: on a three-level tree: a spine-core trunk, alone and beside a node; on
+#: a dragonfly: a global link, a node cabled into another group
+ALL_KINDS = KINDS + ('trunk', 'trunk+node', 'global', 'group',
+                     'global+node')
 #: fabrics: a two-level fat tree (leaves under one spine), a three-level
 #: one (leaves under spines under a core)
-FABRICS = ('tree', 'tree3')
+FABRICS = ('tree', 'tree3', 'dragonfly')
 
 # measured on the emulated cluster (docs/reports/simulation.md)
 EMU_SECONDS = 8.0
@@ -183,6 +185,13 @@ def build(fabric: str, nodes: int, per_leaf: int, oversubscription: float,
         return Topology.fat_tree3(nodes // pod, leaves_per_spine, per_leaf,
                                   rate, oversubscription,
                                   spine_oversubscription)
+    if fabric == 'dragonfly':
+        group = per_leaf * leaves_per_spine
+        if nodes % group or nodes // group < 2:
+            raise ValueError(f'--nodes {nodes} is not 2 or more groups of '
+                             f'--per-leaf x --leaves-per-spine ({group})')
+        return Topology.dragonfly_of(nodes // group, leaves_per_spine,
+                                     per_leaf, rate, oversubscription)
     raise ValueError(f'--fabric {fabric!r}: not one of {", ".join(FABRICS)}')
 
 
@@ -205,6 +214,21 @@ def inject(topo: Topology, kind: str, rng: random.Random,
         return Fault('uplink', sw, (('switch', sw, 'up'),
                                     ('switch', sw, 'down')),
                      uplink_factor, topo.parent[sw])
+    if kind in ('global', 'group') and not topo.dragonfly:
+        raise ValueError(f'kind {kind} needs a dragonfly (--fabric '
+                         f'dragonfly)')
+    if kind == 'global':
+        a, b = rng.sample(topo.groups, 2)
+        link = topo.global_link(a, b)
+        return Fault('uplink', link[1], (('global', link[1], 'up'),
+                                         ('global', link[1], 'down')),
+                     uplink_factor)
+    if kind == 'group':
+        n = rng.choice(topo.nodes)
+        home = topo.chain(topo.leaf_of[n])[-2]
+        leaf = rng.choice([l for l in topo.leaves
+                           if topo.chain(l)[-2] != home])
+        return Fault('miscabled', n, (), 1.0, leaf)
     if kind == 'uplink':
         leaf = rng.choice(topo.leaves)
         return Fault('uplink', leaf, (('switch', leaf, 'up'),
@@ -482,7 +506,8 @@ def main(argv=None):
     p.add_argument('--figure', help='write the figure PNG here')
     p.add_argument('--fabric', default='tree', choices=FABRICS)
     p.add_argument('--leaves-per-spine', type=int, default=8,
-                   help='tree3: leaves under each spine (default 8)')
+                   help='tree3: leaves under each spine, dragonfly: '
+                        'leaves per group (default 8)')
     args = p.parse_args(argv)
     from clustergate.links.topology.model import parse_rate
     try:

@@ -739,7 +739,7 @@ def topology_to_json(topo) -> Optional[Dict]:
     return {'leaf_of': topo.leaf_of, 'parent': topo.parent,
             'node_rate': topo.node_rate, 'uplink_rate': topo.uplink_rate,
             'link_rate': [[list(k), v] for k, v in topo.link_rate.items()],
-            'source': topo.source}
+            'source': topo.source, 'dragonfly': topo.dragonfly}
 
 
 def topology_from_json(data):
@@ -750,7 +750,7 @@ def topology_from_json(data):
     return Topology(data['leaf_of'], data['parent'], data['node_rate'],
                     data['uplink_rate'],
                     {tuple(k): v for k, v in data['link_rate']},
-                    data.get('source', ''))
+                    data.get('source', ''), bool(data.get('dragonfly')))
 
 
 def node_links(matrix, run, topo, lines, stats, fabric, b: Bounds,

@@ -754,7 +754,8 @@ def declared_topology(spec, run=subprocess.run):
             f"extras 'topology' must be a dict such as {{'source': "
             f"'scontrol'}} or {{'file': PATH}}, not {spec!r}")
 
-    rates = {k: spec[k] for k in ('node_rate', 'uplink_rate') if k in spec}
+    rates = {k: spec[k] for k in ('node_rate', 'uplink_rate', 'dragonfly')
+             if k in spec}
     if 'file' in spec:
         path = spec['file']
         try:

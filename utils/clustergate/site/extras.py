@@ -42,7 +42,8 @@ HPCC = 'hpcc'
 EXPECTED_FAMILIES = 'expected_families'
 #: the declared switch tree of the partition's fabrics, for the link
 #: matrix: {'source': 'scontrol'} or {'file': PATH}, optional node_rate,
-#: uplink_rate, interconnects (clustergate.rfm.linkmatrix)
+#: uplink_rate, dragonfly (the top switch's children are groups joined by
+#: global links), interconnects (clustergate.rfm.linkmatrix)
 TOPOLOGY = 'topology'
 #: the nightly rotation: {'budget_min': minutes, 'pin_subset': bool};
 #: --mode nightly runs the night's share of the acceptance space

@@ -248,6 +248,7 @@ SCHEMA = {
             'properties': {
                 'source': {'type': 'string'}, 'file': {'type': 'string'},
                 'node_rate': _NUMBER, 'uplink_rate': _NUMBER,
+                'dragonfly': {'type': 'boolean'},
                 'interconnects': {'type': 'array',
                                   'items': {'type': 'string'}}}},
     },

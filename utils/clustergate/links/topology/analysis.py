@@ -183,7 +183,7 @@ class Prepared:
                 self.by_node.setdefault(d, {'up': [], 'down': []})[
                     'down'].append((ri, fi))
                 for link in m.paths[fi]:
-                    if link[0] == 'switch':
+                    if link[0] != 'node':       # trunks, global links
                         self.through.setdefault(link, []).append((ri, fi))
                         loaded.add(link[1])
             self.loaded.append(loaded)
@@ -207,6 +207,7 @@ class _Fit:
         self.by_node, self.through, self.loaded = \
             pre.by_node, pre.through, pre.loaded
         self.local = pre.local
+        self.local_sets = [set(x) for x in pre.local]
         log = math.log
         self.logm = [[log(v) if v > 0 else -20.0 for v in r.measured]
                      for r in self.rounds]
@@ -412,6 +413,8 @@ def _trunk_swaps(fit, faults, i):
     other trunk that carries measured flows and is not already a fault."""
     from dataclasses import replace
     f = faults[i]
+    if _is_global(f):
+        return []
     done = {g.subject for g in faults if g.kind == 'uplink'}
     out = []
     for sw, parent in fit.topology.parent.items():
@@ -574,7 +577,13 @@ def _large(v, fault, lo):
     return True
 
 
+def _is_global(f: Fault) -> bool:
+    return bool(f.links) and f.links[0][0] == 'global'
+
+
 def _name(f: Fault):
+    if f.kind == 'uplink' and _is_global(f):
+        return 'global link ' + f.subject.replace('~', '-')
     if f.kind == 'uplink':
         return f'uplink {f.subject}-{f.leaf}'
     return f.subject
@@ -674,18 +683,20 @@ def _candidates(fit: _Fit, faults, rates, e, c) -> List[Fault]:
     seen = set()
     for link in sorted(fit.through, key=trunk_key)[:None if fit.full
                                                    else 4]:
-        sw = link[1]
+        kind, sw = link[0], link[1]
         if ('uplink', sw) in done or sw in seen:
             continue
         seen.add(sw)
         meds = {l: rel(fit.through[l]) for l in
-                (('switch', sw, 'up'), ('switch', sw, 'down'))
+                ((kind, sw, 'up'), (kind, sw, 'down'))
                 if l in fit.through}
         for links in directions(meds):
             groups = {l: fit.through[l] for l in links}
             f0 = _fit_factor(fit, topo, groups,
                              max(meds[l][1] for l in links), per_round=True)
-            cands.append(Fault('uplink', sw, links, f0, topo.parent[sw]))
+            # a global link between two groups: no parent
+            cands.append(Fault('uplink', sw, links, f0,
+                               topo.parent.get(sw)))
 
     # miscabling: nodes whose flows fit worst, re-homed to likely leaves
     leaves = topo.leaves
@@ -729,6 +740,13 @@ def _likely_leaves(fit, topo, n, e, c, options):
             for leaf in fit.loaded[ri]:
                 if leaf in votes:
                     votes[leaf] += 1.0
+        elif z > -1 and fi in fit.local_sets[ri]:
+            # a flow within n's declared leaf ran as predicted while these
+            # trunks were loaded: n is not behind them (with many leaves,
+            # a contrast round loads half of them)
+            for leaf in fit.loaded[ri]:
+                if leaf in votes:
+                    votes[leaf] -= 1.0
     return sorted(options, key=lambda l: -votes[l])
 
 
@@ -791,6 +809,17 @@ def _verdict(fit, fault, faults, rates, new_rates, e, c, ne, nc, fabric,
                f'{math.exp(_median(r)):.2f}x of prediction ({len(touched)} '
                f'flows, {z:.0f} sigma outside noise)')
         return Verdict('node', (n,), msg, ratio, z, len(touched), gain, fault)
+
+    if fault.kind == 'uplink' and _is_global(fault):
+        a, b = fault.subject.split('~')
+        dirs = ' and '.join(f'{a} to {b}' if l[2] == 'up' else
+                            f'{b} to {a}' for l in fault.links)
+        msg = (f'global link {a}-{b} on fabric {fabric}: flows between '
+               f'{a} and {b} at {ratio:.2f}x of prediction ({dirs}: link '
+               f'at {fault.factor:.2f}x of its rate, {len(touched)} flows, '
+               f'{z:.0f} sigma outside noise)')
+        return Verdict('uplink', (fault.subject, None), msg, ratio, z,
+                       len(touched), gain, fault)
 
     if fault.kind == 'uplink':
         sw = fault.subject

@@ -46,6 +46,9 @@ class Topology:
     uplink_rate: Dict[str, float] = field(default_factory=dict)
     link_rate: Dict[Link, float] = field(default_factory=dict)
     source: str = ''
+    #: a dragonfly: the root's children are groups, every pair of groups
+    #: joined by its own global link (see :meth:`global_link`)
+    dragonfly: bool = False
 
     def __post_init__(self):
         for n, s in self.leaf_of.items():
@@ -105,12 +108,42 @@ class Topology:
         if not common:
             raise TopologyError(f'{src} and {dst} are on switches with no '
                                 f'common root ({a[-1]}, {b[-1]})')
+        if self.dragonfly and len(common) == 1 and len(a) > 2 and \
+                len(b) > 2:
+            # between groups: up to the group, its global link, down
+            return ([('node', src, 'up')] +
+                    [('switch', s, 'up') for s in a[:-2]] +
+                    [self.global_link(a[-2], b[-2])] +
+                    [('switch', s, 'down') for s in reversed(b[:-2])] +
+                    [('node', dst, 'down')])
         links = [('node', src, 'up')]
         links += [('switch', s, 'up') for s in a if s not in common]
         links += [('switch', s, 'down') for s in reversed(b)
                   if s not in common]
         links.append(('node', dst, 'down'))
         return links
+
+    @property
+    def groups(self) -> List[str]:
+        """The switches under the root (a dragonfly's groups)."""
+        return [s for s, p in self.parent.items()
+                if p is not None and self.parent[p] is None]
+
+    def global_link(self, ga: str, gb: str) -> Link:
+        """The directed global link from group ``ga`` to group ``gb``:
+        ``('global', 'A~B', 'up')`` from A to B, ``'down'`` from B to A,
+        A the group declared first."""
+        order = self._group_order()
+        first, second = sorted((ga, gb), key=order.__getitem__)
+        return ('global', f'{first}~{second}',
+                'up' if ga == first else 'down')
+
+    def _group_order(self):
+        order = self._caps.get('(groups)')
+        if order is None:
+            order = self._caps['(groups)'] = {g: i for i, g in
+                                              enumerate(self.groups)}
+        return order
 
     def capacity(self, link: Link) -> float:
         rate = self._caps.get(link)
@@ -126,6 +159,12 @@ class Topology:
         if kind == 'node':
             return self.node_rate.get(name, 1.0)
         rate = self.uplink_rate.get(name)
+        if rate is None and kind == 'global':
+            # undeclared: the group's nodes share its G-1 global links
+            group = name.split('~')[0]
+            rate = sum(self.node_rate.get(n, 1.0) for n in self.leaf_of
+                       if group in self.chain(self.leaf_of[n])) / \
+                max(1, len(self.groups) - 1)
         if rate is None:
             # undeclared trunk: non-blocking (the sum of what is below it)
             rate = sum(self.node_rate.get(n, 1.0) for n in self.leaf_of
@@ -134,6 +173,10 @@ class Topology:
 
     def describe(self, link: Link) -> str:
         kind, name, direction = link
+        if kind == 'global':
+            a, b = name.split('~')
+            return (f'global link {a}-{b} '
+                    f'({a + "->" + b if direction == "up" else b + "->" + a})')
         if kind == 'switch':
             return f'uplink {name}-{self.parent.get(name)} ({direction})'
         return f'node link {name} ({direction})'
@@ -142,7 +185,7 @@ class Topology:
     def copy(self) -> 'Topology':
         return Topology(dict(self.leaf_of), dict(self.parent),
                         dict(self.node_rate), dict(self.uplink_rate),
-                        dict(self.link_rate), self.source)
+                        dict(self.link_rate), self.source, self.dragonfly)
 
     def rehomed(self, node: str, leaf: str) -> 'Topology':
         """The same fabric with ``node`` cabled to ``leaf``."""
@@ -154,6 +197,12 @@ class Topology:
         for s in self.parent:
             if self.parent[s] is not None:
                 t.uplink_rate[s] = self.capacity(('switch', s, 'up'))
+        if self.dragonfly:
+            gs = self.groups
+            for i, a in enumerate(gs):
+                for b in gs[i + 1:]:
+                    link = self.global_link(a, b)
+                    t.uplink_rate[link[1]] = self.capacity(link)
         t.leaf_of[node] = leaf
         return t
 
@@ -214,6 +263,43 @@ class Topology:
         return cls(leaf_of, parent, {n: node_rate for n in leaf_of}, rates,
                    source=f'fat tree {spines}x{leaves_per_spine}x'
                           f'{per_leaf}')
+
+    @classmethod
+    def dragonfly_of(cls, groups: int, leaves_per_group: int, per_leaf: int,
+                     node_rate: float = 1.0, oversubscription: float = 1.0,
+                     global_taper: float = 2.0, prefix: str = 'n',
+                     width: int = 0) -> 'Topology':
+        """A dragonfly: ``groups`` groups of ``leaves_per_group`` leaves
+        of ``per_leaf`` nodes, each leaf's trunk into its group at
+        ``per_leaf * node_rate / oversubscription``, every pair of groups
+        joined by one global link of ``group nodes * node_rate /
+        global_taper / (groups - 1)`` (each group's global bandwidth: its
+        nodes' injection / ``global_taper``, spread over the other
+        groups). Minimal routing: a flow between groups takes their
+        global link. In Slurm's topology.conf a group is a switch over
+        its leaves and the groups hang under one top switch; the
+        partition declares the dragonfly."""
+        leaf_of, parent, rates = {}, {'fabric': None}, {}
+        k = 0
+        group_nodes = leaves_per_group * per_leaf
+        for g in range(1, groups + 1):
+            group = f'group{g}'
+            parent[group] = 'fabric'
+            rates[group] = group_nodes * node_rate    # unused: no root
+            for q in range(1, leaves_per_group + 1):
+                leaf = f'leaf{(g - 1) * leaves_per_group + q}'
+                parent[leaf] = group
+                rates[leaf] = per_leaf * node_rate / oversubscription
+                for _ in range(per_leaf):
+                    k += 1
+                    leaf_of[f'{prefix}{str(k).zfill(width)}'] = leaf
+        glob = group_nodes * node_rate / global_taper / max(1, groups - 1)
+        for a in range(1, groups + 1):
+            for b in range(a + 1, groups + 1):
+                rates[f'group{a}~group{b}'] = glob
+        return cls(leaf_of, parent, {n: node_rate for n in leaf_of}, rates,
+                   source=f'dragonfly {groups}x{leaves_per_group}x'
+                          f'{per_leaf}', dragonfly=True)
 
     def to_topology_conf(self) -> str:
         """Slurm ``topology.conf`` text of this tree (no rates: Slurm's
@@ -279,7 +365,7 @@ def _records(text: str, source: str):
 # long: the switch records in one pass, then the checks of the tree
 # (unknown or doubly listed children, one root, nodes), each with its error
 def _build(records, source, derived_nodes: bool, node_rate=None,
-           uplink_rate=None) -> Topology:
+           uplink_rate=None, dragonfly=False) -> Topology:
     parent, direct, speed, kids = {}, {}, {}, {}
     for i, kv in records:
         s = kv['switchname']
@@ -352,12 +438,27 @@ def _build(records, source, derived_nodes: bool, node_rate=None,
     if uplink_rate is not None:
         urate = {c: parse_rate(uplink_rate) for c, p in parent.items()
                  if p is not None}
-    t = Topology(leaf_of, parent, nrate, urate, source=source)
+    t = Topology(leaf_of, parent, nrate, urate, source=source,
+                 dragonfly=bool(dragonfly))
+    if dragonfly:
+        groups = t.groups
+        if len(groups) < 2 or any(t.chain(leaf)[-2] == leaf
+                                  for leaf in t.leaves):
+            raise TopologyError(f'{source}: a dragonfly needs groups of '
+                                f'leaves under one top switch (switches of '
+                                f'switches), has {len(groups)} group(s)')
+        # the top switch's LinkSpeed: the rate of each global link
+        top = t.chain(groups[0])[-1]
+        if top in speed and uplink_rate is None:
+            for i, a in enumerate(groups):
+                for b in groups[i + 1:]:
+                    t.uplink_rate[f'{a}~{b}'] = speed[top]
     return t
 
 
 def parse_topology_conf(text: str, source: str = 'topology.conf',
-                        node_rate=None, uplink_rate=None) -> Topology:
+                        node_rate=None, uplink_rate=None,
+                        dragonfly=False) -> Topology:
     """Topology of a Slurm ``topology.conf`` (topology/tree)::
 
         SwitchName=leaf1 Nodes=n[1-4] LinkSpeed=500
@@ -368,13 +469,16 @@ def parse_topology_conf(text: str, source: str = 'topology.conf',
     (node links of a leaf, trunks of the switches under it); absent, node
     links are 1 and trunks non-blocking. ``node_rate`` and ``uplink_rate``
     (e.g. from the partition's config) override every link of their kind.
+    ``dragonfly``: the top switch's children are groups, every pair joined
+    by a global link at the top switch's ``LinkSpeed``.
     """
     return _build(_records(text, source), source, False, node_rate,
-                  uplink_rate)
+                  uplink_rate, dragonfly)
 
 
 def parse_scontrol_topology(text: str, source: str = 'scontrol show topology',
-                            node_rate=None, uplink_rate=None) -> Topology:
+                            node_rate=None, uplink_rate=None,
+                            dragonfly=False) -> Topology:
     """Topology of the output of ``scontrol show topology``::
 
         SwitchName=leaf1 Level=0 LinkSpeed=1 Nodes=n[1-4]
@@ -382,4 +486,4 @@ def parse_scontrol_topology(text: str, source: str = 'scontrol show topology',
 
     (upper switches list every node below them)."""
     return _build(_records(text, source), source, True, node_rate,
-                  uplink_rate)
+                  uplink_rate, dragonfly)

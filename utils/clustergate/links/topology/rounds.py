@@ -279,7 +279,8 @@ def schedule(topology: Optional[Topology], nodes: Sequence[str],
         raise ValueError(f'node {missing[0]} is not in the declared '
                          f'topology ({topology.source or "?"})')
     sub = Topology({n: s for n, s in topology.leaf_of.items() if n in keep},
-                   dict(topology.parent), source=topology.source)
+                   dict(topology.parent), source=topology.source,
+                   dragonfly=topology.dragonfly)
     size = max(len(sub.nodes_of(leaf)) for leaf in sub.leaves)
     k = INTRA_SHIFTS if intra_shifts is None else intra_shifts
     # shift size/2 pairs the nodes mutually (two rounds): kept for last

@@ -45,4 +45,4 @@ def restricted(topo: Topology, nodes: Sequence[str]) -> Topology:
         dict(topo.uplink_rate),
         {link: r for link, r in topo.link_rate.items()
          if link[0] != 'node' or link[1] in keep},
-        topo.source)
+        topo.source, topo.dragonfly)

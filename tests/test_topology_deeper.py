@@ -1,0 +1,141 @@
+"""Deeper fabrics: a three-level fat tree (leaves, spines, a core) and a
+dragonfly (groups of leaves, every pair of groups joined by a global
+link): routes, the schedule's rounds on every level, and the verdicts on
+simulated measurements (a slow spine-core trunk, a slow global link named
+as its group pair, a node cabled into another group), small enough to
+run in seconds; the benchmark's phases on a small fabric."""
+
+import math
+import random
+
+import pytest
+
+from clustergate.links import retest as lr
+from clustergate.links.topology import Topology, diagnose, schedule
+from clustergate.links.topology.analysis import Fault, Prepared
+from clustergate_lab import scale
+from clustergate_lab import simulate as sim
+
+DF = Topology.dragonfly_of(4, 2, 8, 100.0, 2.0)
+T3 = Topology.fat_tree3(4, 2, 8, 100.0, 2.0)
+
+
+def test_dragonfly_routes_between_groups_over_their_global_link():
+    a, b = DF.nodes_of('leaf1')[0], DF.nodes_of('leaf7')[0]   # g1, g4
+    assert DF.path(a, b) == [('node', a, 'up'), ('switch', 'leaf1', 'up'),
+                             ('global', 'group1~group4', 'up'),
+                             ('switch', 'leaf7', 'down'), ('node', b, 'down')]
+    assert DF.path(b, a)[2] == ('global', 'group1~group4', 'down')
+    # within a group: the tree (leaf, group switch)
+    c = DF.nodes_of('leaf2')[0]
+    assert [x[0] for x in DF.path(a, c)] == ['node', 'switch', 'switch',
+                                             'node']
+    # group nodes x rate / taper 2 / 3 other groups
+    assert DF.capacity(('global', 'group1~group4', 'up')) == \
+        16 * 100.0 / 2 / 3
+    assert DF.describe(('global', 'group1~group4', 'down')) == \
+        'global link group1-group4 (group4->group1)'
+    # the retest's copy of the declared fabric keeps it a dragonfly
+    back = lr.topology_from_json(lr.topology_to_json(DF))
+    assert back.path(a, b) == DF.path(a, b)
+
+
+def test_rounds_on_every_level():
+    for topo, upper in ((T3, 'S'), (DF, 'S')):
+        labels = [r.label for r in schedule(topo, topo.nodes)]
+        # leaf shifts under each spine/group, shifts of the spines/groups
+        assert 'X1' in labels and f'{upper}3' in labels
+        assert not any(lbl.startswith('X2') for lbl in labels)
+    used = {link for r in schedule(DF, DF.nodes) for a, b in r.flows
+            for link in DF.path(a, b) if link[0] == 'global'}
+    assert len(used) == 4 * 3          # every global link, both ways
+
+
+def _case(topo, faults, seed, sigma=0.03):
+    rounds = schedule(topo, topo.nodes)
+    prepared = Prepared(topo, [r.flows for r in rounds])
+    rng = random.Random(seed)
+    measured = sim.measure(topo, prepared.models, faults, rng, sigma, 0.9)
+    return diagnose(topo, measured, 'sim', sigma=sigma, prepared=prepared)
+
+
+def _named(an):
+    return [(v.kind, v.subject) for v in an.verdicts]
+
+
+def test_healthy_deeper_fabrics_have_no_verdict():
+    for topo in (T3, DF):
+        for seed in (1, 2):
+            assert _named(_case(topo, [], seed)) == []
+
+
+def test_a_slow_spine_core_trunk_is_named():
+    f = Fault('uplink', 'spine3', (('switch', 'spine3', 'up'),
+                                   ('switch', 'spine3', 'down')), 0.8,
+              'core')
+    for seed in (1, 2):
+        an = _case(T3, [f], seed)
+        assert _named(an) == [('uplink', ('spine3', 'core'))], \
+            an.messages()
+
+
+def test_a_slow_global_link_is_named_as_its_group_pair():
+    f = Fault('uplink', 'group2~group3',
+              (('global', 'group2~group3', 'up'),
+               ('global', 'group2~group3', 'down')), 0.8)
+    for seed in (1, 2):
+        an = _case(DF, [f], seed)
+        assert _named(an) == [('uplink', ('group2~group3', None))], \
+            an.messages()
+        assert an.messages()[0].startswith(
+            'global link group2-group3 on fabric sim: flows between group2 '
+            'and group3 at 0.8')
+
+
+def test_a_node_cabled_into_another_group_is_named():
+    n = DF.nodes_of('leaf1')[3]
+    f = Fault('miscabled', n, (), 1.0, 'leaf6')     # group 3
+    an = _case(DF, [f], 1)
+    # the first verdict names the node and a leaf of the group it is in
+    # (on this 64-node dragonfly the leaf within the group, leaf5 or
+    # leaf6, is not told apart, and a second, weaker verdict follows:
+    # docs/reports/scale.md)
+    kind, (node, leaf) = _named(an)[0]
+    assert (kind, node) == ('miscabled', n), an.messages()
+    assert DF.chain(leaf)[1] == 'group3', an.messages()
+
+
+def test_the_benchmark_times_every_phase():
+    got = scale.one(128, 'dragonfly', 8, 2, 2.0, 'global', 0.03, 3, 0.8)
+    assert set(got['seconds']) == set(scale.PHASES)
+    assert all(v >= 0 for v in got['seconds'].values())
+    assert got['rounds'] == len(schedule(Topology.dragonfly_of(
+        8, 2, 8, 12500.0, 2.0), Topology.dragonfly_of(
+        8, 2, 8, 12500.0, 2.0).nodes))
+    assert got['peak_mib'] > 10 and not math.isnan(got['peak_mib'])
+    assert len(got['verdict']) == 1 and \
+        got['verdict'][0].startswith('global link group')
+
+
+def test_a_dragonfly_declared_in_topology_conf(tmp_path):
+    from clustergate.links.topology import TopologyError
+    from clustergate.rfm.linkmatrix import declared_topology
+    conf = tmp_path / 'topology.conf'
+    conf.write_text(
+        'SwitchName=l1 Nodes=a[1-2]\n'
+        'SwitchName=l2 Nodes=a[3-4]\nSwitchName=l3 Nodes=b[1-2]\n'
+        'SwitchName=l4 Nodes=b[3-4]\n'
+        'SwitchName=g1 Switches=l[1-2] LinkSpeed=100\n'
+        'SwitchName=g2 Switches=l[3-4] LinkSpeed=100\n'
+        'SwitchName=top Switches=g[1-2] LinkSpeed=30\n')
+    topo = declared_topology({'file': str(conf), 'dragonfly': True})
+    assert topo.path('a1', 'b1')[2] == ('global', 'g1~g2', 'up')
+    assert topo.capacity(('global', 'g1~g2', 'down')) == 30
+    # a tree: through the top switch
+    tree = declared_topology({'file': str(conf)})
+    assert ('switch', 'g1', 'up') in tree.path('a1', 'b1')
+    flat = tmp_path / 'flat.conf'
+    flat.write_text('SwitchName=l1 Nodes=a[1-2]\nSwitchName=l2 '
+                    'Nodes=a[3-4]\nSwitchName=top Switches=l[1-2]\n')
+    with pytest.raises(TopologyError, match='a dragonfly needs groups'):
+        declared_topology({'file': str(flat), 'dragonfly': True})
