@@ -52,6 +52,10 @@ MPI_PROBE_QUIET = 'CG_MPI_PROBE_QUIET'
 IMPI_ROOT = 'CG_IMPI_ROOT'
 #: the emulated cluster's state directory (its slurm.conf, its tree)
 EMU_STATE_DIR = 'CG_EMU_STATE_DIR'
+#: the cores of this machine as the ``localhost`` system sees them
+#: (default: os.cpu_count()): what its sweep and mode sizes would be on
+#: a bigger node, listed here (``-l``) before it runs there
+LOCALHOST_CORES = 'CG_LOCALHOST_CORES'
 
 #: every variable and what it means
 VARIABLES = {
@@ -70,6 +74,8 @@ VARIABLES = {
     MPI_PROBE_QUIET: 'the MPI probe prints nothing',
     IMPI_ROOT: 'the Intel MPI installation to probe first',
     EMU_STATE_DIR: "the emulated cluster's state directory",
+    LOCALHOST_CORES: "the cores of the localhost system (default: this "
+                     "machine's)",
 }
 
 
