@@ -9,10 +9,13 @@ import pytest
 
 from clustergate.site import concurrency
 from clustergate.site import extras
+from clustergate.site import modesize
 from conftest import ROOT, edited_config, reframe_cmd
 
 CORES = os.cpu_count() or 1
-PPN = "'ppn': list(range(1, _cores + 1)),"
+PPN = "'ppn': modesize.ppn_axis(_cores),"
+#: the last subset localhost declares: a subset added after it wins
+SUBSETS = "'nightly': {'ppn': _mode_ppn('nightly')},"
 EXPECTED = "'expected_families': _expected_families(),"
 ENV_EXTRAS = "extras = {'mpi_family': 'intelmpi'}"
 
@@ -20,27 +23,27 @@ ENV_EXTRAS = "extras = {'mpi_family': 'intelmpi'}"
 # "<file>: ")
 BAD_INPUTS = [
     ('ppn above the cores',
-     (PPN, "'ppn': list(range(1, _cores + 2)),"),
+     (PPN, "'ppn': modesize.ppn_axis(_cores) + [_cores + 1],"),
      f"partition localhost:local: extras.sweep.ppn: {CORES + 1} is above "
      f"the partition's {CORES} cores per node"),
     ('ci subset naming an unknown interconnect',
-     (PPN, PPN + " 'ci': {'interconnects': ['ib0']},"),
+     (SUBSETS, SUBSETS + " 'ci': {'interconnects': ['ib0']},"),
      "partition localhost:local: extras.sweep.ci.interconnects: 'ib0' is "
      "not declared by the partition (interconnects: ['shm', 'tcp'])"),
     ('nightly subset naming an undeclared node count',
-     (PPN, PPN + " 'nightly': {'nodes': [2]},"),
+     (SUBSETS, SUBSETS + " 'nightly': {'nodes': [2]},"),
      "partition localhost:local: extras.sweep.nightly.nodes: 2 is not "
      "declared by the partition (nodes: [1])"),
     ('ci subset naming an undeclared ppn',
-     (PPN, PPN + f" 'ci': {{'ppn': [{CORES + 1}]}},"),
+     (SUBSETS, SUBSETS + f" 'ci': {{'ppn': [{CORES + 1}]}},"),
      f"partition localhost:local: extras.sweep.ci.ppn: {CORES + 1} is not "
-     f"declared by the partition (ppn: {list(range(1, CORES + 1))})"),
+     f"declared by the partition (ppn: {modesize.ppn_axis(CORES)})"),
     ('misspelt key of a subset',
-     (PPN, PPN + " 'ci': {'node': [1]},"),
+     (SUBSETS, SUBSETS + " 'ci': {'node': [1]},"),
      "partition localhost:local: extras.sweep.ci.node: unknown key "
      "(known: interconnects, nodes, ppn)"),
     ('unknown sweep key',
-     (PPN, PPN + " 'acceptance': {'nodes': [1]},"),
+     (SUBSETS, SUBSETS + " 'acceptance': {'nodes': [1]},"),
      "partition localhost:local: extras.sweep.acceptance: unknown key "
      "(known: ci, nightly, nodes, ppn)"),
     ('unknown partition extras key',

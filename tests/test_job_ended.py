@@ -64,6 +64,35 @@ def test_every_family_checks_how_the_job_ended(monkeypatch):
     for family, name in (('imb', 'ImbPingPong'), ('osu', 'OsuLatency'),
                          ('contention', 'PingPongDistance')):
         check = _fed(monkeypatch, pick(family_checks(family), name), '',
-                     SCANCEL)
-        with pytest.raises(SanityError, match='by scancel or a signal'):
+                     TIME_LIMIT)
+        with pytest.raises(SanityError, match='due to time limit'):
             sn.evaluate(check.validate())
+
+
+def test_a_cancellation_without_reason_after_a_complete_output_fails(
+        monkeypatch, memory):
+    with pytest.raises(SanityError, match='step 18.0 on n1 by scancel or '
+                       'a signal'):
+        sn.evaluate(_fed(monkeypatch, memory, MEM2, SCANCEL).validate())
+
+
+def test_a_crash_is_named_before_the_step_cancellation_it_caused(
+        monkeypatch):
+    # srun cancels the step (no reason) when a task crashed: the crash is
+    # the message (a real emulated-cluster stderr)
+    check = _fed(monkeypatch, pick(family_checks('contention'),
+                                   'PingPongDistance'), '',
+                 fixture_text('cg-outputs', 'emu-rank-segv.err'))
+    with pytest.raises(SanityError, match=r'no CG_DONE completion line.*'
+                       r'task 1 on n2: Segmentation fault'):
+        sn.evaluate(check.validate())
+
+
+def test_ranks_our_watchdog_stopped_are_not_a_cancellation(monkeypatch,
+                                                           memory):
+    hang = ('CG_ERROR kind=hang program=cg_memory rank=1: on n2, still '
+            'running 20 s after its last result (hung in MPI_Finalize?): '
+            'stopped\n')
+    check = _fed(monkeypatch, memory, MEM2, hang + SCANCEL)
+    assert sn.evaluate(check.validate()) is True
+    assert 'rank 1 on n2' in check.cg_hang_note

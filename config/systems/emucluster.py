@@ -18,6 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import _mpi  # noqa: E402
 from clustergate.site import environment as cgenv
+from clustergate.site import slurmreasons
 
 _NAME = 'emucluster'
 _STATE_DIR = cgenv.get(cgenv.EMU_STATE_DIR, '/run/clustergate-emu')
@@ -192,10 +193,10 @@ site_configuration = {
                         # (the test fails saying so) instead of waiting
                         # forever: slurm 22.05 gives the second reason when
                         # a node of the partition is down
-                        'slurm_job_cancel_reasons': [
-                            'ReqNodeNotAvail',
-                            'Nodes required for job are DOWN',
-                        ],
+                        # (and those that never clear: slurmreasons)
+                        'slurm_job_cancel_reasons':
+                            slurmreasons.cancel_reasons([
+                                'Nodes required for job are DOWN']),
                         'job_submit_timeout': 30,
                     },
                     'environs': _partition_environs,

@@ -2,8 +2,11 @@
 
 Matches any host while no site system is configured; with one, it runs
 only when named (``--system localhost``; clustergate.site.syschoice). Local
-scheduler, mpirun launcher, 1 node, ppn from 1 up
-to the cores of the machine, interconnects ``shm`` and ``tcp`` (loopback).
+scheduler, mpirun launcher, 1 node, ppn the powers of two up to the
+cores of the machine, half and all of them in acceptance (a handful in ci
+and nightly: clustergate.site.modesize), interconnects ``shm``
+and ``tcp`` (loopback). ``CG_LOCALHOST_CORES`` stands in for the cores
+(what the modes would be on a bigger node: ``-l`` lists them here).
 """
 
 import os
@@ -14,14 +17,36 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import _mpi  # noqa: E402
 from clustergate.site import gpus  # noqa: E402
+from clustergate.site import environment as cgenv  # noqa: E402
+from clustergate.site import modesize  # noqa: E402
 
-_cores = os.cpu_count() or 1
+
+def _machine_cores():
+    """The cores of this machine, or ``$CG_LOCALHOST_CORES``; one line
+    naming the variable when it is not a positive integer."""
+    value = cgenv.get(cgenv.LOCALHOST_CORES)
+    if value is None:
+        return os.cpu_count() or 1
+
+    if not value.strip().isdigit() or int(value) < 1:
+        raise ValueError(f'{cgenv.LOCALHOST_CORES}={value!r}: not a '
+                         f'positive number of cores')
+    return int(value)
+
+
+_cores = _machine_cores()
 _environments = (_mpi.debian_environments(['localhost']) +
                  _mpi.intelmpi_environments(['localhost']))
 _mem_gib = (os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES')) // 2**30
 #: this machine's GPUs (nvidia-smi -L, asked once and cached; none
 #: without nvidia-smi): the GPU checks run on them, one node, no Slurm
 _gpus = gpus.local_gpus()
+
+
+def _mode_ppn(mode):
+    """The ppn of a mode: a handful of the sweep's (the acceptance keeps
+    every value)."""
+    return modesize.mode_ppn(modesize.ppn_axis(_cores), mode)
 
 
 def _expected_families():
@@ -79,7 +104,9 @@ site_configuration = {
                     'extras': {
                         'sweep': {
                             'nodes': [1],
-                            'ppn': list(range(1, _cores + 1)),
+                            'ppn': modesize.ppn_axis(_cores),
+                            'ci': {'ppn': _mode_ppn('ci')},
+                            'nightly': {'ppn': _mode_ppn('nightly')},
                         },
                         'interconnects': {
                             'shm': {

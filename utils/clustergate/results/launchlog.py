@@ -134,6 +134,10 @@ _OOM = re.compile(r'Detected (\d+) oom[-_]kill events? in '
                   r'(StepId=\d+(?:\.\w+)?|step \S+)')
 
 
+#: how :func:`ended_by_scheduler` ends a cancellation without a reason
+NO_REASON = 'by scancel or a signal'
+
+
 def ended_by_scheduler(stderr: str) -> Optional[str]:
     """Why Slurm ended the job or one of its steps, from its stderr (a
     time limit, a node failure, preemption, scancel or a signal, the
@@ -145,8 +149,7 @@ def ended_by_scheduler(stderr: str) -> Optional[str]:
     m = _ENDED.search(stderr)
     if m:
         what, ident, node, _, reason = m.groups()
-        why = (f'due to {reason.lower()}' if reason
-               else 'by scancel or a signal')
+        why = f'due to {reason.lower()}' if reason else NO_REASON
         return f'Slurm cancelled {what.lower()} {ident} on {node} {why}'
 
     m = _OOM.search(stderr)

@@ -45,7 +45,7 @@ from clustergate.site import benchmarks
 from clustergate.parsers import cgoutput
 from clustergate.site import sweep
 from clustergate.parsers import ParseError, parse_imb
-from clustergate.rfm import bounds, modes
+from clustergate.rfm import bounds, joboutput, modes
 from clustergate.rfm.build import CgProgramsBuild
 from clustergate.rfm.point import SweepPoint
 from clustergate.rfm.thirdparty import ImbBinaries
@@ -306,7 +306,8 @@ class PingPongFidelity(SweepPoint, rfm.RunOnlyRegressionTest):
     def validate(self):
         # sanity: every output is complete and has the figures
         return sn.defer(self.check_not_ended() and
-                        self.check_figures(*self._figures()))
+                        self.check_figures(*self._figures()) and
+                        joboutput.check_not_cancelled(self))
 
     def ratio_bounds(self):
         """The documented bound of the ratios: 1 +- ``tolerance``."""

@@ -51,13 +51,30 @@ def exited_zero_with_output(test):
 
 
 def check_not_ended(test):
-    """Raise SanityError when the scheduler ended the job (a time limit, a
-    signal, a node failure, the OOM killer; see
+    """Raise SanityError when the scheduler ended the job for a reason it
+    names (a time limit, a node failure, preemption, the OOM killer; see
     :func:`clustergate.results.launchlog.ended_by_scheduler`), even after
     a complete output: ranks that outlived their last result held the
-    nodes to the limit, and a job cut off is not a pass. True otherwise."""
+    nodes to the limit, and a job cut off is not a pass. True otherwise.
+    A cancellation without a reason is judged after the output
+    (:func:`check_not_cancelled`): srun also ends a step that way when a
+    task crashed, and the crash is the better message."""
     why = launchlog.ended_by_scheduler(test.stderr_text())
-    if why:
+    if why and not why.endswith(launchlog.NO_REASON):
+        raise SanityError(f'the job did not end by itself: {why}')
+
+    return True
+
+
+def check_not_cancelled(test):
+    """After a complete output: raise SanityError when the job or a step
+    was cancelled without a reason (scancel, a signal), unless our
+    harness's watchdog stopped ranks that hung after their last result
+    (:func:`note_hang` names them). True otherwise."""
+    stderr = test.stderr_text()
+    why = launchlog.ended_by_scheduler(stderr)
+    if why and why.endswith(launchlog.NO_REASON) and \
+            not launchlog.hung_ranks(stderr):
         raise SanityError(f'the job did not end by itself: {why}')
 
     return True

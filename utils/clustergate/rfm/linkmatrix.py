@@ -864,6 +864,15 @@ class LeafSpanLinkMatrixTest(LinkMatrixTest):
             return (f'the span of partition {partition.fullname!r} is '
                     f'{size} nodes')
 
+        # the declared tree is the fabric's (scontrol show topology names
+        # every node), not the partition's: a 2-node partition under a
+        # 4-leaf tree cannot hold its 8-node span, and such a job would
+        # pend for ever
+        whole = max(model.sweep.nodes)
+        if size > whole:
+            return (f'the span of the declared tree is {size} nodes, '
+                    f'partition {partition.fullname!r} has {whole}')
+
         ci = model.sweep.subset('ci') or Subset()
         if ci.interconnects is not None and \
                 self.interconnect not in ci.interconnects:
@@ -873,7 +882,6 @@ class LeafSpanLinkMatrixTest(LinkMatrixTest):
         if not model.topology.describes(self.interconnect):
             return f'the declared tree does not describe {self.interconnect}'
 
-        whole = max(model.sweep.nodes)
         return sweep.why_not(model, sweep.SweepPoint(
             whole, self.ppn, self.interconnect), self.sweep_requirements,
             mpi_family=mpi_family)

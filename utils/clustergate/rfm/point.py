@@ -249,6 +249,7 @@ class SweepPoint(rfm.RegressionTestPlugin):
     def validate(self):
         return sn.defer(self.check_not_ended() and
                         self.check_output(self.output_text()) and
+                        joboutput.check_not_cancelled(self) and
                         joboutput.note_hang(self))
 
 

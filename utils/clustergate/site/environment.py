@@ -60,6 +60,10 @@ GPU_PROBE_CACHE = 'CG_GPU_PROBE_CACHE'
 #: (babelstream/, nvbandwidth/, nccl-tests/, gpu-burn/, each as its own
 #: build leaves it)
 GPU_BENCHMARKS = 'CG_GPU_BENCHMARKS'
+#: the cores of this machine as the ``localhost`` system sees them
+#: (default: os.cpu_count()): what its sweep and mode sizes would be on
+#: a bigger node, listed here (``-l``) before it runs there
+LOCALHOST_CORES = 'CG_LOCALHOST_CORES'
 
 #: every variable and what it means
 VARIABLES = {
@@ -81,6 +85,8 @@ VARIABLES = {
     GPU_PROBE: "'0': no GPU probe at configuration load",
     GPU_PROBE_CACHE: "the GPU probe's cache file",
     GPU_BENCHMARKS: 'prebuilt GPU benchmarks for localhost',
+    LOCALHOST_CORES: "the cores of the localhost system (default: this "
+                     "machine's)",
 }
 
 

@@ -108,6 +108,32 @@ def _run_session(args):
                 a[1:].isalpha() and set(a[1:]) & set('rlL')) for a in args)
 
 
+def _listing(args):
+    """True for a listing (``-l``, ``-L``, ``-lC``...)."""
+    return any(a in ('--list', '--list-detailed') or
+               a.startswith(('--list=', '--list-detailed=')) or
+               (a.startswith('-') and not a.startswith('--') and
+                a[1:2] in ('l', 'L')) for a in args[1:])
+
+
+def _mode(args):
+    for i, a in enumerate(args):
+        if a == '--mode' and i + 1 < len(args):
+            return args[i + 1]
+        if a.startswith('--mode='):
+            return a.split('=', 1)[1]
+    return None
+
+
+def _print_listing_size(log_path):
+    """The size of what was listed, before a run
+    (clustergate.site.modesize)."""
+    from clustergate.site import modesize
+    line = modesize.listing_line(log_path, _mode(sys.argv))
+    if line:
+        print(line)
+
+
 def arm():
     """Arrange for the NOT RUN block and the verdict at the end of this
     ``reframe`` session (called when its checks load). Does nothing
@@ -432,6 +458,8 @@ def _at_exit():
     try:
         red = session_end(_state['start'], _state['log'],
                           _state.get('table'))
+        if not red and _listing(sys.argv):
+            _print_listing_size(_state['log'])
     except Exception as err:    # never turn a session's end into a crash
         print(f'clustergate: no NOT RUN summary: {type(err).__name__}: '
               f'{err}', file=sys.stderr)

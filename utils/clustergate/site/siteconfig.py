@@ -10,6 +10,7 @@ import pprint
 from typing import List
 
 from clustergate.site import gpuconfig
+from clustergate.site import modesize
 
 #: MPI family -> launcher options for srun (the usual Slurm plugins; check
 #: ``srun --mpi=list`` on the site)
@@ -150,9 +151,12 @@ def _sweep(part, ics=()):
     nodes = _powers(part['total_nodes'])
     ppn = [p for p in _powers(part['cores']) if p <= max(part['cores'], 1)]
     across = [n for n in nodes if 2 <= n <= 4] or nodes[:1]
+    # the nightly's ppn: a handful (1, 2, half and all cores), not every
+    # power of two: its size must not grow with the cores of a node
     sweep = {'nodes': nodes, 'ppn': ppn,
              'ci': {'nodes': [min(2, nodes[-1])], 'ppn': [1]},
-             'nightly': {'nodes': across}}
+             'nightly': {'nodes': across,
+                         'ppn': modesize.mode_ppn(ppn, 'nightly')}}
     if any(ic.get('ucx') for ic in ics):
         # the UCX paths of the same interfaces: in acceptance only, so
         # the ci and the nightly measure each interface once
@@ -247,6 +251,12 @@ def _partition(desc, part, families):
         f"{pad}    'name': {part['name']!r},",
         f"{pad}    'descr': {part['slurm_name'] + ' (site init)'!r},",
         *_scheduler(desc, pad),
+        f"{pad}    # a job Slurm can never start (PartitionConfig, ...) is "
+        f"cancelled at once,",
+        f"{pad}    # the test failing with the reason, instead of pending for "
+        f"ever",
+        f"{pad}    'sched_options': {{'slurm_job_cancel_reasons':",
+        f"{pad}                      slurmreasons.cancel_reasons()}},",
         f"{pad}    'launcher': 'srun',",
         f"{pad}    # whole nodes: link tests must not share a node's link",
         f"{pad}    'access': {['--partition=' + part['slurm_name'], '--exclusive']!r},",  # noqa: E501
@@ -292,6 +302,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import _mpi  # noqa: E402,F401
 from clustergate.site import mpiprobe  # noqa: E402
+from clustergate.site import slurmreasons  # noqa: E402
 
 '''
 

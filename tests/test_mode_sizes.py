@@ -1,0 +1,109 @@
+"""The ci and nightly modes do not grow with the cores of a node: the
+``localhost`` system listed (``-lC``) as if it had 2, 16 and 128 cores
+(``CG_LOCALHOST_CORES``), and the sweeps ``clustergate site init``
+writes for recorded sites, take a handful of ppn values (1, 2, half and
+all cores), not every value up to the cores. The listing itself stays
+quick: the acceptance axis is the powers of two, half and all cores, not
+1..cores (ReFrame loads it in every mode)."""
+
+import os
+import runpy
+import subprocess
+
+import pytest
+
+from conftest import ROOT, isolated_env, reframe_cmd
+from test_site_init import init, project_copy
+
+from clustergate.site import modesize
+
+#: ci test cases listed on 2 cores before the modes were sized (and on
+#: 16 cores then: 2,097 generated, every ppn of 1..16 in ci)
+CI_CASES_2_CORES = 27
+
+
+def listed(tmp_path, cores, mode):
+    env = dict(isolated_env(os.path.join(ROOT, 'config', 'references'),
+                            tmp_path), CG_LOCALHOST_CORES=str(cores))
+    res = subprocess.run(reframe_cmd() + [
+        '-C', os.path.join(ROOT, 'config', 'settings.py'), '--system',
+        'localhost', '--mode', mode, '-lC'], capture_output=True, text=True,
+        env=env, timeout=300, cwd=tmp_path)
+    assert res.returncode == 0, res.stdout + res.stderr
+    return res.stdout.splitlines()
+
+
+@pytest.fixture(scope='module')
+def sizes(tmp_path_factory):
+    out = {}
+    for cores in (2, 16, 128):
+        for mode in ('ci', 'nightly'):
+            lines = listed(tmp_path_factory.mktemp(f'l{cores}{mode}'),
+                           cores, mode)
+            ppn = {int(w.split('=')[1]) for line in lines
+                   if line.startswith('- ') for w in line.split()
+                   if w.startswith(('%ppn=', '%hpcc.ppn='))}
+            out[cores, mode] = (modesize.listed_size(lines), ppn)
+            out[cores, mode, 'said'] = next(
+                (line for line in lines if line.startswith('clustergate: ')
+                 and 'cost model' in line), '')
+    return out
+
+
+@pytest.mark.parametrize('cores', [2, 16, 128])
+def test_localhost_ci_is_the_same_few_cases_on_any_node(sizes, cores):
+    size, ppn = sizes[cores, 'ci']
+    assert ppn == {1, 2}
+    # the listing says its size, against the mode's budget
+    assert f'clustergate: {CI_CASES_2_CORES} test case(s), about ' in \
+        sizes[cores, 'ci', 'said']
+    assert "mode ci's budget: 30 cases, 15 min" in sizes[cores, 'ci', 'said']
+    assert 'OVER' not in sizes[cores, 'ci', 'said']
+    assert size.cases == CI_CASES_2_CORES <= modesize.BUDGETS['ci'].cases
+    # the cost model's minutes do not grow with the cores either
+    assert size.minutes == pytest.approx(sizes[2, 'ci'][0].minutes)
+
+
+@pytest.mark.parametrize('cores, ppn', [(2, {1, 2}), (16, {1, 2, 8, 16}),
+                                        (128, {1, 2, 64, 128})])
+def test_localhost_nightly_takes_a_handful_within_its_budget(sizes, cores,
+                                                             ppn):
+    size, got = sizes[cores, 'nightly']
+    assert got == ppn
+    assert size.within(modesize.budget('nightly')), size
+    # 16 and 128 cores: the same number of cases
+    assert size.cases == sizes[16, 'nightly'][0].cases or cores == 2
+
+
+def test_handful():
+    assert modesize.ppn_axis(2) == [1, 2]
+    assert modesize.ppn_axis(16) == [1, 2, 4, 8, 16]
+    assert modesize.ppn_axis(6) == [1, 2, 3, 4, 6]
+    assert modesize.ppn_axis(1) == [1]
+    assert modesize.handful(range(1, 17)) == [1, 2, 16, 8]
+    assert modesize.handful([1, 2, 4, 8, 16, 32, 64, 128]) == [1, 2, 128,
+                                                               64]
+    assert modesize.handful([1, 2, 4, 8, 12]) == [1, 2, 12, 4]
+    assert modesize.handful([1]) == [1]
+    assert modesize.mode_ppn(range(1, 129), 'ci') == [1, 2]
+    assert modesize.mode_ppn(range(1, 5), 'acceptance') == [1, 2, 3, 4]
+
+
+@pytest.mark.parametrize('kind, cores', [('ib-ucx-tree', 128),
+                                         ('libfabric', 128),
+                                         ('emusite', 2)])
+def test_site_init_nightly_takes_a_handful(tmp_path, kind, cores):
+    root = project_copy(tmp_path)
+    init(root, kind, 'site')
+    mod = runpy.run_path(str(root / 'config' / 'systems' / 'site.py'))
+    for part in mod['site_configuration']['systems'][0]['partitions']:
+        sweep = part['extras']['sweep']
+        top = part['extras']['cores_per_node']
+        assert sweep['ci']['ppn'] == [1]
+        assert sweep['nightly']['ppn'] == sorted({1, 2, top // 2, top}
+                                                 & set(sweep['ppn']) or
+                                                 {1})
+        assert len(sweep['nightly']['ppn']) <= 4
+    assert max(part['extras']['cores_per_node'] for part in
+               mod['site_configuration']['systems'][0]['partitions']) == \
+        cores
