@@ -127,3 +127,21 @@ def test_a_95_percent_link_without_a_baseline_is_slow():
     assert d.retests <= 4
     assert 'halfway from its partners\' level to the naming ratio 0.95x ' \
         '(no per-link baseline)' in d.text
+
+
+#: a healthy link under a noise the budget cannot see through (a simulated
+#: sigma of 0.15, the lab's default at 1,024 nodes): 10 rounds, mean
+#: 0.96x, median 0.95x, standard error 0.04
+NOISY_SENT = [1.15, 0.80, 0.97, 1.10, 0.85, 0.93, 1.12, 0.78, 1.02, 0.88]
+
+
+def test_a_link_the_noise_cannot_tell_from_health_is_a_warning():
+    # health (1.0x) is within two standard errors of its rounds: at this
+    # noise a 5 % loss cannot be told from health within the budget, and
+    # the warning says which loss it could
+    d, cand = decided('n177', 'borderline', NOISY_SENT, [1.0] * 10)
+    assert d.status == lr.UNRESOLVED, d.text
+    lines, notes = verdict(d, cand)
+    assert lines == []
+    (warn,) = [n for n in notes if n.startswith(lr.WARNING)]
+    assert 'a loss under 8% is not told from health at this noise' in warn

@@ -1036,6 +1036,24 @@ def _standard_error(values: Sequence[float]) -> float:
     return max(sd, SD_FLOOR) / math.sqrt(len(values))
 
 
+#: standard errors of the retest's mean below its partners' level (1.0x)
+#: that a borderline link's rounds must fall to lean to a loss: at a
+#: noise where the budget's rounds cannot tell a 5 % loss from health
+#: (a simulated sigma of 0.15: 10 rounds, a standard error of 0.047) a
+#: healthy link at 0.96x is a warning saying so, not a red night
+HEALTH_SE = 2.0
+
+
+def _leans_to_loss(values: Sequence[float], ratio: float) -> bool:
+    """Whether a direction's retests lean to a loss: their median not
+    clearly above the naming ratio (by the standard error of their mean)
+    and health rejected (their mean more than :data:`HEALTH_SE` standard
+    errors below its partners' level)."""
+    error = _standard_error(values)
+    return statistics.median(values) <= ratio + error and \
+        statistics.fmean(values) < 1.0 - HEALTH_SE * error
+
+
 def unresolved(decided: Dict[str, 'Decision'], cands: Sequence[Candidate],
                ratio: float = RATIO):
     """The rule for a *borderline* node link (not named by its first
@@ -1061,8 +1079,10 @@ def unresolved(decided: Dict[str, 'Decision'], cands: Sequence[Candidate],
             continue
         medians = {dr: statistics.median(x['values'])
                    for dr, x in d.directions.items() if x['values']}
-        if any(m <= ratio + _standard_error(d.directions[dr]['values'])
-               for dr, m in medians.items()):
+        errors = {dr: _standard_error(d.directions[dr]['values'])
+                  for dr in medians}
+        if any(_leans_to_loss(d.directions[dr]['values'], ratio)
+               for dr in medians):
             continue
         d.status = UNRESOLVED
         alone = ', '.join(
@@ -1072,7 +1092,11 @@ def unresolved(decided: Dict[str, 'Decision'], cands: Sequence[Candidate],
         d.text = (f'not named: borderline in its first round, undecided '
                   f'within the time budget, alone it does not lean to a '
                   f'loss ({alone} retests, above the naming ratio '
-                  f'{ratio:g}x; {d.text}): within the retest\'s noise; a '
+                  f'{ratio:g}x or within {HEALTH_SE:g} standard errors '
+                  f'of its partners\' level: a loss under '
+                  f'{HEALTH_SE * max(errors.values(), default=SD_FLOOR):.0%}'
+                  f' is not told from health at this noise; {d.text}): '
+                  f'within the retest\'s noise; a '
                   f'per-link baseline (clustergate baseline --links) or a '
                   f'longer retest budget decides it')
 
