@@ -108,8 +108,10 @@ size_t cg_llc_bytes(void)
 void cg_flush_cache(void)
 {
     if (!flush_buf) {
+        size_t twice_llc = 2 * cg_llc_bytes();
         flush_len = cg.opt.flush_bytes ? cg.opt.flush_bytes
-                                       : 2 * cg_llc_bytes();
+                  : twice_llc < CG_FLUSH_DEFAULT_MAX ? twice_llc
+                                                     : CG_FLUSH_DEFAULT_MAX;
         flush_buf = malloc(flush_len);
         if (!flush_buf)
             cg_die("cannot allocate %zu bytes for the cache flush", flush_len);
@@ -140,7 +142,8 @@ static void usage_options(void)
                 "  the mean is at most X; default 0: every trial runs)\n"
                 "  --min-trials N (trials before stopping; default 10)\n"
                 "  --reps N (operations per trial; default by size)\n"
-                "  --flush-bytes SIZE (default 2x last-level cache)\n"
+                "  --flush-bytes SIZE (default 2x last-level cache, at most\n"
+                "  64 MiB)\n"
                 "  --corrupt-payload (test switch: damage one message)\n"
                 "  --finalize-timeout S (seconds a rank may take to end\n"
                 "  after the last result; default %d, 0: no limit)\n"

@@ -104,6 +104,15 @@ void cg_init_trials(int *argc, char ***argv, const char *program,
  * library after their last result (seen: MPICH 4.0.2 over UCX's tcp)
  * otherwise held its nodes to the job's time limit. */
 #define CG_FINALIZE_TIMEOUT_S 20
+
+/* The default cache flush before each trial: twice the last-level cache,
+ * at most this. A VM reports its host's whole L3 (300 MiB seen on a
+ * 2-core guest) and a stacked-cache CPU has over 1 GiB: twice that,
+ * written and read by every rank before every trial, made the 4-node
+ * contention suite on such a guest run 10 min instead of 2 (memory-bound
+ * flushes, not the network). The messages it must evict are at most a few
+ * MiB; --flush-bytes still sets any size. */
+#define CG_FLUSH_DEFAULT_MAX ((size_t)64 << 20)
 #define CG_EXIT_HUNG 4
 
 /* Prints CG_DONE, finalizes MPI and returns the exit status (3 on errors);
