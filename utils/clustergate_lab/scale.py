@@ -105,7 +105,7 @@ def one(nodes, fabric='tree3', per_leaf=32, leaves_per_spine=8,
             'retest_pairs': len(first.pairs) if first else 0}
 
 
-def main(argv=None):
+def _parser():
     p = argparse.ArgumentParser(
         prog='python -m clustergate_lab.scale',
         description='time and peak memory of the fabric verdict at scale')
@@ -122,7 +122,25 @@ def main(argv=None):
     p.add_argument('--seed', type=int, default=1)
     p.add_argument('--json', action='store_true',
                    help='one JSON object per size (the child\'s output)')
-    args = p.parse_args(argv)
+    return p
+
+
+def _child(args, sizes):
+    """One JSON object per size, measured in this process."""
+    for n in sizes:
+        try:
+            got = one(n, args.fabric, args.per_leaf, args.leaves_per_spine,
+                      args.oversubscription, args.kind, args.sigma,
+                      args.seed)
+        except ValueError as err:
+            print(f'scale: {err}', file=sys.stderr)
+            return 2
+        print(json.dumps(got))
+    return 0
+
+
+def main(argv=None):
+    args = _parser().parse_args(argv)
     try:
         sizes = [int(x) for x in args.nodes.split(',') if x]
     except ValueError:
@@ -130,16 +148,7 @@ def main(argv=None):
               f'1024,4096', file=sys.stderr)
         return 2
     if args.json:
-        for n in sizes:
-            try:
-                got = one(n, args.fabric, args.per_leaf,
-                          args.leaves_per_spine, args.oversubscription,
-                          args.kind, args.sigma, args.seed)
-            except ValueError as err:
-                print(f'scale: {err}', file=sys.stderr)
-                return 2
-            print(json.dumps(got))
-        return 0
+        return _child(args, sizes)
     rc = 0
     for n in sizes:
         cmd = [sys.executable, '-m', 'clustergate_lab.scale', '--json',
