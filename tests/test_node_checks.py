@@ -104,6 +104,8 @@ def test_nightly_scale_points_and_options(checks):
     assert opts('MemoryStrided', 'full', kernel='copy')[3] == ','.join(
         map(str, range(1, 18)))
     assert '--levels-only' in opts('MemoryLatency', 'nightly')
+    assert '--levels-only' in opts('MemoryLatency', 'small')
+    assert opts('MemoryLatency', 'small')[:2] == ['--max-bytes', 'auto']
     assert '--levels-only' not in opts('MemoryLatency', 'full')
     assert opts('OsNoise', 'nightly') == opts('OsNoise', 'full')
 

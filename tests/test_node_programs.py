@@ -191,6 +191,25 @@ def test_memlat_levels_only_live(built_programs, cli):
     assert int(info['sizes']) == len(want) < 25    # the whole curve: 25
 
 
+def test_memlat_auto_size_reaches_dram_behind_the_reported_llc(
+        built_programs):
+    # DRAM starts at 4x the last-level cache; a VM can report its host's
+    # (300 MiB here), so a fixed 256 MiB left DRAM off the curve and the
+    # check red; auto is 6x the LLC (at least 256 MiB)
+    cp = mpirun(built_programs, 1, 'cg_memlat', '--accesses', '16384',
+                '--trials', '2', '--levels-only')
+    assert cp.returncode == 0, cp.stderr
+    run = cgoutput.parse(cp.stdout)
+    cgoutput.verify(run, program='cg_memlat')
+    info = kv(next(ln for ln in cp.stdout.splitlines()
+                   if ln.startswith('CG_INFO') and 'max_bytes=' in ln)
+              .split(None, 1)[1])
+    llc = max(int(info[k]) for k in ('L1', 'L2', 'L3', 'L4'))
+    assert int(info['max_bytes']) == max(6 * llc, 256 << 20)
+    dram = [m for m in run.select('memlat_level') if m['level'] == 'DRAM']
+    assert dram and dram[0]['bytes'] >= 4 * llc, run.skips
+
+
 def test_noise_program_live(built_programs):
     cp = mpirun(built_programs, 2, 'cg_noise', '--seconds', '0.2')
     assert cp.returncode == 0, cp.stderr

@@ -6,8 +6,9 @@
  * every line once per lap in an order no prefetcher can guess, one access
  * per cache line. Each access depends on the previous one: time / accesses
  * = load-to-use latency. Working sets 4 KiB .. --max-bytes (default
- * 256 MiB, enough for DRAM behind a 32 MiB LLC; give 1G for the full
- * curve) in steps of x1.5 / x1.33 (2^k and 3*2^(k-1)). Buffers of 2 MiB
+ * auto: 6x the last-level cache, at least 256 MiB, so that DRAM, which
+ * starts at 4x the LLC, is on the curve behind any LLC; at most half the
+ * node's available memory shared by its ranks) in steps of x1.5 / x1.33 (2^k and 3*2^(k-1)). Buffers of 2 MiB
  * and more are madvise()d for transparent huge pages (--no-thp: 4 KiB
  * pages, the latency then includes the page walks).
  *
@@ -32,7 +33,7 @@
  * figure of the check reads them (the nightly mode; the whole curve is
  * the acceptance's).
  *
- * usage: cg_memlat [--max-bytes SIZE] [--min-bytes SIZE] [--accesses N
+ * usage: cg_memlat [--max-bytes SIZE|auto] [--min-bytes SIZE] [--accesses N
  *        (minimum per measurement, default 2^20)] [--no-thp] [--seed N]
  *        [--levels-only] [harness options; --trials default 5 here]
  */
@@ -175,6 +176,7 @@ static void chase(void *vp)
         p = *p; p = *p; p = *p; p = *p;
     }
     walk->end = p;
+    walk->start = p;
     sink = p;
 }
 
@@ -252,12 +254,21 @@ static void cache_levels(size_t size[5])
 
 /* A walk of `bytes` that visits every line at least once and takes at
  * least min_hops accesses, rounded up to the 8-fold unrolled loop */
+#define CHASE_HOPS_MAX ((size_t)1 << 22)
+
 static chase_state walk_of(char *buf, size_t bytes, size_t min_hops)
 {
     chase_state walk = {0};
     walk.buf = buf;
     walk.bytes = bytes;
     walk.hops = bytes / LINE > min_hops ? bytes / LINE : min_hops;
+    /* A full lap of a DRAM-sized set is slow (1.5 GiB: 25 M misses, 6 s a
+     * trial) and no more exact than part of one: a measurement takes at
+     * most 2^22 hops (a full lap up to 256 MiB) and the next one goes on
+     * where it stopped (chase), so the trials still visit new lines */
+    size_t most = CHASE_HOPS_MAX > min_hops ? CHASE_HOPS_MAX : min_hops;
+    if (walk.hops > most)
+        walk.hops = most;
     walk.hops = (walk.hops + 7) / 8 * 8;
     return walk;
 }
@@ -337,11 +348,14 @@ typedef struct {
 
 static memlat_options parse_options(int argc, char **argv)
 {
-    memlat_options opt = {.lo = 4096, .hi = (size_t)256 << 20,
+    memlat_options opt = {.lo = 4096, .hi = 0 /* auto */,
                           .min_hops = 1 << 20, .thp = 1, .seed = 7};
     for (int i = 1; i < argc; ++i) {
-        if (!strcmp(argv[i], "--max-bytes") && i + 1 < argc)
-            opt.hi = cg_parse_size(argv[++i], "--max-bytes", 1, SIZE_MAX);
+        if (!strcmp(argv[i], "--max-bytes") && i + 1 < argc) {
+            ++i;
+            opt.hi = !strcmp(argv[i], "auto") ? 0 :
+                cg_parse_size(argv[i], "--max-bytes", 1, SIZE_MAX);
+        }
         else if (!strcmp(argv[i], "--min-bytes") && i + 1 < argc)
             opt.lo = cg_parse_size(argv[++i], "--min-bytes", 1, SIZE_MAX);
         else if (!strcmp(argv[i], "--accesses") && i + 1 < argc)
@@ -356,7 +370,7 @@ static memlat_options parse_options(int argc, char **argv)
             cg_die("unknown argument '%s' (see the header of cg_memlat.c)",
                    argv[i]);
     }
-    if (opt.lo < 2 * LINE || opt.hi < opt.lo)
+    if (opt.lo < 2 * LINE || (opt.hi && opt.hi < opt.lo))
         cg_die("bad working-set range %zu..%zu", opt.lo, opt.hi);
     return opt;
 }
@@ -442,20 +456,42 @@ static double measure_level(const memlat_options *opt, char *buf,
     return level_ns;
 }
 
+/* --max-bytes auto: 6x the last-level cache (DRAM starts at 4x), at least
+ * 256 MiB; a VM may report its host's LLC (300 MiB was seen), so the
+ * working set is capped at half the available memory over the node's
+ * ranks, each of which allocates one */
+static size_t auto_max_bytes(size_t llc)
+{
+    size_t hi = 6 * llc > ((size_t)256 << 20) ? 6 * llc : (size_t)256 << 20;
+    long pages = sysconf(_SC_AVPHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && psz > 0) {
+        size_t cap = (size_t)pages * (size_t)psz / 2 /
+                     (size_t)(cg.ppn > 0 ? cg.ppn : 1);
+        if (hi > cap)
+            hi = cap;
+    }
+    return hi;
+}
+
 int main(int argc, char **argv)
 {
     cg_init_trials(&argc, &argv, "cg_memlat", 5);
     memlat_options opt = parse_options(argc, argv);
 
-    size_t sizes[128];
-    int nsizes = lat_sizes(opt.lo, opt.hi, sizes, 128);
-    double *lat = calloc(nsizes, sizeof(double));
     size_t cache[5];
     cache_levels(cache);
     int nlev = 0;
     for (int l = 1; l <= 4; ++l)
         if (cache[l])
             nlev = l;
+    if (!opt.hi)
+        opt.hi = auto_max_bytes(cache[nlev]);
+    if (opt.hi < opt.lo)
+        cg_die("bad working-set range %zu..%zu", opt.lo, opt.hi);
+
+    size_t sizes[128];
+    int nsizes = lat_sizes(opt.lo, opt.hi, sizes, 128);
+    double *lat = calloc(nsizes, sizeof(double));
     if (opt.levels_only)
         nsizes = lat_level_sizes(cache, nlev, sizes, nsizes);
     if (cg.rank == 0) {
