@@ -60,12 +60,15 @@ def _srun(exe, iface_map, bytes_='32M', trials=7):
            '--ntasks-per-node=2', '--distribution=block', '--exclusive',
            '--mpi=pmix', WRAPPER, exe, '--bytes', bytes_, '--trials',
            str(trials)]
-    for attempt in (1, 2):
+    for attempt in (1, 2, 3, 4):
         cp = subprocess.run(cmd, env=env, capture_output=True, text=True,
                             timeout=330)
         if cp.returncode == 0 or 'CG ' in cp.stdout:
             break
-        # died before measuring anything (cs.RETRY says why): once more
+        # died before measuring anything (cs.RETRY says why): once more;
+        # srun-started OpenMPI 4.1 over tcp crashes in its wire-up when the
+        # machine is loaded (a connect() left "in progress", then SIGSEGV:
+        # twice in a row at load 4-6, 2026-11-26), before any measurement
         print(f'attempt {attempt} died before measuring: '
               f'{launchlog.diagnose(cp.stderr)}')
 
