@@ -8,7 +8,8 @@
  * = load-to-use latency. Working sets 4 KiB .. --max-bytes (default
  * auto: 6x the last-level cache, at least 256 MiB, so that DRAM, which
  * starts at 4x the LLC, is on the curve behind any LLC; at most half the
- * node's available memory shared by its ranks) in steps of x1.5 / x1.33 (2^k and 3*2^(k-1)). Buffers of 2 MiB
+ * node's available memory shared by its ranks) in steps of x1.5 / x1.33
+ * (2^k and 3*2^(k-1)). Buffers of 2 MiB
  * and more are madvise()d for transparent huge pages (--no-thp: 4 KiB
  * pages, the latency then includes the page walks).
  *
@@ -252,8 +253,8 @@ static void cache_levels(size_t size[5])
     }
 }
 
-/* A walk of `bytes` that visits every line at least once and takes at
- * least min_hops accesses, rounded up to the 8-fold unrolled loop */
+/* A walk of `bytes`: one lap (every line once) up to CHASE_HOPS_MAX
+ * accesses, at least min_hops, rounded up to the 8-fold unrolled loop */
 #define CHASE_HOPS_MAX ((size_t)1 << 22)
 
 static chase_state walk_of(char *buf, size_t bytes, size_t min_hops)
