@@ -278,7 +278,9 @@ def test_driver_retests_in_the_job_and_stops_at_its_budget(built_programs,
     # the retests: the real program on this machine, ranks 0-3 standing
     # for n1-n4
     exe = shutil.which('mpirun.openmpi') or shutil.which('mpirun')
-    launch = (f'{exe} -np 4 --bind-to none --oversubscribe '
+    # each launch waits 0.3 s first: at most one round fits the half
+    # second on any machine (a fast one ran 3 rounds of 0.15 s in it)
+    launch = (f'sleep 0.3; {exe} -np 4 --bind-to none --oversubscribe '
               f'{built_programs}/cg_linkmatrix --any-placement --bytes 64K')
     res = tmp_path / 'res.json'
     cp = subprocess.run(
@@ -293,9 +295,8 @@ def test_driver_retests_in_the_job_and_stops_at_its_budget(built_programs,
     (d,) = result['decisions']
     assert d['node'] == 'n2' and d['why'] == 'named'
     # half a second: the budget is spent before the rounds a decision
-    # needs (one round of 4 ranks started by mpirun takes 0.3-1 s here:
-    # under load none fits, the launch is killed at the budget; alone in
-    # CI one or two); the launches never run past it
+    # needs (a round takes 0.3 s and more: one at most, none under load,
+    # the launch killed at the budget); the launches never run past it
     assert result['rounds'] < lr.MIN_RETESTS, result
     # give or take the kill of the launch in flight and the clock's
     # rounding (1.0 s seen in CI); a launch left to finish ran 10 s past
