@@ -13,13 +13,14 @@ import subprocess
 import pytest
 
 from conftest import ROOT, isolated_env, reframe_cmd
-from test_site_init import init, project_copy
+from test_site_init import LMOD_CMD, init, project_copy
 
 from clustergate.site import modesize
 
-#: ci test cases listed on 2 cores before the modes were sized (and on
-#: 16 cores then: 2,097 generated, every ppn of 1..16 in ci)
-CI_CASES_2_CORES = 27
+#: ci test cases listed on 2, 16 and 128 cores: ppn 1 and 2, one MPI
+#: (before the modes were sized, 16 cores generated 2,097: every ppn of
+#: 1..16; before ci took one MPI, 27 cases)
+CI_CASES_2_CORES = 22
 
 
 def listed(tmp_path, cores, mode):
@@ -43,7 +44,8 @@ def sizes(tmp_path_factory):
             ppn = {int(w.split('=')[1]) for line in lines
                    if line.startswith('- ') for w in line.split()
                    if w.startswith(('%ppn=', '%hpcc.ppn='))}
-            out[cores, mode] = (modesize.listed_size(lines), ppn)
+            out[cores, mode] = (modesize.listed_size(lines, mode), ppn)
+            out[cores, mode, 'lines'] = lines
             out[cores, mode, 'said'] = next(
                 (line for line in lines if line.startswith('clustergate: ')
                  and 'cost model' in line), '')
@@ -60,8 +62,18 @@ def test_localhost_ci_is_the_same_few_cases_on_any_node(sizes, cores):
     assert "mode ci's budget: 30 cases, 15 min" in sizes[cores, 'ci', 'said']
     assert 'OVER' not in sizes[cores, 'ci', 'said']
     assert size.cases == CI_CASES_2_CORES <= modesize.BUDGETS['ci'].cases
+    assert size.within(modesize.BUDGETS['ci']), size
     # the cost model's minutes do not grow with the cores either
     assert size.minutes == pytest.approx(sizes[2, 'ci'][0].minutes)
+    # one MPI a check: the first of localhost's environments, except
+    # where a benchmark's source serves another (IMB: Intel MPI's wheel)
+    envs = {}
+    for line in sizes[cores, 'ci', 'lines']:
+        if line.startswith('- '):
+            envs.setdefault(line.split()[1], set()).add(
+                line.rsplit('+', 1)[1])
+    assert all(len(e) == 1 for e in envs.values()), envs
+    assert envs['MemoryStrided'] == {'openmpi'}
 
 
 @pytest.mark.parametrize('cores, ppn', [(2, {1, 2}), (16, {1, 2, 8, 16}),
@@ -107,3 +119,56 @@ def test_site_init_nightly_takes_a_handful(tmp_path, kind, cores):
     assert max(part['extras']['cores_per_node'] for part in
                mod['site_configuration']['systems'][0]['partitions']) == \
         cores
+
+
+def site_listing(tmp_path, kind, mode, *extra):
+    """The ``-lC`` listing of ``mode`` of the system that ``site init``
+    writes for the recorded site ``kind``."""
+    root = project_copy(tmp_path)
+    init(root, kind, 'site')
+    os.symlink(os.path.join(ROOT, 'checks'), root / 'checks')
+    env = dict(isolated_env(root / 'config' / 'references', root / 'out'),
+               LMOD_CMD=LMOD_CMD)
+    res = subprocess.run(reframe_cmd() + [
+        '-C', str(root / 'config' / 'settings.py'), '--system', 'site',
+        '--mode', mode, '-lC', *extra], capture_output=True, text=True,
+        env=env, timeout=600, cwd=tmp_path)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    return res.stdout.splitlines()
+
+
+@pytest.mark.parametrize('kind', ['emusite', 'ib-ucx-tree'])
+def test_site_init_ci_fits_its_budget(tmp_path, kind):
+    # 12 nodes in 4 leaves, 3 MPIs, 2 fabrics, 2 partitions: every MPI
+    # made 66 cases; ci takes one per partition
+    lines = site_listing(tmp_path, kind, 'ci')
+    size = modesize.listed_size(lines, 'ci')
+    assert 0 < size.cases and size.within(modesize.BUDGETS['ci']), size
+    envs = {(line.split('@', 1)[1].split('+')[0],
+             line.rsplit('+', 1)[1]) for line in lines
+            if line.startswith('- ')}
+    assert len({part for part, _ in envs}) == len(envs), envs
+    said = next(line for line in lines if line.startswith('clustergate: '))
+    assert 'OVER' not in said, said
+
+
+def test_site_init_ci_keeps_the_environments_asked_for(tmp_path):
+    lines = site_listing(tmp_path, 'emusite', 'ci', '-S',
+                         'valid_prog_environs=mpich-4_0_2,openmpi-4_1_4')
+    envs = {line.rsplit('+', 1)[1] for line in lines
+            if line.startswith('- ')}
+    assert envs == {'mpich-4_0_2', 'openmpi-4_1_4'}
+
+
+@pytest.mark.parametrize('argv, chooses', [
+    (['reframe', '--mode', 'ci', '-r'], False),
+    (['reframe', '--mode', 'ci', '-S', 'num_tasks=2', '-r'], False),
+    (['reframe', '--mode', 'ci', '-p', 'intelmpi', '-r'], True),
+    (['reframe', '--mode', 'ci', '-pintelmpi', '-r'], True),
+    (['reframe', '--mode', 'ci', '--prgenv=intelmpi', '-r'], True),
+    (['reframe', '--mode', 'ci', '-S', 'valid_prog_environs=a', '-r'], True),
+    (['reframe', '--mode', 'ci', '-S', 'Imb.valid_prog_environs=a'], True)])
+def test_a_command_line_that_chooses_environments_keeps_them(argv, chooses):
+    from clustergate.rfm import modes
+    assert modes._chooses_environs(argv) is chooses
+    assert modes.session_mode(argv) == 'ci'

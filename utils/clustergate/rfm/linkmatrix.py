@@ -252,8 +252,8 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
         if spans and all(isinstance(n, list) and self.num_nodes < len(n)
                          for n in spans):
             self.tags = set(self.tags) - {'nightly'}
-        if session_mode(sys.argv) == 'nightly':
-            envs = sentinel_environs(parts, self.valid_prog_environs)
+        if modes.session_mode(sys.argv) == 'nightly':
+            envs = modes.sentinel_environs(parts, self.valid_prog_environs)
             if envs:
                 self.valid_prog_environs = envs
 
@@ -695,18 +695,6 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
         return False
 
 
-def session_mode(argv):
-    """The mode (``--mode NAME``) of the ``reframe`` command line, or
-    None."""
-    argv = list(argv)
-    for i, a in enumerate(argv):
-        if a == '--mode' and i + 1 < len(argv):
-            return argv[i + 1]
-        if a.startswith('--mode='):
-            return a.split('=', 1)[1]
-    return None
-
-
 def fabric_partitions(test):
     """``[(ReFrame partition, its model)]`` that ``test`` runs on."""
     system = adapter.current_system()
@@ -723,26 +711,6 @@ def _nightly_fabric(model, interconnect):
     sub = model.sweep.subset('nightly')
     return sub is None or sub.interconnects is None or \
         interconnect in sub.interconnects
-
-
-def sentinel_environs(parts, capable):
-    """The environments of the nightly's fabric check: per partition
-    (``[(partition, model)]``) its ``sentinels.environ`` where it names
-    one of ``capable``, else the first of its environments in
-    ``capable``; one name per partition (several partitions may differ)."""
-    out = []
-    for part, model in parts:
-        names = [e.name for e in part.environs if e.name in capable]
-        want = model.sentinels.environ
-        pick = want if want in names else (names[0] if names else None)
-        if want is not None and want not in names:
-            adapter.logger().warning(
-                f'partition {part.fullname}: extras.sentinels.environ '
-                f'{want!r} cannot run the link matrix here (it can: '
-                f'{", ".join(names) or "none"}): the nightly uses {pick}')
-        if pick is not None and pick not in out:
-            out.append(pick)
-    return out
 
 
 def declared_topology(spec, run=subprocess.run):

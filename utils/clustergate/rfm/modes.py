@@ -138,3 +138,95 @@ def set_mode_tags(test):
             (point is None or in_subset(point, parts, m))}
     tags = join_rotation(test, tags)
     test.tags = (set(test.tags) - set(MODES)) | tags | test.tag_names()
+
+
+def session_mode(argv):
+    """The mode (``--mode NAME``) of the ``reframe`` command line, or
+    None."""
+    argv = list(argv)
+    for i, a in enumerate(argv):
+        if a == '--mode' and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith('--mode='):
+            return a.split('=', 1)[1]
+    return None
+
+
+def sentinel_environs(parts, capable):
+    """The environments of the nightly's fabric check: per partition
+    (``[(partition, model)]``) its ``sentinels.environ`` where it names
+    one of ``capable``, else the first of its environments in
+    ``capable``; one name per partition (several partitions may differ)."""
+    out = []
+    for part, model in parts:
+        names = [e.name for e in part.environs if e.name in capable]
+        want = model.sentinels.environ
+        pick = want if want in names else (names[0] if names else None)
+        if want is not None and want not in names:
+            adapter.logger().warning(
+                f'partition {part.fullname}: extras.sentinels.environ '
+                f'{want!r} cannot run the link matrix here (it can: '
+                f'{", ".join(names) or "none"}): the nightly uses {pick}')
+        if pick is not None and pick not in out:
+            out.append(pick)
+    return out
+
+
+#: command-line options that choose the environments themselves: a ci
+#: session given one keeps its choice
+_ENVIRON_OPTIONS = ('-p', '--prgenv')
+
+
+def _chooses_environs(argv) -> bool:
+    argv = list(argv)
+    for i, a in enumerate(argv):
+        if a in _ENVIRON_OPTIONS or a.startswith(('--prgenv=', '-p')):
+            return True
+        if a == '-S' and i + 1 < len(argv) and \
+                argv[i + 1].split('=', 1)[0].endswith('valid_prog_environs'):
+            return True
+    return False
+
+
+def one_environ_in_ci(test, argv) -> None:
+    """A ci session runs each point under one environment per partition
+    (its ``sentinels.environ``, else the first that can run the point):
+    a merge request's gate asks whether the code works with one MPI, in
+    minutes; the nightly and the acceptance run every environment. A
+    command line that chooses environments (``-p``, ``-S
+    valid_prog_environs``) keeps its choice."""
+    system = adapter.current_system()
+    if system is None or test.is_fixture() or \
+            session_mode(argv) != 'ci' or _chooses_environs(argv):
+        return
+    names = getattr(test, 'capable_partitions', None) or []
+    envs = []
+    for part in system.partitions:
+        if part.fullname not in names:
+            continue
+        model = partition_model(part)
+        able = [e.name for e in part.environs
+                if e.name in test.valid_prog_environs]
+        # a benchmark family: an environment its source can serve here
+        # (IMB from the Intel MPI wheel, not a Spack environment without
+        # spack: that one would be skipped and the family not run)
+        served = [n for n in able if _source_serves(test, part, model, n)]
+        want = model.sentinels.environ
+        pick = want if want in (served or able) else (served or able or
+                                                      [None])[0]
+        if pick is not None and pick not in envs:
+            envs.append(pick)
+    if envs:
+        test.valid_prog_environs = envs
+
+
+def _source_serves(test, part, model, environ) -> bool:
+    """True unless ``test`` is of a benchmark family whose source cannot
+    provide binaries for ``environ`` on ``part`` (as far as can be told
+    before building)."""
+    from clustergate.site import benchmarks
+    family = getattr(test, 'family', None)
+    if not isinstance(family, str) or family not in benchmarks.FAMILIES:
+        return True
+    source = benchmarks.resolve(model, family, environ, part.fullname)
+    return benchmarks.why_unavailable(source, environ) is None

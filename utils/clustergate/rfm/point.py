@@ -41,6 +41,8 @@ SanityError); the sanity function is ``check(parse(output_text()))``.
 Every use of ReFrame's internals is in :mod:`clustergate.rfm.adapter`.
 """
 
+import sys
+
 import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import (parameter, run_after, run_before,
@@ -105,6 +107,7 @@ class SweepPoint(rfm.RegressionTestPlugin):
     def point_init_last(self):
         if self.narrow_to_capable:
             capable.keep_capable_points(self)
+            modes.one_environ_in_ci(self, sys.argv)
         modes.set_mode_tags(self)
 
     @run_after('setup')

@@ -123,10 +123,10 @@ def family_of(check: str) -> str:
                 'contention')
 
 
-def listed_size(lines: Iterable[str]) -> Size:
-    """The size of a concretized listing (ReFrame's ``-lC`` output):
-    its test cases (fixtures apart) and the cost model's minutes for
-    them."""
+def listed_size(lines: Iterable[str], mode: Optional[str] = None) -> Size:
+    """The size of a concretized listing (ReFrame's ``-lC`` output) of
+    ``mode``: its test cases (fixtures apart) and the cost model's minutes
+    for them."""
     cases, seconds = 0, 0.0
     for line in lines:
         m = _CASE.match(line.rstrip())
@@ -136,7 +136,8 @@ def listed_size(lines: Iterable[str]) -> Size:
         nodes = _NODES.search(m.group(2))
         cases += 1
         seconds += costmodel.default_case_seconds(
-            family_of(m.group(1)), int(nodes.group(1)) if nodes else 1)
+            family_of(m.group(1)), int(nodes.group(1)) if nodes else 1,
+            mode)
 
     return Size(cases, seconds / 60)
 
@@ -158,18 +159,16 @@ def listing_line(log_path: str, mode: Optional[str]) -> Optional[str]:
     if not lines:
         return None
 
-    size = listed_size(lines)
+    size = listed_size(lines, mode)
     what = ('test case(s)' if any(' @' in line for line in lines)
             else 'check(s), each in every environment')
     line = (f'clustergate: {size.cases} {what}, about '
-            f'{size.minutes:.0f} min by the cost model (one after the other'
-            f'; its family figures are of nightly sizes: an upper bound for '
-            f'ci)')
+            f'{size.minutes:.0f} min by the cost model (one after the '
+            f'other)')
     limit = BUDGETS.get(mode or '')
     if limit is not None:
         cap = f'{limit.cases} cases, ' if limit.cases else ''
-        over = (limit.cases is not None and size.cases > limit.cases) or \
-            (mode != 'ci' and size.minutes > limit.minutes)
+        over = not size.within(limit)
         line += (f'; mode {mode}\'s budget: {cap}{limit.minutes:.0f} min'
                  + (': OVER' if over else ''))
     return line
