@@ -48,14 +48,16 @@ def test_ci_mode_passes(ci_run):
     assert len(passed) >= 20
 
 
-def test_skips_carry_a_reason(ci_run):
-    # ReFrame's JSON report drops skip reasons; its output prints them
+def test_ci_selects_only_cases_it_runs(ci_run):
+    # the ci runs each partition under one environment, for a benchmark
+    # family one whose source serves it: no case is selected only to be
+    # skipped (before: IMB under OpenMPI's Spack environment without
+    # spack). ReFrame's JSON report drops skip reasons; its output prints
+    # them
     res, _, _ = ci_run
     plain = re.sub(r'\x1b\[[0-9;]*m', '', res.stdout)
     skips = [ln for ln in plain.splitlines() if re.match(r'\[ +SKIP +\]', ln)]
-    assert skips, 'localhost always has points to skip (ppn=1 for p2p)'
-    for ln in skips:
-        assert re.search(r'@\S+ \[.{10,}\]$', ln), ln
+    assert not skips, skips
 
 
 def test_perflog_has_values_and_axes(ci_run):
