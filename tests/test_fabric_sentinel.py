@@ -104,9 +104,18 @@ def test_site_init_nightly_spans_every_leaf_once_under_one_mpi(tmp_path):
     env = dict(isolated_env(root / 'config' / 'references', root / 'out'),
                LMOD_CMD=si.LMOD_CMD)
     settings = str(root / 'config' / 'settings.py')
-    got = _listing(env, settings, 'emusite', 'nightly')
-    # the whole 12-node partition, once per fabric, one MPI; not the
+    details = tmp_path / 'rotation.tsv'
+    env.update(CG_ROTATION_DATE='2026-11-22',
+               CG_ROTATION_DETAILS=str(details))
+    listed = _listing(env, settings, 'emusite', 'nightly')
+    # the nightly is a rotation (the partitions share the night's budget):
+    # its sentinels, run every night, are the whole 12-node partition's
+    # matrix once per fabric (not per transport: the UCX paths of the
+    # same interfaces rotate with the acceptance space), one MPI; not the
     # 2-node debug partition's matrix, which sees one leaf
+    every = [ln.split('\t')[-1] for ln in details.read_text().splitlines()
+             if ln.startswith('every\t')]
+    got = {name: envs for name, envs in listed.items() if name in every}
     assert sorted(got) == [
         f'LinkMatrix %num_nodes=12 %ppn=1 %interconnect={f} '
         f'%msg_bytes=4000000' for f in ('fab0', 'fab1')], got

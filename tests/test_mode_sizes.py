@@ -152,6 +152,24 @@ def test_site_init_ci_fits_its_budget(tmp_path, kind):
     assert 'OVER' not in said, said
 
 
+@pytest.mark.parametrize('kind', ['emusite', 'ib-ucx-tree'])
+def test_site_init_nightly_is_one_rotation_night_within_its_budget(tmp_path,
+                                                                   kind):
+    # without a rotation the 12-node site's nightly was a fixed subset of
+    # 1,188 cases, 21 hours by the cost model; its partitions now share
+    # the night's budget in a rotation of the whole acceptance space
+    lines = site_listing(tmp_path, kind, 'nightly')
+    size = modesize.listed_size(lines, 'nightly')
+    assert 0 < size.cases and size.within(modesize.BUDGETS['nightly']), size
+    said = next(line for line in lines if line.startswith('clustergate: '))
+    assert 'OVER' not in said, said
+    mod = runpy.run_path(str(tmp_path / 'proj' / 'config' / 'systems' /
+                             'site.py'))
+    parts = mod['site_configuration']['systems'][0]['partitions']
+    shares = [p['extras']['rotation']['budget_min'] for p in parts]
+    assert sum(shares) <= modesize.BUDGETS['nightly'].minutes, shares
+
+
 def test_site_init_ci_keeps_the_environments_asked_for(tmp_path):
     lines = site_listing(tmp_path, 'emusite', 'ci', '-S',
                          'valid_prog_environs=mpich-4_0_2,openmpi-4_1_4')

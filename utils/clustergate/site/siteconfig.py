@@ -237,6 +237,28 @@ def _scheduler(desc, pad):
             f"'squeue'", f"{pad}    'scheduler': 'slurm',"]
 
 
+def nightly_share(partitions: int) -> int:
+    """Minutes of each partition's nightly rotation: the night's budget
+    (:data:`clustergate.site.modesize.BUDGETS`) shared by the partitions,
+    whose jobs may run one after the other (a partition that is part of
+    another shares its nodes). Without a rotation the nightly is a fixed
+    subset that grows with the partition: a 12-node site with 3 MPIs
+    listed 1,188 cases, 21 hours by the cost model."""
+    night = modesize.BUDGETS['nightly'].minutes
+    return max(5, int(night // max(1, partitions)) // 5 * 5)
+
+
+def _rotation(partitions: int, pad: str) -> List[str]:
+    share = nightly_share(partitions)
+    return [f"{pad}        # the nightly: tonight's share of the whole "
+            f"acceptance space that fits",
+            f"{pad}        # {share} min by the cost model (a night of "
+            f"{modesize.BUDGETS['nightly'].minutes:g} min over "
+            f"{partitions} partition(s));",
+            f"{pad}        # every point runs once per cycle of nights",
+            f"{pad}        'rotation': {{'budget_min': {share}}},"]
+
+
 def _partition(desc, part, families):
     pad = ' ' * 16
     ics = desc['interconnects']
@@ -271,6 +293,7 @@ def _partition(desc, part, families):
     body = [f"{pad}        'sweep': {_fmt(sweep, 25)},",
             f"{pad}        'cores_per_node': {part['cores']},",
             f"{pad}        'memory_per_node_gib': {part['memory_gib']},"]
+    body += _rotation(len(desc['partitions']), pad)
     body += gpuconfig.extras_lines(part, desc['name'], pad)
     if part['topology']:
         body += [f'{pad}        # scontrol show topology: every node of '
