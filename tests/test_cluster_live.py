@@ -47,11 +47,13 @@ def _crashed_task_ends_its_step(paths):
     """A task that dies ends its step at once (KillOnBadExit=1) instead of
     leaving the others to wait until the time limit; the cause is named
     (task 1 says where Slurm put it: the step may land on any two
-    nodes)."""
+    nodes; it waits a second before dying, since srun lost the line of
+    a task killed right after printing it once, in CI)."""
     t0 = time.monotonic()
     cp = subprocess.run(['srun', '-N', '2', '-n', '2', 'sh', '-c',
                          'if [ "$SLURM_PROCID" = 1 ]; then '
-                         'echo "crash on $SLURMD_NODENAME"; kill -SEGV $$; '
+                         'echo "crash on $SLURMD_NODENAME"; sleep 1; '
+                         'kill -SEGV $$; '
                          'fi; sleep 60'], env=job_env(paths),
                         capture_output=True, text=True, timeout=90)
     assert cp.returncode != 0 and time.monotonic() - t0 < 30, cp.stderr
