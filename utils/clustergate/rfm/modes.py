@@ -26,6 +26,7 @@ from typing import Iterable, Mapping
 
 from clustergate.results import perflogguard
 from clustergate.rfm import adapter, rotation
+from clustergate.site import modesize
 from clustergate.site.model import partition_model
 
 MODES = ('ci', 'nightly', 'acceptance')
@@ -140,16 +141,8 @@ def set_mode_tags(test):
     test.tags = (set(test.tags) - set(MODES)) | tags | test.tag_names()
 
 
-def session_mode(argv):
-    """The mode (``--mode NAME``) of the ``reframe`` command line, or
-    None."""
-    argv = list(argv)
-    for i, a in enumerate(argv):
-        if a == '--mode' and i + 1 < len(argv):
-            return argv[i + 1]
-        if a.startswith('--mode='):
-            return a.split('=', 1)[1]
-    return None
+#: the mode of a ``reframe`` command line (one parser for the package)
+session_mode = modesize.session_mode
 
 
 def sentinel_environs(parts, capable):

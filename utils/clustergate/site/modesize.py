@@ -38,6 +38,18 @@ BUDGETS = {'ci': Budget(cases=30, minutes=15.0),
            'nightly': Budget(cases=None, minutes=240.0)}
 
 
+def session_mode(argv: Sequence[str]) -> Optional[str]:
+    """The mode (``--mode NAME``) of a ``reframe`` command line, or
+    None."""
+    argv = list(argv)
+    for i, a in enumerate(argv):
+        if a == '--mode' and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith('--mode='):
+            return a.split('=', 1)[1]
+    return None
+
+
 def handful(ppn: Sequence[int]) -> List[int]:
     """The ppn values of ``ppn`` (a partition's offered values) worth
     measuring, best first: 1, 2, all cores, half the cores (the offered

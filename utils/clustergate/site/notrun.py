@@ -116,20 +116,11 @@ def _listing(args):
                 a[1:2] in ('l', 'L')) for a in args[1:])
 
 
-def _mode(args):
-    for i, a in enumerate(args):
-        if a == '--mode' and i + 1 < len(args):
-            return args[i + 1]
-        if a.startswith('--mode='):
-            return a.split('=', 1)[1]
-    return None
-
-
 def _print_listing_size(log_path):
     """The size of what was listed, before a run
     (clustergate.site.modesize)."""
     from clustergate.site import modesize
-    line = modesize.listing_line(log_path, _mode(sys.argv))
+    line = modesize.listing_line(log_path, modesize.session_mode(sys.argv))
     if line:
         print(line)
 
