@@ -207,8 +207,8 @@ def test_gpu_burn_errors_name_the_gpu(gpu):
 def test_nccl_sendrecv_figures(gpu):
     c = job(pick(gpu, 'NcclSendRecv'), 1, out('nccltests-sendrecv.g1.out'))
     assert c.check_output(c.output_text())
-    assert perf(c) == {'busbw': 1686.9, 'algbw': 1686.9,
-                       'avg_busbw': 9276.08}
+    assert perf(c) == {'busbw': 1686.9, 'algbw': 1686.9}
+    assert c.avg_busbw == 9276.08   # logged, not judged
     assert c.gpu_hosts == 'vm'    # the node nccl-tests names
 
 

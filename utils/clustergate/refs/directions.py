@@ -102,7 +102,7 @@ _GPU_LINK: Table = (('h2d_gpu*', HIGHER), ('d2h_gpu*', HIGHER),
 _GPU_BURN: Table = (('gflops_gpu*', HIGHER),)
 
 #: nccl-tests: bus and algorithm bandwidth
-_NCCL: Table = (('busbw', HIGHER), ('algbw', HIGHER), ('avg_busbw', HIGHER))
+_NCCL: Table = (('busbw', HIGHER), ('algbw', HIGHER))
 
 
 def _each(names: Sequence[str], table: Table) -> Dict[str, Table]:
