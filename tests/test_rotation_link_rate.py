@@ -106,3 +106,21 @@ def test_a_malformed_rate_names_the_partition_and_key(site):
 def test_node_local_families_do_not_follow_the_link():
     slow = costmodel.default_case_seconds('node', 1, ppn=2, link=31.25)
     assert slow == costmodel.default_case_seconds('node', 1)
+
+
+def test_without_a_declared_rate_the_night_says_so(site):
+    for rate, said in ((None, 1), ('250mbit', 0)):
+        pts, part = site(rate)
+        part.extras['rotation'] = {'budget_min': 8}
+        tests = [types.SimpleNamespace(display_name=n, cg_family=f)
+                 for n, f in (('AllToAll %num_nodes=8 %ppn=2 %size=1000000',
+                               'contention'),
+                              ('NetpipeSharedInterface %num_nodes=3 '
+                               '%tool=NPtcp', 'netpipe'))]
+        lines = rfmrot.rate_notes(list(pts.values()), tests, [part])
+        assert len(lines) == said, lines
+        if said:
+            assert lines[0].startswith('  2 network-bound point(s) of '
+                                       'site:emu estimated from the '
+                                       'defaults')
+            assert 'extras.topology.node_rate' in lines[0]

@@ -255,6 +255,32 @@ def points(tests, budgeted: Dict[str, float], db: Optional[str]
     return out
 
 
+def rate_notes(pts, tests, partitions) -> List[str]:
+    """A line per budgeted partition that declares no node-link rate
+    while network-bound points of it are estimated from the defaults:
+    those are the rate the defaults were measured at, and a slower
+    fabric's first nights run past their budget."""
+    tests = {t.display_name: t for t in tests}
+    out = []
+    for part in partitions:
+        if partition_model(part).rotation is None or \
+                link_rate(part) is not None:
+            continue
+
+        bound = [pt for pt in pts if part.fullname in pt.cost and
+                 pt.source == 'default' and
+                 (costmodel.DEFAULT_FAMILIES.get(family(tests[pt.name]))
+                  or costmodel.Family('?', 1, 0)).link_mbs is not None]
+        if bound:
+            out.append(
+                f'  {len(bound)} network-bound point(s) of {part.fullname} '
+                f'estimated from the defaults at the node-link rate they '
+                f'were measured at (1 Gbit/s; the link matrix and NetPIPE '
+                f'250 Mbit/s): the partition declares no rate '
+                f'(extras.{keys.TOPOLOGY}.node_rate)')
+    return out
+
+
 class SentinelError(rotation.RotationError):
     """A partition's ``sentinels`` cannot be met (one line naming the
     partition and the key; :func:`plan_tonight` adds the file)."""
@@ -402,6 +428,7 @@ def plan_tonight(system: str) -> set:
 
     path = _details_path(db, system)
     lines = rotation.header(night, pts, time.time())
+    lines += rate_notes(pts, tests, rt.system.partitions)
     try:
         with open(path, 'w') as fp:
             fp.write('\n'.join(rotation.details(night, pts)) + '\n')
