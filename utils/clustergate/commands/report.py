@@ -23,6 +23,9 @@ were judged against a reference and how many had none) and the session
 whose failed tests it lists (the latest, or ``--session``), and, with
 ``--junit FILE``, writes the same verdict as JUnit XML for CI. Exit
 status: 0 GREEN, 1 RED, 3 UNCHECKED (nothing was judged), 2 bad input.
+Warnings the session's cases kept (a borderline node link the link
+matrix's retest left within its noise) are listed after the headline
+and on the page: they do not change the verdict or the exit status.
 
 The page also lists the latest value of every metric with its status:
 within reference, out of reference, or "no reference" (never counted as
@@ -34,6 +37,7 @@ import re
 import sys
 
 from clustergate import PROJECT_ROOT
+from clustergate.report import casewarnings
 from clustergate.report import page as report
 from clustergate.results import times
 from clustergate.results import timing
@@ -80,6 +84,7 @@ def run(args):
         judged = report.judged_session(db, reports, args.session)
         outcomes = None if judged is None else \
             report.outcomes_of(judged)
+        warned = [] if judged is None else casewarnings.warnings_of(judged)
         verdicts = report.matrix_verdicts(db, reports)
     except (OSError, ValueError) as err:
         print(f'clustergate report: error: {err}', file=sys.stderr)
@@ -100,11 +105,13 @@ def run(args):
               f'clustergate[report]): {err}', file=sys.stderr)
         return 2
 
-    ver = report.verdict(samples, outcomes)
+    ver = report.verdict(samples, outcomes, warned)
     page = report.render(samples, where[0], dirs, args.max_trends,
                          outcomes=outcomes, verdicts=verdicts, ver=ver,
                          name=where[1])
     print(ver.headline())
+    for line in report.warning_lines(ver):
+        print(line)
     print(f'read: {source}; failed tests of '
           + (timing.describe_session(judged) if judged is not None
              else 'no session (perflogs hold only measurements)'))

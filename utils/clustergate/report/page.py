@@ -8,7 +8,7 @@ import glob
 import math
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence
 
 from clustergate.refs import baseline
@@ -260,6 +260,9 @@ class Verdict:
     changes: List[history.Finding]
     metrics: int
     referenced: int
+    #: what the session's cases said without failing
+    #: (:mod:`clustergate.report.casewarnings`): listed, not judged
+    warnings: List = field(default_factory=list)
 
     @property
     def red(self) -> bool:
@@ -331,14 +334,24 @@ class Verdict:
         return why
 
 
-def verdict(samples, outcomes=None) -> Verdict:
+def verdict(samples, outcomes=None, warnings=()) -> Verdict:
     groups = _by_run_and_key(samples)
     referenced = sum(1 for ss in groups.values()
                      if status(ss[-1]) != references.NO_REFERENCE)
     changes = [c for c in history.analyse(samples)
                if c.band != 'improvement']
     return Verdict(outcomes, deviations(groups), changes, len(groups),
-                   referenced)
+                   referenced, list(warnings))
+
+
+def warning_lines(ver: Verdict) -> List[str]:
+    """The verdict's warnings for the terminal: a count, then one line
+    each (none: no line)."""
+    if not ver.warnings:
+        return []
+    return [f'warnings ({len(ver.warnings)}, not failures: the verdict '
+            f'stands):'] + [f'  {w.name} @{w.where}: {w.text}'
+                            for w in ver.warnings]
 
 
 def _case(suite, classname, name, kind=None, message=''):
@@ -377,6 +390,10 @@ def junit(ver: Verdict) -> str:
             dev = '' if d.deviation is None else f' ({100 * d.deviation:+.1f} %)'
             _case(suite, 'clustergate.regression', d.key.label(), 'failure',
                   f'{d.value:g} {d.unit or ""} against {d.ref:g}{dev}')
+    for w in ver.warnings:
+        # a warning is a passed case whose output says it
+        _case(suite, 'clustergate.warning', f'{w.name} {w.where}',
+              'system-out', w.text)
     if ver.unchecked:
         _case(suite, 'clustergate', 'metrics with no reference', 'skipped',
               f'{ver.unchecked} of {ver.metrics} metric(s) have no '

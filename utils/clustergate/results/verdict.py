@@ -289,6 +289,15 @@ def block(report, not_run: int, red_reasons: Sequence[str] = (),
                      f'reference):')
         lines += _capped(regs, 'the performance table')
 
+    # said, not failed: the verdict above stands (clustergate report
+    # lists them alike)
+    from clustergate.report import casewarnings
+    warned = [f'{w.name} @{w.where}: {w.text}'
+              for w in casewarnings.warnings_of(report)]
+    if warned:
+        lines.append(f'warnings ({len(warned)}, not failures):')
+        lines += _capped(warned, 'clustergate report')
+
     lines.append(_metric_line(mets))
     lines.append(f'not run: {not_run} test case(s) (NOT RUN above)'
                  if not_run else 'not run: none')

@@ -78,6 +78,7 @@ import sys
 
 import reframe as rfm
 import reframe.utility.sanity as sn
+import reframe.utility.typecheck as typ
 from reframe.core.builtins import (parameter, performance_function, run_after,
                                    run_before, variable)
 from reframe.core.exceptions import (ConfigError, PerformanceError,
@@ -200,6 +201,12 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
     #: 'topology': the rounds of the declared topology where there is one
     #: (else every pair); 'all-pairs': the N-1 shift rounds of every pair
     link_schedule = variable(str, value='topology', loggable=True)
+
+    #: The retest's warnings of the judged run (a borderline node link it
+    #: left within its noise: undecided, not named, the run not failed),
+    #: without their ``WARNING:``; loggable, so that the run report and
+    #: the perflog keep them and ``clustergate report`` lists them
+    link_warnings = variable(typ.List[str], value=[], loggable=True)
 
     #: Per-node performance variables (5 per node) up to this many nodes;
     #: above it only the summary ones (a perflog line stays readable)
@@ -498,13 +505,17 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
         final, notes = linkretest.apply(
             first, retested, self.interconnect, cands,
             tree=self.declared() is not None)
+        warned = []
         for note in notes:
             # a borderline link the retest left within its noise: not a
             # verdict line, but said where the session's output shows it
+            # and kept for the report (link_warnings)
             if note.startswith(linkretest.WARNING):
                 self.logger.warning(f'link retest: {note}')
+                warned.append(note[len(linkretest.WARNING):])
             else:
                 self.logger.info(f'link retest: {note}')
+        self.link_warnings = warned
 
         self.logger.info(f'node links on fabric {self.interconnect}: '
                          f'{links.basis}')

@@ -28,7 +28,11 @@ measured duration in the results database (build, run including queue
 wait, and ReFrame's own phases, plus its share of the run fixtures it
 reads), 0 if its last record is a skip, else the median of the measured
 cases of its kind (check and node count: :func:`like_costs`), else the
-cost model's default for the family and node count (clustergate.site.costmodel.default_case_seconds).
+cost model's default for the family and node count
+(clustergate.site.costmodel.default_case_seconds), scaled to the
+partition's declared node-link rate (``topology.node_rate``) and the
+test's ranks per node for the network-bound families: a fresh site's
+first night on slow links is planned at what those links take.
 Builds run once per environment per session and are not counted
 (:func:`case_costs`).
 """
@@ -186,6 +190,28 @@ def like_costs(records) -> Dict[Tuple[str, str, str, str], float]:
             for k, v in groups.items()}
 
 
+def link_rate(part) -> Optional[float]:
+    """The node-link rate (MB/s) a partition declares
+    (``extras['topology']['node_rate']``), None where it declares none;
+    RotationError naming the partition for a malformed rate."""
+    topo = partition_model(part).topology
+    try:
+        return costmodel.link_mbs(topo.node_rate if topo else None)
+    except ValueError as err:
+        raise rotation.RotationError(
+            f'partition {part.fullname}: extras.{keys.TOPOLOGY}.node_rate: '
+            f'{err}') from None
+
+
+def default_seconds(test, part) -> float:
+    """The cost model's estimate of one case of ``test`` on ``part``:
+    its family's default at its node count, scaled to the partition's
+    link rate and the test's ranks per node where the rate is known."""
+    return costmodel.default_case_seconds(
+        family(test), getattr(test, 'num_nodes', 1) or 1,
+        ppn=getattr(test, 'ppn', 1) or 1, link=link_rate(part))
+
+
 def points(tests, budgeted: Dict[str, float], db: Optional[str]
            ) -> List[rotation.Point]:
     """A rotation point per registered test that has test cases on a
@@ -212,9 +238,7 @@ def points(tests, budgeted: Dict[str, float], db: Optional[str]
                 elif like is not None:
                     sec, source = like, 'like'
                 else:
-                    sec, source = costmodel.default_case_seconds(
-                        family(test), getattr(test, 'num_nodes', 1) or 1
-                    ), 'default'
+                    sec, source = default_seconds(test, part), 'default'
                 sources.add(source)
                 cases += 1
                 cost[part.fullname] = cost.get(part.fullname, 0.0) + sec
@@ -228,6 +252,32 @@ def points(tests, budgeted: Dict[str, float], db: Optional[str]
                 'nightly subset (pin_subset)' if pinned else '',
                 last, source, cases))
 
+    return out
+
+
+def rate_notes(pts, tests, partitions) -> List[str]:
+    """A line per budgeted partition that declares no node-link rate
+    while network-bound points of it are estimated from the defaults:
+    those are the rate the defaults were measured at, and a slower
+    fabric's first nights run past their budget."""
+    tests = {t.display_name: t for t in tests}
+    out = []
+    for part in partitions:
+        if partition_model(part).rotation is None or \
+                link_rate(part) is not None:
+            continue
+
+        bound = [pt for pt in pts if part.fullname in pt.cost and
+                 pt.source == 'default' and
+                 (costmodel.DEFAULT_FAMILIES.get(family(tests[pt.name]))
+                  or costmodel.Family('?', 1, 0)).link_mbs is not None]
+        if bound:
+            out.append(
+                f'  {len(bound)} network-bound point(s) of {part.fullname} '
+                f'estimated from the defaults at the node-link rate they '
+                f'were measured at (1 Gbit/s; the link matrix and NetPIPE '
+                f'250 Mbit/s): the partition declares no rate '
+                f'(extras.{keys.TOPOLOGY}.node_rate)')
     return out
 
 
@@ -364,8 +414,8 @@ def plan_tonight(system: str) -> set:
     budgeted = budgets(rt.system.partitions)
     db = adapter.option('storage/0/sqlite_db_file')
     tests = list(_registered.get(system, {}).values())
-    pts = points(tests, budgeted, db)
     try:
+        pts = points(tests, budgeted, db)
         mark_sentinels(pts, tests, rt.system.partitions)
         night = rotation.tonight(pts, budgeted)
     except rotation.RotationError as err:
@@ -378,6 +428,7 @@ def plan_tonight(system: str) -> set:
 
     path = _details_path(db, system)
     lines = rotation.header(night, pts, time.time())
+    lines += rate_notes(pts, tests, rt.system.partitions)
     try:
         with open(path, 'w') as fp:
             fp.write('\n'.join(rotation.details(night, pts)) + '\n')

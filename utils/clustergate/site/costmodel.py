@@ -40,6 +40,12 @@ class Family:
     alpha: float = 0.0          # growth with the node count
     min_nodes: int = 1          # points below this are not created
     max_nodes: Optional[int] = None   # e.g. node-level checks: 1
+    #: network-bound: the node-link rate (MB/s) r was measured at, one
+    #: rank per node (None: not bound by the network)
+    link_mbs: Optional[float] = None
+    #: the bytes through a node's link grow with its ranks (every rank
+    #: sends its own share: all-to-all, hotspot, ping-pong pairs)
+    per_rank: bool = False
 
 
 @dataclass
@@ -84,27 +90,72 @@ def job_time(site: Site, fam: Family, nodes: int) -> float:
 #: (docs/reports/cost-model.md, "Inputs measured here"): the overhead, contention,
 #: hpcc and node; the other families were not measured there yet: rough
 #: figures, replaced by the results database's after their first run.
+#: A network-bound family names the node-link rate its figure was
+#: measured at (``link_mbs``): on a slower link it takes longer
+#: (:func:`link_scale`).
 DEFAULT_OVERHEAD_S = 3.3
 DEFAULT_RUN_S = 10.0
+#: the emulated cluster's default node links: 1 Gbit/s
+GBIT_MBS = 125.0
 DEFAULT_FAMILIES = {
     f.name: f for f in (
-        Family('contention', 1, 5.8, n0=2, alpha=1.0),
+        # PingPongDistance, 2 nodes x 1 rank at 1 Gbit/s (2026-11-22)
+        Family('contention', 1, 5.8, n0=2, alpha=1.0, link_mbs=GBIT_MBS,
+               per_rank=True),
         Family('hpcc', 1, 164.0, n0=1, alpha=0.5),
         Family('node', 1, 86.0, n0=1, alpha=0.0, max_nodes=1),
-        Family('imb', 1, 20.0, n0=2, alpha=0.5),
-        Family('osu', 1, 8.0, n0=2, alpha=0.5),
+        Family('imb', 1, 20.0, n0=2, alpha=0.5, link_mbs=GBIT_MBS,
+               per_rank=True),
+        Family('osu', 1, 8.0, n0=2, alpha=0.5, link_mbs=GBIT_MBS,
+               per_rank=True),
         Family('npb', 1, 15.0, n0=2, alpha=0.0),
         # one job of the 9-node emulated tree (250 Mbit/s links, 4 MB x 8
         # per pair, retest not triggered): 24-26 s (2026-11-23); N-1 rounds
-        Family('linkmatrix', 1, 25.0, n0=9, alpha=1.0),
-        Family('nic', 1, 10.0, n0=2, alpha=0.0),
-        Family('fidelity', 1, 10.0, n0=2, alpha=0.0),
+        Family('linkmatrix', 1, 25.0, n0=9, alpha=1.0, link_mbs=31.25),
+        Family('nic', 1, 10.0, n0=2, alpha=0.0, link_mbs=GBIT_MBS),
+        # NetpipeSharedInterface, one node to two, on the 12-node emulated
+        # site at 250 Mbit/s: about 110 s a case (2026-11-27); its streams
+        # carry a fixed number of bytes each
+        Family('netpipe', 1, 107.0, n0=3, alpha=0.0, link_mbs=31.25),
+        Family('fidelity', 1, 10.0, n0=2, alpha=0.0, link_mbs=GBIT_MBS),
         Family('stream', 1, 5.0, n0=1, alpha=0.0),
         # one node: BabelStream 2^28 10 s, gpu-burn 30 s + ~20 s to stop,
         # on one H200 (2026-11-26); nccl-tests across nodes not measured
         Family('gpu', 1, 30.0, n0=1, alpha=0.0),
     )
 }
+
+
+def link_mbs(rate) -> Optional[float]:
+    """The node-link rate of a partition in MB/s from its declared rate
+    (``topology.node_rate``: ``'250mbit'``, ``'100gbit'``, ``'12.5GB'``;
+    a bare number is MB/s); None when none is declared. ValueError naming
+    a malformed rate."""
+    if rate is None:
+        return None
+
+    from clustergate.links.topology.model import parse_rate
+
+    mbs = parse_rate(rate)
+    if mbs <= 0:
+        raise ValueError(f'bad rate {rate!r}: not above 0')
+    return mbs
+
+
+def link_scale(fam: Family, link: Optional[float], ppn: int = 1) -> float:
+    """How much longer a network-bound family's case runs on node links
+    of ``link`` MB/s with ``ppn`` ranks per node than its figure (one rank
+    per node at ``fam.link_mbs``): its bytes through a node's link over
+    the rate (x ppn where every rank sends its share). Never below 1:
+    latency, start-up and protocol costs do not shrink on a faster link,
+    so a fast site is over-estimated, never under. 1 where the rate is
+    not known (the figure as measured) or the family is not network
+    bound."""
+    if link is None or fam.link_mbs is None:
+        return 1.0
+
+    ranks = max(1, ppn) if fam.per_rank else 1
+    return max(1.0, fam.link_mbs * ranks / link)
 
 
 #: The run of one ci-mode job (its small scale: 4 trials, the level sizes
@@ -117,15 +168,20 @@ DEFAULT_FAMILIES = {
 CI_RUN_S = {'node': 20.2, 'contention': 9.3, 'hpcc': 4.8, 'imb': 1.4}
 
 
-def default_case_seconds(family: str, nodes: int, mode: str = None) -> float:
+def default_case_seconds(family: str, nodes: int, mode: str = None,
+                         ppn: int = 1, link: Optional[float] = None
+                         ) -> float:
     """Estimated seconds of one test case of ``family`` on ``nodes``
     nodes from the defaults above (overhead + run; ``mode`` ci: its
-    measured run where there is one, :data:`CI_RUN_S`)."""
+    measured run where there is one, :data:`CI_RUN_S`); ``link``: the
+    partition's node-link rate in MB/s where it is known, with ``ppn``
+    ranks per node (:func:`link_scale`)."""
     fam = DEFAULT_FAMILIES.get(family) or Family(family, 1, DEFAULT_RUN_S)
     run_s = fam.run_s
     if mode == 'ci' and family in CI_RUN_S:
         run_s = CI_RUN_S[family]
-    return DEFAULT_OVERHEAD_S + run_s * (nodes / fam.n0) ** fam.alpha
+    return DEFAULT_OVERHEAD_S + (run_s * (nodes / fam.n0) ** fam.alpha *
+                                 link_scale(fam, link, ppn))
 
 
 def cost(site: Site, mode: str) -> Cost:

@@ -224,6 +224,7 @@ class PartitionModel:
 
 _NUMBER = {'type': 'number'}
 _POSITIVE_INT = {'type': 'integer', 'minimum': 1}
+_RATE = {'type': ['number', 'string']}
 
 #: the shapes of the keys whose rules are shapes only (the others are
 #: checked by clustergate.site.extras.check_partition, whose messages
@@ -247,7 +248,8 @@ SCHEMA = {
         keys.TOPOLOGY: {
             'properties': {
                 'source': {'type': 'string'}, 'file': {'type': 'string'},
-                'node_rate': _NUMBER, 'uplink_rate': _NUMBER,
+                # a number or a rate with its unit ('250mbit', '100gbit')
+                'node_rate': _RATE, 'uplink_rate': _RATE,
                 'dragonfly': {'type': 'boolean'},
                 'interconnects': {'type': 'array',
                                   'items': {'type': 'string'}}}},

@@ -19,7 +19,7 @@ mode's budget (:data:`BUDGETS`).
 
 import re
 from dataclasses import dataclass
-from typing import Iterable, List, Optional, Sequence
+from typing import Dict, Iterable, List, Optional, Sequence
 
 from clustergate.site import costmodel
 
@@ -139,19 +139,49 @@ def listed_size(lines: Iterable[str], mode: Optional[str] = None) -> Size:
     """The size of a concretized listing (ReFrame's ``-lC`` output) of
     ``mode``: its test cases (fixtures apart) and the cost model's minutes
     for them."""
-    cases, seconds = 0, 0.0
+    return sum_sizes(listed_sizes(lines, mode).values())
+
+
+def listed_sizes(lines: Iterable[str], mode: Optional[str] = None
+                 ) -> Dict[str, Size]:
+    """:func:`listed_size` per partition (``system:partition`` of each
+    case; ``''`` for a listing of checks, which names none)."""
+    cases: Dict[str, int] = {}
+    seconds: Dict[str, float] = {}
     for line in lines:
         m = _CASE.match(line.rstrip())
         if not m:
             continue
 
         nodes = _NODES.search(m.group(2))
-        cases += 1
-        seconds += costmodel.default_case_seconds(
-            family_of(m.group(1)), int(nodes.group(1)) if nodes else 1,
-            mode)
+        part = (m.group(3) or '').split('+', 1)[0]
+        cases[part] = cases.get(part, 0) + 1
+        seconds[part] = seconds.get(part, 0.0) + \
+            costmodel.default_case_seconds(
+                family_of(m.group(1)), int(nodes.group(1)) if nodes else 1,
+                mode)
 
-    return Size(cases, seconds / 60)
+    return {p: Size(cases[p], seconds[p] / 60) for p in cases}
+
+
+def sum_sizes(sizes: Iterable[Size]) -> Size:
+    sizes = list(sizes)
+    return Size(sum(s.cases for s in sizes), sum(s.minutes for s in sizes))
+
+
+def size_text(size: Size, what: str, mode: Optional[str],
+              limit: Optional[Budget]) -> str:
+    """``N <what>, about M min by the cost model (one after the other)``
+    and, with a budget, ``; mode X's budget: ...`` (``: OVER`` beyond
+    it): the size line of a listing and of ``clustergate cost``."""
+    line = (f'{size.cases} {what}, about {size.minutes:.0f} min by the '
+            f'cost model (one after the other)')
+    if limit is not None:
+        cap = f'{limit.cases} cases, ' if limit.cases else ''
+        over = not size.within(limit)
+        line += (f'; mode {mode}\'s budget: {cap}{limit.minutes:.0f} min'
+                 + (': OVER' if over else ''))
+    return line
 
 
 #: a listing's line in the session log (config/common.py's format)
@@ -174,13 +204,5 @@ def listing_line(log_path: str, mode: Optional[str]) -> Optional[str]:
     size = listed_size(lines, mode)
     what = ('test case(s)' if any(' @' in line for line in lines)
             else 'check(s), each in every environment')
-    line = (f'clustergate: {size.cases} {what}, about '
-            f'{size.minutes:.0f} min by the cost model (one after the '
-            f'other)')
-    limit = BUDGETS.get(mode or '')
-    if limit is not None:
-        cap = f'{limit.cases} cases, ' if limit.cases else ''
-        over = not size.within(limit)
-        line += (f'; mode {mode}\'s budget: {cap}{limit.minutes:.0f} min'
-                 + (': OVER' if over else ''))
-    return line
+    return 'clustergate: ' + size_text(size, what, mode,
+                                       BUDGETS.get(mode or ''))

@@ -296,8 +296,12 @@ def _partition(desc, part, families):
     body += _rotation(len(desc['partitions']), pad)
     body += gpuconfig.extras_lines(part, desc['name'], pad)
     if part['topology']:
+        # Slurm knows the tree, not the links' rate: without it the first
+        # nights are planned at the 1 Gbit/s the defaults were measured at
         body += [f'{pad}        # scontrol show topology: every node of '
-                 f'the partition under a leaf switch',
+                 f'the partition under a leaf switch; add the node links\' '
+                 f"rate ('node_rate': '100gbit') so that the first nights'"
+                 f' estimates follow it',
                  f"{pad}        'topology': {{'source': 'scontrol'}},"]
     else:
         body += [f'{pad}        # no topology: scontrol show topology '
