@@ -286,3 +286,16 @@ def test_a_job_on_other_gpus_than_the_binding_is_refused(gpu):
             {i: real_json() for i in range(4)},
             **{'cg-gpu-map.txt': '0 2\n1 3\n2 0\n3 1\n'})
     assert "the job's GPU 0 is the node's GPU 2" in failure(c)
+
+
+def test_a_reference_key_knows_the_sides():
+    # the axis' values as the reference files' keys are checked against
+    from clustergate.refs import directions, refcheck
+    from clustergate.rfm.gpunode import HOST_NUMA_SIDES
+    assert HOST_NUMA_SIDES == gpunuma.SIDES
+    assert refcheck.parameter_values()['host_numa'] == {'near', 'far'}
+    for side in gpunuma.SIDES:
+        for way in ('h2d', 'd2h'):
+            assert directions.declared('GpuHostLinkNuma',
+                                       f'{way}_{side}_gpu7') == 'higher'
+    assert directions.declared('GpuHostLinkNuma', 'h2d_gpu0') is None
