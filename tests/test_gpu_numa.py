@@ -33,13 +33,15 @@ NVB = '/opt/nvbandwidth/nvbandwidth'
 CASES = 'host_to_device_memcpy_ce device_to_host_memcpy_ce'
 
 
-def partition(numa_nodes, count=None, name='gpu'):
+def partition(numa_nodes, count=None, name='gpu', numa_domains=None):
     """A ReFrame partition (the attributes the GPU code reads)."""
     count = count or len(numa_nodes) or 1
     dev = SimpleNamespace(device_type='gpu', info={
         'type': 'gpu', 'model': 'NVIDIA H200', 'num_devices': count})
     extras = {'gpus': {'numa_nodes': list(numa_nodes)}} if numa_nodes \
         else {}
+    if numa_domains:
+        extras['numa_domains_per_node'] = numa_domains
     return SimpleNamespace(fullname=f'site:{name}', name=name,
                            devices=[dev], extras=extras)
 
@@ -55,23 +57,32 @@ def test_the_recorded_node_declares_two_numa_nodes():
 
 # -- the points ---------------------------------------------------------------
 
-@pytest.mark.parametrize('numa,gpus_,side,why', [
-    ([0, 0, 1, 1], 4, 'near', None),
-    ([0, 0, 1, 1], 4, 'far', None),
+ONE_NODE = 'has one NUMA node (0): the host is always on its GPUs\' own'
+
+
+@pytest.mark.parametrize('numa,domains,gpus_,side,why', [
+    ([0, 0, 1, 1], None, 4, 'near', None),
+    ([0, 0, 1, 1], None, 4, 'far', None),
     # a job of 2 GPUs of 4: Slurm renumbers them, the binding is by index
-    ([0, 0, 1, 1], 2, 'near', 'it runs on every GPU of a node of partition '
-                              'site:gpu (4), not 2'),
-    ([0, 0, 0, 0], 4, 'near', None),
-    ([0, 0, 0, 0], 4, 'far', 'are all on NUMA node 0: no far NUMA node'),
-    ([0], 1, 'far', 'are all on NUMA node 0: no far NUMA node'),
-    ([], 1, 'near', 'declares no NUMA node of each of its GPUs'),
-    ([], 1, 'far', 'declares no NUMA node of each of its GPUs'),
-    ([0, None, 1, 1], 4, 'far', 'declares no NUMA node of each of its GPUs'),
+    ([0, 0, 1, 1], None, 2, 'near', 'it runs on every GPU of a node of '
+                                    'partition site:gpu (4), not 2'),
+    # one NUMA node: near is where the OS puts it (GpuHostLink), no far
+    ([0, 0, 0, 0], None, 4, 'near', ONE_NODE),
+    ([0, 0, 0, 0], None, 4, 'far', ONE_NODE),
+    ([0], None, 1, 'near', ONE_NODE),
+    ([0], 1, 1, 'far', ONE_NODE),
+    # two sockets, every GPU on the first: the second is far
+    ([0, 0, 0, 0], 2, 4, 'near', None),
+    ([0, 0, 0, 0], 2, 4, 'far', None),
+    ([], None, 1, 'near', 'declares no NUMA node of each of its GPUs'),
+    ([], 2, 1, 'far', 'declares no NUMA node of each of its GPUs'),
+    ([0, None, 1, 1], None, 4, 'far',
+     'declares no NUMA node of each of its GPUs'),
 ])
-def test_which_points_exist(gpu, numa, gpus_, side, why):
+def test_which_points_exist(gpu, numa, domains, gpus_, side, why):
     c = pick(gpu, 'GpuHostLinkNuma', host_numa=side)
     c.gpus_per_node = gpus_
-    got = c.point_reason(partition(numa), None)
+    got = c.point_reason(partition(numa, numa_domains=domains), None)
     if why is None:
         assert got is None
     else:
@@ -79,14 +90,17 @@ def test_which_points_exist(gpu, numa, gpus_, side, why):
 
 
 def test_far_is_never_the_gpus_own_node():
-    for numa in ([0, 0, 1, 1], [1, 1, 0, 0], [0, 1, 2, 3], [0, 0, 0, 3]):
+    for numa in ([0, 0, 1, 1], [1, 1, 0, 0], [0, 1, 2, 3], [0, 0, 0, 3],
+                 [2, 2, 3, 3]):
         near = gpunuma.bound_nodes(numa, 'near')
         far = gpunuma.bound_nodes(numa, 'far')
         assert near == numa
         assert all(f != n for f, n in zip(far, numa)), (numa, far)
-        assert set(far) <= set(numa)
+        assert set(far) <= set(numa) | {0}
     assert gpunuma.bound_nodes([0, 0, 1, 1], 'far') == [1, 1, 0, 0]
     assert gpunuma.bound_nodes([0, 1, 2, 3], 'far') == [1, 2, 3, 0]
+    assert gpunuma.bound_nodes([0, 0, 0, 0], 'far', 2) == [1, 1, 1, 1]
+    assert gpunuma.bound_nodes([1, 1], 'far', 2) == [0, 0]
     with pytest.raises(ValueError):
         gpunuma.bound_nodes([0, 0], 'far')
 

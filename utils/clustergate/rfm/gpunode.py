@@ -21,6 +21,7 @@ from clustergate.rfm.gpu import (BabelStreamBinaries, GpuBurnBinaries,
                                  GpuNodeTest, NvbandwidthBinaries)
 from clustergate.rfm.gpujudge import GpuId
 from clustergate.site import gpunuma, gpus
+from clustergate.site.model import partition_model
 
 BABEL_OUT = 'babelstream.out'
 
@@ -157,6 +158,11 @@ class NvbandwidthTest(GpuNodeTest):
             for c in self.cases() for i in range(self.gpus_per_node)}
 
 
+def numa_domains(partition):
+    """The partition's ``numa_domains_per_node``."""
+    return partition_model(partition).numa_domains_per_node
+
+
 #: the host side of the NUMA-bound copies (gpunuma.SIDES), a literal:
 #: read by clustergate.refs.refcheck without importing this module
 HOST_NUMA_SIDES = ('near', 'far')
@@ -170,8 +176,8 @@ class NvbandwidthNumaTest(NvbandwidthTest):
     node (``host_numa=near``) or to another NUMA node of the node
     (``far``: the copies cross the link between the sockets). A point
     runs on every GPU of the node, where the partition declares each
-    GPU's NUMA node (``extras.gpus.numa_nodes``), and ``far`` where they
-    declare two or more (:mod:`clustergate.site.gpunuma`). Performance
+    GPU's NUMA node (``extras.gpus.numa_nodes``) and the node has two NUMA
+    nodes or more (:mod:`clustergate.site.gpunuma`). Performance
     variables (GB/s): ``h2d_<side>_gpu<i>``, ``d2h_<side>_gpu<i>``; a GPU
     at a fraction of its peers from the same side is named."""
 
@@ -187,7 +193,8 @@ class NvbandwidthNumaTest(NvbandwidthTest):
         return super().point_reason(partition, mpi_family) or \
             gpunuma.side_reason(gpus.of_partition(partition),
                                 self.host_numa, self.gpus_per_node,
-                                partition.fullname)
+                                partition.fullname,
+                                numa_domains(partition))
 
     @run_after('init')
     def set_descr(self):
@@ -198,7 +205,8 @@ class NvbandwidthNumaTest(NvbandwidthTest):
     def bound_nodes(self):
         """The NUMA node each GPU's host process is bound to."""
         spec = gpus.of_partition(self.current_partition)
-        return gpunuma.bound_nodes(spec.numa_nodes, self.host_numa)
+        return gpunuma.bound_nodes(spec.numa_nodes, self.host_numa,
+                                   numa_domains(self.current_partition))
 
     @run_before('run')
     def bind_each_gpu(self):

@@ -9,8 +9,10 @@ on its way to the GPU: what a process placed by the OS on the wrong
 socket gets. ``near`` is the GPU's own link alone.
 
 A point is possible only where every GPU of the job has a declared NUMA
-node, and (``far``) where the GPUs declare at least two distinct ones;
-the job runs on every GPU of the node, so that the job's GPU ``i`` is
+node and the node has two NUMA nodes or more: those its GPUs declare and
+the partition's ``numa_domains_per_node`` (with one, the process is on
+its GPU's node wherever the OS puts it: ``GpuHostLink`` measures that).
+The job runs on every GPU of the node, so that the job's GPU ``i`` is
 the node's GPU ``i`` whose NUMA node is declared (Slurm renumbers the
 GPUs of a job that has a subset of them). Pure Python, no ReFrame
 import.
@@ -27,15 +29,22 @@ NUMACTL_FILE = 'cg-numactl.txt'
 _NO_NUMACTL = 'numactl: not found on'
 
 
-def declared_nodes(numa_nodes: Sequence[Optional[int]]) -> List[int]:
-    """The distinct NUMA nodes the GPUs declare, sorted."""
-    return sorted({n for n in numa_nodes if n is not None})
+def node_numa_nodes(numa_nodes: Sequence[Optional[int]],
+                    numa_domains: int = 1) -> List[int]:
+    """The NUMA nodes of a node, sorted: those its GPUs declare and
+    ``0 .. numa_domains - 1`` (the partition's ``numa_domains_per_node``:
+    a node of two sockets whose GPUs all sit on the first has a far node
+    all the same)."""
+    return sorted({n for n in numa_nodes if n is not None} |
+                  set(range(numa_domains)))
 
 
-def side_reason(spec, side: str, gpus: int, where: str) -> Optional[str]:
+def side_reason(spec, side: str, gpus: int, where: str,
+                numa_domains: int = 1) -> Optional[str]:
     """Why ``gpus`` GPUs per node of a partition's ``spec``
     (:class:`clustergate.site.gpus.GpuSpec`) cannot be measured from
-    ``side``, or None. ``where``: the partition's name for the line."""
+    ``side``, or None. ``where``: the partition's name for the line;
+    ``numa_domains``: its ``numa_domains_per_node``."""
     if side not in SIDES:
         return f'host_numa={side!r}: not one of {", ".join(SIDES)}'
     if gpus != spec.count:
@@ -46,22 +55,24 @@ def side_reason(spec, side: str, gpus: int, where: str) -> Optional[str]:
     if len(nodes) != spec.count or any(n is None for n in nodes):
         return (f'partition {where} declares no NUMA node of each of its '
                 f'GPUs (extras.gpus.numa_nodes: {nodes or "none"})')
-    if side == FAR and len(declared_nodes(nodes)) < 2:
-        return (f'the GPUs of partition {where} are all on NUMA node '
-                f'{nodes[0]}: no far NUMA node')
+    if len(node_numa_nodes(nodes, numa_domains)) < 2:
+        # near is where the OS places the process anyway: GpuHostLink
+        return (f'a node of partition {where} has one NUMA node ({nodes[0]}'
+                f'): the host is always on its GPUs\' own node')
     return None
 
 
-def bound_nodes(numa_nodes: Sequence[int], side: str) -> List[int]:
+def bound_nodes(numa_nodes: Sequence[int], side: str,
+                numa_domains: int = 1) -> List[int]:
     """The NUMA node each GPU's host process is bound to: its own
-    (``near``), or (``far``) the next distinct NUMA node the GPUs declare
-    (in order, the last one's is the first), on a node of two sockets the
-    other socket's."""
+    (``near``), or (``far``) the next NUMA node of the node
+    (:func:`node_numa_nodes`, in order, the last one's is the first), on
+    a node of two sockets the other socket's."""
     if side == NEAR:
         return list(numa_nodes)
-    nodes = declared_nodes(numa_nodes)
+    nodes = node_numa_nodes(numa_nodes, numa_domains)
     if len(nodes) < 2:
-        raise ValueError(f'no far NUMA node: the GPUs declare {nodes}')
+        raise ValueError(f'no far NUMA node: the node has {nodes}')
     return [nodes[(nodes.index(n) + 1) % len(nodes)] for n in numa_nodes]
 
 
