@@ -7,6 +7,7 @@ and the real nvbandwidth outputs of one H200 judged per GPU and side."""
 
 import json
 import os
+import shutil
 import subprocess
 from types import SimpleNamespace
 
@@ -147,6 +148,17 @@ def run_lines(lines, tmp_path, path, env=None):
                    env=dict(env or {}, PATH=path), timeout=60)
 
 
+def with_hostname(bindir):
+    """``hostname`` in ``bindir`` (the job line names the node with it);
+    what it prints here ('' without it)."""
+    path = shutil.which('hostname')
+    if path is None:
+        return ''
+    os.symlink(path, bindir / 'hostname')
+    return subprocess.run([path], capture_output=True,
+                          text=True).stdout.strip()
+
+
 def test_job_lines_run_each_gpu_on_its_node(gpu, tmp_path):
     # the lines as bash runs them, numactl replaced by a recorder of its
     # arguments: GPU i sees the job's i-th GPU, bound to the far node
@@ -156,10 +168,7 @@ def test_job_lines_run_each_gpu_on_its_node(gpu, tmp_path):
     bindir.mkdir()
     (bindir / 'numactl').write_text(RECORDER)
     (bindir / 'numactl').chmod(0o755)
-    for tool in ('hostname',):
-        os.symlink(subprocess.run(['sh', '-c', f'command -v {tool}'],
-                                  capture_output=True, text=True
-                                  ).stdout.strip(), bindir / tool)
+    with_hostname(bindir)
     run_lines(lines, tmp_path, str(bindir),
               {'CUDA_VISIBLE_DEVICES': '4,5,6,7'})
     for i, (phys, node) in enumerate(zip('4567', (1, 1, 0, 0))):
@@ -175,9 +184,7 @@ def test_no_numactl_on_the_node_fails_with_the_cause(gpu, tmp_path):
     c = bound_check(gpu, 'near')
     bindir = tmp_path / 'bin'
     bindir.mkdir()
-    os.symlink(subprocess.run(['sh', '-c', 'command -v hostname'],
-                              capture_output=True, text=True
-                              ).stdout.strip(), bindir / 'hostname')
+    host = with_hostname(bindir)
     run_lines(c.prerun_cmds, tmp_path, str(bindir))
     assert not (tmp_path / 'nvbandwidth.out.0').exists()
     files = {p.name: p.read_text() for p in tmp_path.iterdir()
@@ -185,8 +192,6 @@ def test_no_numactl_on_the_node_fails_with_the_cause(gpu, tmp_path):
     judged = job(c, 'near', {})
     judged.job_text = lambda name: files.get(name, '')
     msg = failure(judged)
-    host = subprocess.run(['hostname'], capture_output=True,
-                          text=True).stdout.strip()
     assert msg.startswith(f'numactl: not found on {host}: host_numa binds '
                           f'each GPU\'s host process to a NUMA node')
 
