@@ -19,9 +19,9 @@ from clustergate.site.errors import ExtrasError
 from conftest import fixture_text, isolated_env, reframe_cmd
 from test_site_init import init, project_copy, recorded
 
-GPU_FAMILIES = ('GpuStream', 'GpuHostLink', 'GpuBurn', 'NcclAllReduce',
-                'NcclSendRecv', 'NcclAllGather', 'OsuGpuBandwidth',
-                'OsuGpuLatency')
+GPU_FAMILIES = ('GpuStream', 'GpuHostLink', 'GpuHostLinkNuma', 'GpuBurn',
+                'NcclAllReduce', 'NcclSendRecv', 'NcclAllGather',
+                'OsuGpuBandwidth', 'OsuGpuLatency')
 
 
 def node_facts_topology():
@@ -206,6 +206,11 @@ def test_list_sweeps_every_gpu_family_on_the_gpu_partition(gpusite):
     assert ('1', '1', '1') not in nodes and ('2', '2', '4') not in nodes
     assert all(p['interconnect'] == 'mlx5_0' for p in params['NcclSendRecv'])
     assert [p['num_nodes'] for p in params['OsuGpuBandwidth']] == ['2']
+    # its GPUs on NUMA nodes 0, 0, 1, 1: each GPU from its own node and
+    # from the other, on all 4 GPUs (the binding is by the node's index)
+    assert sorted((p['host_numa'], p['gpus_per_node'])
+                  for p in params['GpuHostLinkNuma']) == [('far', '4'),
+                                                          ('near', '4')]
 
 
 def test_a_cpu_only_partition_lists_no_gpu_case(gpusite):
@@ -221,6 +226,35 @@ def test_dry_run_of_the_modes_on_the_gpu_partition(gpusite, mode):
     ran = re.search(r'Ran (\d+)/(\d+) test case\(s\)', text)
     assert ran and int(ran.group(1)) > 40, text[-2000:]
     assert '0 failure(s)' in text
+    # the job scripts of the NUMA-bound host-link cases: GPUs 0, 1 on
+    # NUMA node 0 and 2, 3 on node 1 (the recorded topology)
+    assert numa_bindings(gpusite) == {
+        'near': ['0', '0', '1', '1'], 'far': ['1', '1', '0', '0']}
+
+
+def numa_bindings(root):
+    """``{host_numa: [NUMA node of GPU i]}`` of the GpuHostLinkNuma job
+    scripts a session left in its stage folder (each line checked whole:
+    GPU i's own device, its node for CPUs and memory, its own files)."""
+    import json
+    out = {}
+    for case in (root / 'stage').glob('gpusite/gpu/*/GpuHostLinkNuma_*'):
+        name = json.loads((case / '.rfm_testcase.json').read_text())[
+            '_rfm_display_name']
+        side = re.search(r'%host_numa=(\w+)', name).group(1)
+        script = (case / 'rfm_job.sh').read_text()
+        runs = re.findall(
+            r'^  CUDA_VISIBLE_DEVICES=\$\{_cg_gpus\[(\d)\]:-(\d)\} numactl '
+            r'--cpunodebind=(\d+) --membind=(\d+) \S+/nvbandwidth -j -t '
+            r'host_to_device_memcpy_ce device_to_host_memcpy_ce > '
+            r'nvbandwidth\.out\.(\d) 2> nvbandwidth\.out\.(\d)\.err; '
+            r'echo \$\? > nvbandwidth\.out\.(\d)\.rc$', script, re.M)
+        assert all(len({r[0], r[1], r[4], r[5], r[6]}) == 1 and r[2] == r[3]
+                   for r in runs), runs
+        assert [r[0] for r in runs] == ['0', '1', '2', '3'], script
+        assert out.setdefault(side, [r[2] for r in runs]) == \
+            [r[2] for r in runs]
+    return out
 
 
 def test_prebuilt_gpu_binaries_are_found_where_their_builds_leave_them(

@@ -50,8 +50,8 @@ BAD_FILES = [
                                                        metric='p99_us'),
      'emucluster.yaml', 'references.OsNoise.emu.scal=small',
      "no check has an axis 'scal' (axes: environ, gpus_per_node, "
-     "interconnect, kernel, layout, msg_bytes, npb_class, num_nodes, numa_domains, ppn, scale, "
-     "tool)"),
+     "host_numa, interconnect, kernel, layout, msg_bytes, npb_class, "
+     "num_nodes, numa_domains, ppn, scale, tool)"),
     # a metric the check does not report: refused before any job ran
     ('references:\n', 'references:\n' + NOISE.format(key='scale=small',
                                                        metric='p99us'),

@@ -1,5 +1,6 @@
 """GPU nodes: memory bandwidth of each GPU (BabelStream), host-device
-bandwidth (nvbandwidth), a short stress (gpu-burn), NCCL bus bandwidth
+bandwidth (nvbandwidth; also bound to the GPU's own NUMA node and to a
+far one), a short stress (gpu-burn), NCCL bus bandwidth
 within a node and across nodes (nccl-tests) and GPU-aware MPI between
 nodes (OSU with device buffers). Swept over the GPUs per node of the
 partitions that declare GPUs (``devices``); no test case elsewhere."""
@@ -7,7 +8,7 @@ partitions that declare GPUs (``devices``); no test case elsewhere."""
 import reframe as rfm
 
 from clustergate.rfm.gpunode import (BabelStreamTest, GpuBurnTest,
-                                     NvbandwidthTest)
+                                     NvbandwidthNumaTest, NvbandwidthTest)
 from clustergate.rfm.nccl import NcclTest, OsuGpuTest
 
 
@@ -19,6 +20,12 @@ class GpuStream(BabelStreamTest):
 @rfm.simple_test
 class GpuHostLink(NvbandwidthTest):
     """Host-device copy bandwidth of each GPU alone and all at once."""
+
+
+@rfm.simple_test
+class GpuHostLinkNuma(NvbandwidthNumaTest):
+    """Host-device copy bandwidth of each GPU alone from its own NUMA
+    node and from a far one."""
 
 
 @rfm.simple_test

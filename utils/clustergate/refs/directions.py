@@ -98,6 +98,11 @@ _GPU_STREAM: Table = (('triad_gpu*', HIGHER), ('copy_gpu*', HIGHER),
 _GPU_LINK: Table = (('h2d_gpu*', HIGHER), ('d2h_gpu*', HIGHER),
                     ('h2d_all_gpu*', HIGHER), ('d2h_all_gpu*', HIGHER))
 
+#: host-device copies of each GPU alone, the host bound to the GPU's own
+#: NUMA node (near) or to another (far)
+_GPU_LINK_NUMA: Table = (('h2d_near_gpu*', HIGHER), ('d2h_near_gpu*', HIGHER),
+                         ('h2d_far_gpu*', HIGHER), ('d2h_far_gpu*', HIGHER))
+
 #: gpu-burn: throughput of each GPU
 _GPU_BURN: Table = (('gflops_gpu*', HIGHER),)
 
@@ -131,6 +136,7 @@ DECLARED: Dict[str, Table] = {
     'Stream': _STREAM,
     'GpuStream': _GPU_STREAM,
     'GpuHostLink': _GPU_LINK,
+    'GpuHostLinkNuma': _GPU_LINK_NUMA,
     'GpuBurn': _GPU_BURN,
     **_each(('NcclAllReduce', 'NcclSendRecv', 'NcclAllGather'), _NCCL),
     **_each(('OsuGpuBandwidth', 'OsuGpuLatency'), _MPI_BENCH),

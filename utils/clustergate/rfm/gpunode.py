@@ -1,6 +1,7 @@
 """Generic bases of the GPU checks of one node: GPU memory bandwidth
-(BabelStream), host-device bandwidth (nvbandwidth) and a short stress
-(gpu-burn), each on ``gpus_per_node`` GPUs at once.
+(BabelStream), host-device bandwidth (nvbandwidth; also from the GPU's
+own NUMA node and from a far one) and a short stress (gpu-burn), each on
+``gpus_per_node`` GPUs at once.
 
 Every GPU of the job is named in the verdicts (index and UUID): busy with
 another process, slow against its peers in the node, and through its own
@@ -10,8 +11,8 @@ per-GPU performance variables (``triad_gpu<i>``, ``h2d_gpu<i>``,
 
 import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
-from reframe.core.builtins import (fixture, performance_function, run_after,
-                                   run_before, variable)
+from reframe.core.builtins import (fixture, parameter, performance_function,
+                                   run_after, run_before, variable)
 from reframe.core.exceptions import SanityError
 
 from clustergate.parsers import (ParseError, parse_babelstream,
@@ -19,7 +20,8 @@ from clustergate.parsers import (ParseError, parse_babelstream,
 from clustergate.rfm.gpu import (BabelStreamBinaries, GpuBurnBinaries,
                                  GpuNodeTest, NvbandwidthBinaries)
 from clustergate.rfm.gpujudge import GpuId
-from clustergate.site import gpus
+from clustergate.site import gpunuma, gpus
+from clustergate.site.model import partition_model
 
 BABEL_OUT = 'babelstream.out'
 
@@ -153,6 +155,134 @@ class NvbandwidthTest(GpuNodeTest):
                  D2H_ALL: 'd2h_all'}
         self.perf_variables = {
             f'{names[c]}_gpu{i}': self.bandwidth(i, c)
+            for c in self.cases() for i in range(self.gpus_per_node)}
+
+
+def numa_domains(partition):
+    """The partition's ``numa_domains_per_node``."""
+    return partition_model(partition).numa_domains_per_node
+
+
+#: the host side of the NUMA-bound copies (gpunuma.SIDES), a literal:
+#: read by clustergate.refs.refcheck without importing this module
+HOST_NUMA_SIDES = ('near', 'far')
+NVB_OUT = 'nvbandwidth.out'
+
+
+class NvbandwidthNumaTest(NvbandwidthTest):
+    """nvbandwidth's host-to-device and device-to-host copies of each GPU
+    alone, one GPU after the other, its host process and buffers bound
+    with ``numactl --cpunodebind=N --membind=N`` to the GPU's own NUMA
+    node (``host_numa=near``) or to another NUMA node of the node
+    (``far``: the copies cross the link between the sockets). A point
+    runs on every GPU of the node, where the partition declares each
+    GPU's NUMA node (``extras.gpus.numa_nodes``) and the node has two NUMA
+    nodes or more (:mod:`clustergate.site.gpunuma`). Performance
+    variables (GB/s): ``h2d_<side>_gpu<i>``, ``d2h_<side>_gpu<i>``; a GPU
+    at a fraction of its peers from the same side is named."""
+
+    host_numa = parameter(HOST_NUMA_SIDES, loggable=True)
+    #: the NUMA node each GPU's host process was bound to
+    #: (``gpu0:1 gpu1:1 gpu2:0 gpu3:0``), logged
+    numa_binding = variable(str, value='', loggable=True)
+
+    def cases(self):
+        return [H2D, D2H]
+
+    def point_reason(self, partition, mpi_family):
+        return super().point_reason(partition, mpi_family) or \
+            gpunuma.side_reason(gpus.of_partition(partition),
+                                self.host_numa, self.gpus_per_node,
+                                partition.fullname,
+                                numa_domains(partition))
+
+    @run_after('init')
+    def set_descr(self):
+        self.descr = (f'nvbandwidth host<->device of each of the '
+                      f'{self.gpus_per_node} GPU(s) of a node alone, the '
+                      f'host bound to the {self.host_numa} NUMA node')
+
+    def bound_nodes(self):
+        """The NUMA node each GPU's host process is bound to."""
+        spec = gpus.of_partition(self.current_partition)
+        return gpunuma.bound_nodes(spec.numa_nodes, self.host_numa,
+                                   numa_domains(self.current_partition))
+
+    @run_before('run')
+    def bind_each_gpu(self):
+        nodes = self.bound_nodes()
+        self.numa_binding = ' '.join(f'gpu{i}:{n}'
+                                     for i, n in enumerate(nodes))
+        cmd = ' '.join([self.executable] + list(self.executable_opts))
+        self.prerun_cmds += gpunuma.bound_commands(cmd, nodes, NVB_OUT)
+        # the job's stdout: every GPU's output, each under its file name
+        self.executable = 'tail'
+        self.executable_opts = ['-n', '+1'] + [
+            f'{NVB_OUT}.{i}' for i in range(self.gpus_per_node)]
+
+    def parse(self, text):
+        reason = gpunuma.numactl_reason(self.job_text(gpunuma.NUMACTL_FILE))
+        if reason:
+            raise ParseError(reason)
+        ids = self.job_gpus()
+        nodes = dict(b.split(':') for b in self.numa_binding.split())
+        out = {}
+        for i in range(self.gpus_per_node):
+            where = (f'{ids[i].words()} (host on NUMA node '
+                     f'{nodes.get(f"gpu{i}", "?")})')
+            if ids[i].index != i:
+                # its binding is that of the node's GPU i
+                raise ParseError(f'{where}: the job\'s GPU {i} is the '
+                                 f'node\'s GPU {ids[i].index}, bound to the '
+                                 f'NUMA node of GPU {i}')
+            out[i] = self.parse_one(self.job_text(f'{NVB_OUT}.{i}'), i,
+                                    where)
+        return out
+
+    def parse_one(self, text, i, where):
+        """``{case: GB/s}`` of GPU i's own run (it saw that GPU only, as
+        its device 0); a failed run's reason carries its exit status and
+        the first line of its stderr (numactl's or nvbandwidth's)."""
+        rc = self.job_text(f'{NVB_OUT}.{i}.rc').strip() or 'unknown'
+        err = self.job_text(f'{NVB_OUT}.{i}.err').strip()
+        status = f'exit status {rc}' + (
+            f': {err.splitlines()[0].strip()}' if err else '')
+        if not text.strip():
+            raise ParseError(f'{where}: nvbandwidth printed nothing '
+                             f'({status})')
+        try:
+            result = parse_nvbandwidth(text)
+            got = {c: result.passed(c).per_gpu() for c in self.cases()}
+        except ParseError as err:
+            raise ParseError(f'{where}: {err} ({status})') from None
+        for case, values in got.items():
+            if 0 not in values:
+                raise ParseError(f'{where}: nvbandwidth measured no {case} '
+                                 f'copy of its GPU (it saw '
+                                 f'{sorted(result.devices)})')
+        return {c: v[0] for c, v in got.items()}
+
+    def check(self, result):
+        side = f'from the {self.host_numa} NUMA node'
+        for case, what in ((H2D, 'host-to-device'),
+                           (D2H, 'device-to-host')):
+            self.check_peers({i: r[case] for i, r in result.items()},
+                             f'{what} {side}', 'GB/s',
+                             'its host link is slow (a PCIe link trained '
+                             'at a lower width or generation)'
+                             if self.host_numa == 'near' else
+                             'its host link or its path from the other '
+                             'socket is slow')
+
+    @performance_function('GB/s')
+    def bandwidth(self, gpu=0, case=H2D):
+        return sn.defer(self.parsed()[gpu][case])
+
+    @run_before('performance')
+    def set_perf_variables(self):
+        names = {H2D: 'h2d', D2H: 'd2h'}
+        self.perf_variables = {
+            f'{names[c]}_{self.host_numa}_gpu{i}': self.bandwidth(i, c)
             for c in self.cases() for i in range(self.gpus_per_node)}
 
 
