@@ -359,3 +359,16 @@ def test_emucluster_declares_the_three_levels(tmp_path, monkeypatch):
     assert text == schedule_text(schedule(topo, topo.nodes))
     labels = [ln.split()[0] for ln in text.splitlines()]
     assert 'S1' in labels and 'S2' in labels and len(labels) < 24
+
+
+def test_a_trunk_verdict_names_its_spine():
+    """What the drills and campaigns count as named: a spine's trunk as
+    ``uplink:spine1``, a leaf under a spine as ``uplink:leaf4``."""
+    from clustergate_lab.sensitivity import named_subjects
+    assert named_subjects('uplink spine1-core on fabric fab0: cross-switch '
+                          'flows at 0.25x; slow node link n2 on fabric '
+                          'fab0: both ways 0.5x') == ['n2', 'uplink:spine1']
+    assert named_subjects('uplink leaf4-spine2 on fabric fab0: ...') == \
+        ['uplink:leaf4']
+    assert named_subjects('uplink spine1-core or uplink spine2-core on '
+                          'fabric fab0') == ['uplink:spine1', 'uplink:spine2']
