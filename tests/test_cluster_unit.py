@@ -481,8 +481,10 @@ def test_cabling_lines_mark_a_miscabled_node():
 def test_cli_tree_options():
     args = _parse(['cluster', 'up', '--topology', 'leafspine',
                    '--uplink-rate', '50%'])
+    # --leaves unset: 3 for leafspine, 6 for fattree3, chosen by `up`
+    # (tests/test_cluster_fattree3.py: test_cli_fattree3_defaults)
     assert (args.topology, args.leaves, args.uplink_rate) == \
-        ('leafspine', 3, '50%')
+        ('leafspine', None, '50%')
     args = _parse(['cluster', 'degrade', '--uplink', 'leaf1', '--rate',
                    '25%'])
     assert (args.uplink, args.node, args.fabric) == ('leaf1', None, 'fab0')

@@ -3,7 +3,7 @@ fabric, once, under one MPI environment, whatever the nightly subset's
 node counts; the other environments run it in acceptance.
 
 Listed (``--mode nightly -l``, no job) on the emulated layouts (4-node
-flat, 9-node leaf/spine: tests/emu_layout.py) and on the system that
+flat, 9-node leaf/spine, 24-node three-level: tests/emu_layout.py) and on the system that
 ``clustergate site init`` writes from the recorded probes of the emulated
 site, grown to 12 nodes in 4 leaves (its switch tree read from the
 recorded topology as a file: no scontrol here)."""
@@ -66,6 +66,23 @@ def test_emucluster_nightly_one_matrix_per_fabric_one_mpi(tmp_path, nodes,
     envs = whole[f'LinkMatrix %num_nodes={nodes} %ppn=1 %interconnect=fab0 '
                  f'%msg_bytes=4000000']
     assert len(envs) >= 2 and 'openmpi' in envs, envs
+
+
+def test_emucluster_nightly_on_three_levels(tmp_path):
+    """The 24-node three-level tree (``--topology fattree3``): one matrix
+    of the whole partition per fabric, under one MPI."""
+    env = dict(environment(tmp_path / 'state', nodes=24, leaves=6,
+                           spines=3),
+               CG_ROTATION_DATE='2026-11-22',
+               CG_RESULTS_DB=str(tmp_path / 'results.db'),
+               CG_DEBUG_LOG=str(tmp_path / 'reframe.log'),
+               CG_PERFLOG_DIR=str(tmp_path / 'perflogs'),
+               CG_ROTATION_DETAILS=str(tmp_path / 'rotation.tsv'))
+    settings = os.path.join(ROOT, 'config', 'settings.py')
+    got = _listing(env, settings, 'emucluster', 'nightly')
+    assert got == {
+        f'LinkMatrix %num_nodes=24 %ppn=1 %interconnect={f} '
+        f'%msg_bytes=4000000': ['openmpi'] for f in ('fab0', 'fab1')}, got
 
 
 def _grown(name, text):

@@ -75,7 +75,8 @@ def _state():
 
 def _topology():
     """The partition's declared switch tree: when the cluster is up as a
-    leaf/spine tree (``clustergate-lab cluster up --topology leafspine``), the
+    leaf/spine tree (``clustergate-lab cluster up --topology leafspine``) or
+    a three-level one (``--topology fattree3``: leaves, spines, a core), the
     topology.conf that Slurm reads beside its slurm.conf (the switches as
     they were meant to be cabled), as a site would configure it; the flat
     fabric has none. The file, not ``scontrol show topology`` (the same
@@ -92,9 +93,14 @@ def _reference_set():
     """The leaf/spine tree's own references: its node links run at a
     quarter of the flat cluster's rate and 4 nodes cross a shared uplink,
     so a point of the same key measures another fabric there
-    (config/references/emucluster.leafspine.yaml, learnt on the tree)."""
-    if active() and _state().get('tree'):
-        return {'reference_set': 'leafspine'}
+    (config/references/emucluster.leafspine.yaml, learnt on the tree).
+    The three-level tree (spines in its state) is another fabric again
+    (100 Mbit/s node links, 4 nodes on one leaf): its own set,
+    emucluster.fattree3.yaml."""
+    tree = _state().get('tree') if active() else None
+    if tree:
+        return {'reference_set': 'fattree3' if tree.get('spines')
+                else 'leafspine'}
 
     return {}
 

@@ -65,7 +65,9 @@ _NODE = re.compile(r'(?:(?:suspect|miscabled) node|(?:slow|undecided) node '
 # a link verdict of the matrix, or of its retest (a pair, not a node:
 # clustergate.links.retest)
 _LINK = re.compile(r'(?:suspect|slow) link (n\d+)(?:<->|->|<-)(n\d+)')
-_UPLINK = re.compile(r'uplink (\S+?)-spine')
+# a leaf's uplink (leaf2-spine, leaf2-spine1) or a spine's trunk to the
+# core of a three-level tree (spine1-core)
+_UPLINK = re.compile(r'uplink (\S+?)-(?:spine|core)')
 # per-link/per-node figures of a performance failure, e.g. bw_n5 or
 # bw_n1_n5 (the names the LinkMatrix check gives its variables)
 _PERF_NODES = re.compile(r'\bn\d+\b')

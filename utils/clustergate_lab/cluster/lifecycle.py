@@ -144,25 +144,32 @@ def _start(state, paths, name, cmd, logfile):
 
 
 def plan_tree(layout, topology, leaves, rate_bits, oversubscription=None,
-              uplink_rate=None):
+              uplink_rate=None, spines=None):
     """``(tree, uplink bits)`` of ``up --topology``: None, None for the flat
-    fabric. ``topology`` is ``leafspine``; the uplink rate is given
-    (absolute or a share of the leaf's node bandwidth) or follows from the
-    oversubscription (default 2:1)."""
+    fabric. ``topology`` is ``leafspine`` or ``fattree3`` (``spines``
+    spines under a core); the uplink rate is given (absolute or a share of
+    the leaf's node bandwidth) or follows from the oversubscription
+    (default 2:1)."""
     if topology in (None, '', 'flat'):
         if uplink_rate or oversubscription:
             raise ValueError('--uplink-rate and --oversubscription need '
-                             '--topology leafspine')
+                             '--topology leafspine or fattree3')
         return None, None
 
-    if topology != 'leafspine':
-        raise ValueError(f'unknown topology {topology!r} (choose flat or '
-                         f'leafspine)')
+    if topology not in tr.TOPOLOGIES:
+        raise ValueError(f'unknown topology {topology!r} (choose flat, '
+                         f'{" or ".join(tr.TOPOLOGIES)})')
 
     if uplink_rate and oversubscription:
         raise ValueError('give --uplink-rate or --oversubscription, not both')
 
-    tree = tr.leafspine(layout.node_names, leaves)
+    if spines is not None and topology != 'fattree3':
+        raise ValueError('--spines needs --topology fattree3')
+
+    tree = (tr.fattree3(layout.node_names, leaves,
+                        spines or tr.DEFAULT_SPINES)
+            if topology == 'fattree3' else
+            tr.leafspine(layout.node_names, leaves))
     if uplink_rate:
         full = tree.uplink_rate(rate_bits, 1.0)
         return tree, tr.resolve_rate(uplink_rate, full)
@@ -172,14 +179,16 @@ def plan_tree(layout, topology, leaves, rate_bits, oversubscription=None,
 
 
 def up(nodes=4, rate='1gbit', timeout=30.0, paths=None, topology=None,
-       leaves=3, oversubscription=None, uplink_rate=None):
+       leaves=3, oversubscription=None, uplink_rate=None, spines=None):
     """Bring the cluster up; on any failure undo everything and raise."""
     paths = paths or cluster_state.Paths()
     t0 = time.monotonic()
     layout = Layout(nodes)
     bits = shaping.parse_rate(rate)
     tree, up_bits = plan_tree(layout, topology, leaves, bits,
-                              oversubscription, uplink_rate)
+                              oversubscription, uplink_rate, spines)
+    trunk_bits = tree and tree.trunk_rate(
+        up_bits, oversubscription or tr.DEFAULT_OVERSUBSCRIPTION)
     preflight()
     old = cluster_state.load(paths)
     if old is not None:
@@ -205,7 +214,7 @@ def up(nodes=4, rate='1gbit', timeout=30.0, paths=None, topology=None,
                            ', '.join(conflicts))
 
     ensure_user()
-    state = cluster_state.new_state(nodes, bits, tree, up_bits)
+    state = cluster_state.new_state(nodes, bits, tree, up_bits, trunk_bits)
     _prepare_dirs(paths, layout)
     cluster_state.save(state, paths)
     try:
@@ -218,11 +227,8 @@ def up(nodes=4, rate='1gbit', timeout=30.0, paths=None, topology=None,
         teardown(paths, quiet=True)
         raise
 
-    shape = ''
-    if tree is not None:
-        shape = (f' under {len(tree.leaves)} leaves and a spine (nodes '
-                 f'{shaping.format_rate(bits)}, uplinks '
-                 f'{shaping.format_rate(up_bits)})')
+    shape = '' if tree is None else ' ' + tr.describe(tree, bits, up_bits,
+                                                         trunk_bits)
     log(f'emulated cluster up: {nodes} nodes{shape} in '
         f'{time.monotonic() - t0:.2f} s; SLURM_CONF={paths.slurm_conf}')
     return state
@@ -262,8 +268,7 @@ def _bring_up(state, layout, paths, timeout, tree=None):
     m = slurm.machine()
     if tree is not None:
         with open(paths.topology_conf, 'w') as fp:
-            fp.write(tree.topology_conf(state['rate'] / 1e6,
-                                        state['uplink_rate'] / 1e6))
+            fp.write(tr.topology_conf_of_state(tree, state))
 
     with open(paths.slurm_conf, 'w') as fp:
         fp.write(slurm.render_conf(
@@ -445,23 +450,26 @@ def _tree_state(paths):
     return state, tree
 
 
-def _degrade_uplink(state, paths, leaf, fabric, rate):
+def _degrade_uplink(state, paths, switch, fabric, rate):
     tree = cluster_state.tree_of(state)
     if tree is None:
         raise ClusterError('the emulated cluster is flat: --uplink needs '
                            '`clustergate-lab cluster up --topology leafspine`')
 
-    tree.check_leaf(leaf)
-    bits = tr.resolve_rate(rate, state['uplink_rate'])
+    tree.parent_of(switch)          # a leaf, or a spine of three levels
+    nominal = cluster_state.nominal_uplink(state, tree, switch)
+    bits = tr.resolve_rate(rate, nominal)
     fabrics = FABRICS if fabric == 'all' else [fabric]
     for f in fabrics:
-        state['rates'][tr.uplink_key(leaf, f)] = bits
+        state['rates'][tr.uplink_key(switch, f)] = bits
 
-    netns.apply_uplink_rates(tree, {(leaf, f): bits for f in fabrics})
+    netns.apply_uplink_rates(tree, {(switch, f): bits for f in fabrics})
     cluster_state.save(state, paths)
+    what = 'trunk' if tree.is_spine(switch) else 'uplink'
     for f in fabrics:
-        log(f'uplink {leaf}-{tree.spine} {f}: {shaping.format_rate(bits)} '
-            f'(nominal {shaping.format_rate(state["uplink_rate"])})')
+        log(f'{what} {switch}-{tree.parent_of(switch)} {f}: '
+            f'{shaping.format_rate(bits)} (nominal '
+            f'{shaping.format_rate(nominal)})')
 
 
 def miscable(node, leaf, fabric='fab0', paths=None):
@@ -510,8 +518,10 @@ def restore(paths=None):
     cluster_state.save(state, paths)
     up = ''
     if tree is not None:
-        up = (f', uplinks at {shaping.format_rate(state["uplink_rate"])}, '
-              f'every node on its leaf')
+        trunks = (f', trunks at {shaping.format_rate(state["trunk_rate"])}'
+                  if tree.spines else '')
+        up = (f', uplinks at {shaping.format_rate(state["uplink_rate"])}'
+              f'{trunks}, every node on its leaf')
     log(f'all links at {shaping.format_rate(state["rate"])}{up}')
 
 
@@ -574,10 +584,11 @@ def status(paths=None, out=sys.stdout):
         real = {f: {n: tree.leaf_of_bridge(netns.bridge_of(
                     layout.host_veth(n, f))) for n in layout.node_names}
                 for f in FABRICS}
-        uplinks = {(leaf, f): netns.read_dev_rate(tree.uplink_leaf_end(
-                   leaf, f)) for leaf in tree.leaf_names for f in FABRICS}
+        uplinks = {(sw, f): netns.read_dev_rate(tree.link_ends(sw, f)[0])
+                   for sw in tree.trunked for f in FABRICS}
         for line in tr.cabling_lines(tree, real, uplinks,
-                                     state['uplink_rate']):
+                                     state['uplink_rate'],
+                                     state.get('trunk_rate')):
             print(line, file=out)
 
     return ok

@@ -25,6 +25,15 @@ def _bridge_lines(br):
             f'link set {br} addrgenmode none']
 
 
+def _link_lines(lower, upper, lower_bridge, upper_bridge):
+    """A shaped link between two bridges: a veth pair, one end on each."""
+    return [f'link add {lower} type veth peer name {upper}',
+            f'link set {lower} addrgenmode none',
+            f'link set {upper} addrgenmode none',
+            f'link set {lower} master {lower_bridge} up',
+            f'link set {upper} master {upper_bridge} up']
+
+
 def host_batch(layout, tree=None):
     """ip batch on the host: bridges with their addresses, namespaces, veth
     pairs (the peer created directly inside the namespace, named after the
@@ -33,24 +42,24 @@ def host_batch(layout, tree=None):
     With a leaf/spine ``tree`` (:mod:`clustergate_lab.cluster.tree`) the
     fabric's bridge is the spine (it keeps the head's address), each leaf
     is a bridge joined to the spine by an uplink veth pair, and each node's
-    veth goes on the bridge of the leaf the tree puts it under."""
+    veth goes on the bridge of the leaf the tree puts it under. On three
+    levels the fabric's bridge is the core, each spine a bridge joined to
+    it by a trunk veth pair, and each leaf's uplink ends on its spine."""
     lines = []
     for f in FABRICS:
         br = layout.bridge(f)
         lines += _bridge_lines(br) + [
             f'addr add {layout.host_addr(f)}/24 dev {br}',
             f'link set {br} up']
+        for spine in (tree.spine_names if tree else []):
+            sb = tree.spine_bridge(spine, f)
+            lines += _bridge_lines(sb) + [f'link set {sb} up']
+            lines += _link_lines(*tree.link_ends(spine, f), sb, br)
         for leaf in (tree.leaf_names if tree else []):
             lb = tree.leaf_bridge(leaf, f)
-            up, down = (tree.uplink_leaf_end(leaf, f),
-                        tree.uplink_spine_end(leaf, f))
-            lines += _bridge_lines(lb) + [
-                f'link set {lb} up',
-                f'link add {up} type veth peer name {down}',
-                f'link set {up} addrgenmode none',
-                f'link set {down} addrgenmode none',
-                f'link set {up} master {lb} up',
-                f'link set {down} master {br} up']
+            lines += _bridge_lines(lb) + [f'link set {lb} up']
+            lines += _link_lines(*tree.link_ends(leaf, f), lb,
+                                 tree.parent_bridge(leaf, f, br))
 
     for n in layout.node_names:
         lines.append(f'netns add {n}')
@@ -84,14 +93,22 @@ def _batch(cmd, lines):
 
 
 def tree_devices(tree):
-    """Names of the host devices a tree adds: leaf bridges and the leaf
-    ends of the uplinks (deleting one end of a veth deletes both)."""
+    """Names of the host devices a tree adds: leaf (and spine) bridges and
+    the lower ends of the uplinks (and trunks); deleting one end of a veth
+    deletes both."""
     if tree is None:
         return []
 
-    return [d for f in FABRICS for leaf in tree.leaf_names
-            for d in (f'bridge:{tree.leaf_bridge(leaf, f)}',
-                      f'link:{tree.uplink_leaf_end(leaf, f)}')]
+    out = []
+    for f in FABRICS:
+        for leaf in tree.leaf_names:
+            out += [f'bridge:{tree.leaf_bridge(leaf, f)}',
+                    f'link:{tree.uplink_leaf_end(leaf, f)}']
+        for spine in tree.spine_names:
+            out += [f'bridge:{tree.spine_bridge(spine, f)}',
+                    f'link:{tree.trunk_spine_end(spine, f)}']
+
+    return out
 
 
 def build(layout, rates, on_created, tree=None, uplink_rates=None):
@@ -130,12 +147,11 @@ def build(layout, rates, on_created, tree=None, uplink_rates=None):
 
 
 def uplink_batch(tree, uplink_rates):
-    """tc batch: TBF on both ends of the uplinks; ``uplink_rates`` maps
-    ``(leaf, fabric)`` to bits/s."""
+    """tc batch: TBF on both ends of the uplinks (and the spines' trunks);
+    ``uplink_rates`` maps ``(leaf or spine, fabric)`` to bits/s."""
     return [shaping.tbf_command(dev, bits)
-            for (leaf, f), bits in sorted(uplink_rates.items())
-            for dev in (tree.uplink_leaf_end(leaf, f),
-                        tree.uplink_spine_end(leaf, f))]
+            for (sw, f), bits in sorted(uplink_rates.items())
+            for dev in tree.link_ends(sw, f)]
 
 
 def apply_uplink_rates(tree, uplink_rates):

@@ -67,13 +67,16 @@ class Paths:
         return None
 
 
-def new_state(nodes, rate, tree=None, uplink_rate=None):
+def new_state(nodes, rate, tree=None, uplink_rate=None, trunk_rate=None):
     """The state of a cluster about to be brought up (``tree``: a
-    :class:`clustergate_lab.cluster.tree.Tree` for a leaf/spine fabric)."""
+    :class:`clustergate_lab.cluster.tree.Tree` for a leaf/spine fabric;
+    ``trunk_rate``: its spine-core trunks' on three levels)."""
     extra = {}
     if tree is not None:
         extra = {'tree': tree.to_json(), 'uplink_rate': uplink_rate,
                  'cabling': {}}
+        if tree.spines:
+            extra['trunk_rate'] = trunk_rate
 
     return {
         **extra,
@@ -152,11 +155,19 @@ def tree_of(state):
     return Tree.from_json(state['tree']) if state.get('tree') else None
 
 
+def nominal_uplink(state, tree, switch):
+    """Nominal rate of the link from ``switch`` to its parent: a spine's
+    trunk or a leaf's uplink."""
+    return state['trunk_rate'] if tree.is_spine(switch) else \
+        state['uplink_rate']
+
+
 def uplink_rates(state, tree):
-    """``{(leaf, fabric): bits}`` of all uplinks, nominal where
-    unrecorded."""
+    """``{(leaf or spine, fabric): bits}`` of all uplinks (and the spines'
+    trunks), nominal where unrecorded."""
     from .layout import FABRICS
     from .tree import uplink_key
     recorded = state.get('rates', {})
-    return {(leaf, f): recorded.get(uplink_key(leaf, f), state['uplink_rate'])
-            for leaf in tree.leaf_names for f in FABRICS}
+    return {(sw, f): recorded.get(uplink_key(sw, f),
+                                  nominal_uplink(state, tree, sw))
+            for sw in tree.trunked for f in FABRICS}

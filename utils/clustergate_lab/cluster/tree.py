@@ -1,4 +1,5 @@
-"""A two-level switch hierarchy (leaf/spine) for the emulated cluster (pure).
+"""A switch hierarchy (leaf/spine, or leaf/spine/core) for the emulated
+cluster (pure).
 
 With ``clustergate-lab cluster up --topology leafspine`` each fabric is a tree
 instead of one flat bridge: every leaf switch is a bridge ``cgl<i>f<F>``
@@ -18,6 +19,17 @@ Rates: node links run at the nominal rate; an uplink's nominal rate is
 oversubscribed for a miscabled node to show at all: in a non-blocking tree
 an extra flow on an uplink never slows anything (see
 docs/reports/emulated-cluster.md).
+
+Three levels (``--topology fattree3``): the leaves are split evenly under
+``spine1..spineS`` and the spines hang under the core, the fabric's
+bridge ``cgfab<F>``. Spine ``p`` is a bridge ``cgsp<p>f<F>`` holding its
+leaves' uplinks, joined to the core by a *trunk*: a veth pair
+``cgsu<p>f<F>`` (spine end) / ``cgsc<p>f<F>`` (core end), shaped like an
+uplink. A trunk's nominal rate is ``leaves per spine x uplink rate /
+oversubscription``, so the upper level is oversubscribed too and a cut
+trunk shows. Every device name starts with ``cgl``, ``cgu``, ``cgs`` or
+``cgfab`` (what the leftover checks look for) and is at most 15
+characters (the kernel's limit).
 """
 
 import re
@@ -27,6 +39,18 @@ from typing import Tuple
 from .layout import fabric_index
 
 SPINE = 'spine'
+#: The root of a three-level tree (the fabric's bridge)
+CORE = 'core'
+#: Linux's limit on interface names (IFNAMSIZ - 1)
+MAX_IFNAME = 15
+#: ``up --topology`` values with switches (besides ``flat``)
+TOPOLOGIES = ('leafspine', 'fattree3')
+#: Spines of ``--topology fattree3``: with two, every flow between them
+#: leaves one spine and enters the other, so a cut trunk of either slows
+#: exactly the same flows and cannot be named (the analysis says "spine1
+#: or spine2"); with three, spine1's trunk carries spine1<->spine2 and
+#: spine1<->spine3 flows but not spine2<->spine3 ones
+DEFAULT_SPINES = 3
 #: Nominal oversubscription of the uplinks (nodes' bandwidth per leaf over
 #: the uplink's bandwidth)
 DEFAULT_OVERSUBSCRIPTION = 2.0
@@ -37,10 +61,42 @@ _LEAF_RE = re.compile(r'^leaf(\d+)$')
 @dataclass(frozen=True)
 class Tree:
     """Leaves (``leaf1``, ``leaf2``, ...) with the nodes meant to be cabled
-    to them, under one spine switch."""
+    to them, under one spine switch; or, with ``spines`` (``spine1``, ...
+    each with its leaves), under spine switches under a core (then
+    ``spine`` names the core, the root of the tree)."""
 
     leaves: Tuple[Tuple[str, Tuple[str, ...]], ...]
     spine: str = SPINE
+    spines: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+
+    @property
+    def root(self):
+        """The top switch: the spine of two levels, the core of three."""
+        return self.spine
+
+    @property
+    def spine_names(self):
+        """The middle level's switches (none on two levels)."""
+        return [name for name, _ in self.spines]
+
+    @property
+    def trunked(self):
+        """Every switch with a shaped link to its parent: the leaves, then
+        the spines of a three-level tree."""
+        return self.leaf_names + self.spine_names
+
+    def parent_of(self, switch):
+        """The switch ``switch``'s uplink or trunk goes to."""
+        for name, leaves in self.spines:
+            if switch in leaves:
+                return name
+        if switch in self.trunked:
+            return self.spine
+        raise ValueError(f'no leaf or spine {switch!r} (switches: '
+                         f'{", ".join(self.trunked)})')
+
+    def is_spine(self, switch):
+        return switch in self.spine_names
 
     @property
     def leaf_names(self):
@@ -83,6 +139,47 @@ class Tree:
         """The uplink's veth on the spine bridge (TBF: traffic going down)."""
         return f'cgs{self.leaf_number(leaf)}f{fabric_index(fabric)}'
 
+    def spine_bridge(self, spine, fabric):
+        """A middle-level spine's bridge (three levels only)."""
+        return f'cgsp{self._spine_number(spine)}f{fabric_index(fabric)}'
+
+    def trunk_spine_end(self, spine, fabric):
+        """The trunk's veth on the spine bridge (TBF: traffic going up)."""
+        return f'cgsu{self._spine_number(spine)}f{fabric_index(fabric)}'
+
+    def trunk_core_end(self, spine, fabric):
+        """The trunk's veth on the core bridge (TBF: traffic going down)."""
+        return f'cgsc{self._spine_number(spine)}f{fabric_index(fabric)}'
+
+    def _spine_number(self, spine):
+        if spine not in self.spine_names:
+            raise ValueError(f'no spine {spine!r} (spines: '
+                             f'{", ".join(self.spine_names) or "none"})')
+        return self.spine_names.index(spine) + 1
+
+    def parent_bridge(self, leaf, fabric, root_bridge):
+        """The bridge the uplink of ``leaf`` ends on: its spine's, or the
+        fabric's own bridge ``root_bridge`` on two levels."""
+        up = self.parent_of(self.check_leaf(leaf))
+        return root_bridge if up == self.spine else \
+            self.spine_bridge(up, fabric)
+
+    def link_ends(self, switch, fabric):
+        """``(lower end, upper end)`` of the shaped link from ``switch``
+        (a leaf or a spine) to its parent."""
+        if self.is_spine(switch):
+            return (self.trunk_spine_end(switch, fabric),
+                    self.trunk_core_end(switch, fabric))
+        return (self.uplink_leaf_end(switch, fabric),
+                self.uplink_spine_end(switch, fabric))
+
+    def device_names(self, fabric):
+        """Every host device name this tree adds on ``fabric``."""
+        return ([self.leaf_bridge(leaf, fabric) for leaf in self.leaf_names] +
+                [self.spine_bridge(s, fabric) for s in self.spine_names] +
+                [end for sw in self.trunked
+                 for end in self.link_ends(sw, fabric)])
+
     def leaf_of_bridge(self, bridge):
         """Leaf name of a leaf bridge name, the spine for ``cgfab<F>``,
         None for anything else (how ``status`` reads the real cabling)."""
@@ -109,14 +206,29 @@ class Tree:
         return int(round(self.max_leaf_size() * node_bits /
                          oversubscription))
 
+    def trunk_rate(self, uplink_bits, oversubscription):
+        """Nominal spine-core trunk rate in bits/s: the most leaves under a
+        spine x their uplinks' rate / ``oversubscription`` (None on two
+        levels)."""
+        if not self.spines:
+            return None
+        if oversubscription <= 0:
+            raise ValueError(f'oversubscription must be > 0, not '
+                             f'{oversubscription}')
+
+        most = max(len(leaves) for _, leaves in self.spines)
+        return int(round(most * uplink_bits / oversubscription))
+
     # Slurm ----------------------------------------------------------------
 
-    def topology_conf(self, node_mbit=None, uplink_mbit=None):
+    def topology_conf(self, node_mbit=None, uplink_mbit=None,
+                      trunk_mbit=None):
         """Text of Slurm's topology.conf (topology/tree) for this tree.
 
         ``LinkSpeed`` (Slurm: an integer of arbitrary unit) is in Mbit/s,
-        the rate of each link below the switch: a leaf's node links, the
-        spine's uplinks (how clustergate.links.topology reads it)."""
+        the rate of each link below the switch: a leaf's node links, a
+        spine's uplinks, the core's trunks (how clustergate.links.topology
+        reads it)."""
         def speed(mbit):
             return '' if mbit is None else f' LinkSpeed={int(round(mbit))}'
 
@@ -128,22 +240,49 @@ class Tree:
             lines.append(f'SwitchName={name} Nodes={hostlist(nodes)}'
                          f'{speed(node_mbit)}')
 
-        lines.append(f'SwitchName={self.spine} '
-                     f'Switches={hostlist(self.leaf_names)}'
-                     f'{speed(uplink_mbit)}')
+        for name, leaves in self.spines:
+            lines.append(f'SwitchName={name} Switches={hostlist(leaves)}'
+                         f'{speed(uplink_mbit)}')
+
+        if self.spines:
+            lines.append(f'SwitchName={self.spine} '
+                         f'Switches={hostlist(self.spine_names)}'
+                         f'{speed(trunk_mbit)}')
+        else:
+            lines.append(f'SwitchName={self.spine} '
+                         f'Switches={hostlist(self.leaf_names)}'
+                         f'{speed(uplink_mbit)}')
         return '\n'.join(lines) + '\n'
 
     # state ----------------------------------------------------------------
 
     def to_json(self):
-        return {'spine': self.spine,
-                'leaves': [[name, list(nodes)] for name, nodes in self.leaves]}
+        out = {'spine': self.spine,
+               'leaves': [[name, list(nodes)] for name, nodes in self.leaves]}
+        if self.spines:
+            out['spines'] = [[name, list(leaves)]
+                             for name, leaves in self.spines]
+        return out
 
     @classmethod
     def from_json(cls, data):
         return cls(tuple((name, tuple(nodes))
                          for name, nodes in data['leaves']),
-                   data.get('spine', SPINE))
+                   data.get('spine', SPINE),
+                   tuple((name, tuple(leaves))
+                         for name, leaves in data.get('spines', [])))
+
+
+def _split(names, parts, prefix):
+    """``names`` in ``parts`` consecutive groups of (nearly) equal size,
+    the first groups taking the extra names, named ``<prefix><i>``."""
+    n, groups, start = len(names), [], 0
+    for i in range(parts):
+        size = n // parts + (1 if i < n % parts else 0)
+        groups.append((f'{prefix}{i + 1}', tuple(names[start:start + size])))
+        start += size
+
+    return tuple(groups)
 
 
 def leafspine(node_names, leaves=2):
@@ -154,13 +293,45 @@ def leafspine(node_names, leaves=2):
         raise ValueError(f'a leaf/spine tree of {n} nodes needs 2..{n} '
                          f'leaves, not {leaves}')
 
-    groups, start = [], 0
-    for i in range(leaves):
-        size = n // leaves + (1 if i < n % leaves else 0)
-        groups.append((f'leaf{i + 1}', tuple(node_names[start:start + size])))
-        start += size
+    return Tree(_split(node_names, leaves, 'leaf'))
 
-    return Tree(tuple(groups))
+
+def fattree3(node_names, leaves=6, spines=DEFAULT_SPINES):
+    """Three levels: the nodes split into ``leaves`` leaves as by
+    :func:`leafspine`, the leaves split the same way under ``spines``
+    spines, the spines under the core: 24 nodes, 6 leaves, 3 spines ->
+    leaf1, leaf2 (n1..n8) under spine1, leaf3, leaf4 under spine2, ...
+    A spine has 2 leaves at least: over a spine with one leaf, the leaf's
+    uplink and the spine's trunk carry the same flows (not told apart)."""
+    two = leafspine(node_names, leaves)
+    if not 2 <= spines or leaves < 2 * spines:
+        raise ValueError(f'a three-level tree of {leaves} leaves needs '
+                         f'2..{leaves // 2} spines (at least 2 leaves '
+                         f'each), not {spines}')
+
+    return Tree(two.leaves, CORE, _split(two.leaf_names, spines, 'spine'))
+
+
+def describe(tree, node_bits, uplink_bits, trunk_bits=None):
+    """What ``up`` says it built: ``under 6 leaves, 2 spines and a core
+    (nodes 100mbit, uplinks 200mbit, trunks 300mbit)``."""
+    from .shaping import format_rate
+
+    rates = f'nodes {format_rate(node_bits)}, uplinks ' \
+        f'{format_rate(uplink_bits)}'
+    if not tree.spines:
+        return f'under {len(tree.leaves)} leaves and a spine ({rates})'
+
+    return (f'under {len(tree.leaves)} leaves, {len(tree.spines)} spines '
+            f'and a core ({rates}, trunks {format_rate(trunk_bits)})')
+
+
+def topology_conf_of_state(tree, state):
+    """topology.conf of a cluster's recorded state: its nominal rates in
+    Mbit/s (node links, uplinks, trunks)."""
+    trunk = state.get('trunk_rate')
+    return tree.topology_conf(state['rate'] / 1e6, state['uplink_rate'] / 1e6,
+                              None if trunk is None else trunk / 1e6)
 
 
 def hostlist(names):
@@ -233,26 +404,33 @@ def uplink_key(leaf, fabric):
     return f'{leaf}/{fabric}'
 
 
-def cabling_lines(tree, real, uplinks, nominal_uplink):
+def cabling_lines(tree, real, uplinks, nominal_uplink, nominal_trunk=None):
     """``status`` lines of the real cabling: ``real`` is ``{fabric: {node:
-    leaf or None}}`` as read from the kernel, ``uplinks`` ``{(leaf,
-    fabric): bits or None}``. A node not where topology.conf puts it is
-    marked, naming the declared leaf."""
+    leaf or None}}`` as read from the kernel, ``uplinks`` ``{(switch,
+    fabric): bits or None}`` (leaves, and the spines' trunks on three
+    levels). A node not where topology.conf puts it is marked, naming the
+    declared leaf."""
     from .shaping import format_rate
+
+    def rate(sw, f, nominal):
+        bits = uplinks.get((sw, f))
+        mark = '' if bits == nominal else ' *'
+        return f'{format_rate(bits) if bits else "none"}{mark:2}'
 
     lines = ['switches (real cabling; ! = not as topology.conf says; '
              'uplink TBF rate, * = not nominal):']
     for f in sorted(real):
+        for spine, leaves in tree.spines:
+            lines.append(f'  {f} {spine:6} trunk  {rate(spine, f, nominal_trunk)}'
+                         f' to {tree.root}, leaves: {" ".join(leaves)}')
+
         for leaf in tree.leaf_names:
-            bits = uplinks.get((leaf, f))
-            rate = format_rate(bits) if bits else 'none'
-            mark = '' if bits == nominal_uplink else ' *'
             nodes = [n for n, at in real[f].items() if at == leaf]
             shown = [n if tree.leaf_of(n) == leaf
                      else f'{n}!(topology.conf: {tree.leaf_of(n)})'
                      for n in nodes]
-            lines.append(f'  {f} {leaf:6} uplink {rate}{mark:2} nodes: '
-                         f'{" ".join(shown) or "-"}')
+            lines.append(f'  {f} {leaf:6} uplink {rate(leaf, f, nominal_uplink)}'
+                         f' nodes: {" ".join(shown) or "-"}')
 
         lost = [n for n, at in real[f].items() if at not in tree.leaf_names]
         if lost:

@@ -5,10 +5,13 @@
     clustergate-lab cluster up [--nodes 4] [--rate 1gbit] [--timeout 30]
     clustergate-lab cluster up --topology leafspine [--nodes 9] [--leaves 3]
         [--rate 250mbit] [--oversubscription 2 | --uplink-rate 375mbit]
+    clustergate-lab cluster up --topology fattree3 [--nodes 24] [--leaves 6]
+        [--spines 3] [--rate 100mbit] [--oversubscription 2]
     clustergate-lab cluster status
     clustergate-lab cluster env            # export SLURM_CONF=...
     clustergate-lab cluster degrade --node n2 --fabric fab0 --rate 250mbit
     clustergate-lab cluster degrade --uplink leaf1 --fabric fab0 --rate 25%
+    clustergate-lab cluster degrade --uplink spine1 --rate 25%  # fattree3
     clustergate-lab cluster miscable --node n3 --leaf leaf2 [--fabric fab0]
     clustergate-lab cluster restore
     clustergate-lab cluster down
@@ -24,6 +27,7 @@ from clustergate.commands.sources import EXIT_CODES
 from clustergate_lab.cluster import lifecycle, state as cluster_state
 from clustergate_lab.cluster.layout import FABRICS, MAX_NODES
 from clustergate_lab.cluster.procs import ClusterError
+from clustergate_lab.cluster.tree import DEFAULT_SPINES
 
 FLAT_NODES, FLAT_RATE = 4, '1gbit'
 #: Defaults of ``--topology leafspine``: 9 nodes under 3 leaves (with two
@@ -32,6 +36,14 @@ FLAT_NODES, FLAT_RATE = 4, '1gbit'
 #: flows are limited by the links, not by the 2 CPUs
 #: (docs/reports/emulated-cluster.md has the measurements)
 TREE_NODES, TREE_LEAVES, TREE_RATE = 9, 3, '250mbit'
+#: Defaults of ``--topology fattree3``: 24 nodes, 6 leaves of 4 under 3
+#: spines (tree.DEFAULT_SPINES: why not 2) under a core. Node links at
+#: 100 Mbit/s: 24 concurrent flows then move 2.4 Gbit/s in all, about what
+#: the 9 flows at 250 Mbit/s of the leaf/spine tree move (2.25 Gbit/s,
+#: link-bound on 2 cores); uplinks 2:1 (200 Mbit/s), spine-core trunks
+#: 2:1 over their 2 uplinks (200 Mbit/s)
+FAT3_NODES, FAT3_LEAVES, FAT3_RATE = 24, 6, '100mbit'
+FAT3_SPINES = DEFAULT_SPINES
 
 
 def _guard(fn):
@@ -49,12 +61,17 @@ def _guard(fn):
 @_guard
 def _up(args):
     tree = args.topology not in (None, 'flat')
-    nodes = args.nodes or (TREE_NODES if tree else FLAT_NODES)
-    rate = args.rate or (TREE_RATE if tree else FLAT_RATE)
+    fat3 = args.topology == 'fattree3'
+    nodes = args.nodes or (FAT3_NODES if fat3 else
+                           TREE_NODES if tree else FLAT_NODES)
+    rate = args.rate or (FAT3_RATE if fat3 else
+                         TREE_RATE if tree else FLAT_RATE)
+    leaves = args.leaves or (FAT3_LEAVES if fat3 else TREE_LEAVES)
+    spines = args.spines or (FAT3_SPINES if fat3 else None)
     lifecycle.up(nodes=nodes, rate=rate, timeout=args.timeout,
-                 topology=args.topology, leaves=args.leaves,
+                 topology=args.topology, leaves=leaves,
                  oversubscription=args.oversubscription,
-                 uplink_rate=args.uplink_rate)
+                 uplink_rate=args.uplink_rate, spines=spines)
     for line in lifecycle.env_lines():
         print(line)
 
@@ -131,21 +148,29 @@ def add_parser(subparsers):
     up = sub.add_parser('up', help='create nodes, fabrics and Slurm')
     up.add_argument('--nodes', type=_nodes,
                     help=f'number of nodes n1..nN (default: {FLAT_NODES}, '
-                         f'{TREE_NODES} with --topology leafspine)')
+                         f'{TREE_NODES} with --topology leafspine, '
+                         f'{FAT3_NODES} with fattree3)')
     up.add_argument('--rate',
                     help=f'nominal rate of every node link (default: '
                          f'{FLAT_RATE}, {TREE_RATE} with --topology '
-                         f'leafspine)')
-    up.add_argument('--topology', choices=['flat', 'leafspine'],
+                         f'leafspine, {FAT3_RATE} with fattree3)')
+    up.add_argument('--topology', choices=['flat', 'leafspine', 'fattree3'],
                     help='flat: one bridge per fabric (default); '
-                         'leafspine: leaf switches under a spine, '
-                         'described to Slurm in topology.conf')
-    up.add_argument('--leaves', type=int, default=TREE_LEAVES,
-                    help=f'leaf switches of --topology leafspine '
-                         f'(default: {TREE_LEAVES})')
+                         'leafspine: leaf switches under a spine; '
+                         'fattree3: leaves under spines under a core; '
+                         'the switches described to Slurm in topology.conf')
+    up.add_argument('--leaves', type=int,
+                    help=f'leaf switches of --topology leafspine or '
+                         f'fattree3 (default: {TREE_LEAVES}, '
+                         f'{FAT3_LEAVES} with fattree3)')
+    up.add_argument('--spines', type=int,
+                    help=f'spine switches of --topology fattree3, the '
+                         f'leaves split evenly under them (default: '
+                         f'{FAT3_SPINES})')
     up.add_argument('--oversubscription', type=float,
-                    help='node bandwidth of a leaf over its uplink\'s '
-                         '(default: 2)')
+                    help='node bandwidth of a leaf over its uplink\'s, and '
+                         'on fattree3 the uplinks of a spine over its '
+                         'trunk to the core (default: 2)')
     up.add_argument('--uplink-rate',
                     help='uplink rate instead of --oversubscription: '
                          'absolute (1gbit) or a share of the leaf\'s node '
@@ -165,8 +190,10 @@ def add_parser(subparsers):
                          help="lower a node's link or an uplink's rate")
     which = deg.add_mutually_exclusive_group(required=True)
     which.add_argument('--node', help='node, e.g. n2')
-    which.add_argument('--uplink', metavar='LEAF',
-                       help='the uplink of a leaf to the spine, e.g. leaf1')
+    which.add_argument('--uplink', metavar='SWITCH',
+                       help='the uplink of a leaf to its spine, e.g. leaf1; '
+                            'on fattree3 also the trunk of a spine to the '
+                            'core, e.g. spine1')
     deg.add_argument('--fabric', default=FABRICS[0],
                      choices=[*FABRICS, 'all'],
                      help='fabric (default: fab0)')

@@ -1,0 +1,107 @@
+"""The fault drill on a three-level fat tree: the emulated cluster up as 24
+nodes in 6 leaves under 3 spines under a core (``--topology fattree3``;
+Slurm's topology.conf has switches of switches), and the link matrix on
+fab0 on the rounds of the declared topology, judged against its three
+levels:
+
+1. healthy -> passes, on the topology schedule (not every pair);
+2. spine1's trunk to the core cut to 1/4 -> fails naming exactly the
+   trunk spine1-core;
+3. leaf4's uplink to spine2 cut to 1/4 -> fails naming exactly it;
+4. n2 (leaf1, spine1) cabled to leaf5 (under spine3) -> fails naming n2
+   and the leaf it is really on;
+5. restored -> passes;
+6. down leaves no namespace, daemon, bridge, uplink or trunk behind.
+
+Needs root and the emulated cluster's packages; uses the cluster only if
+none is up (a cluster that is up may be someone else's). 24 nodes on the
+machine's cores: it runs only when ``CG_FATTREE3_DRILL=1`` asks for it,
+until its time is measured against the CI budget.
+"""
+
+import os
+import subprocess
+
+import pytest
+
+pytestmark = pytest.mark.cluster
+
+if os.environ.get('CG_FATTREE3_DRILL') != '1':
+    pytest.skip('the 24-node three-level drill runs with '
+                'CG_FATTREE3_DRILL=1', allow_module_level=True)
+
+import cluster_session as cs  # noqa: E402
+from clustergate_lab.sensitivity import named_subjects  # noqa: E402
+from conftest import reframe_failures  # noqa: E402
+
+_reason = cs.why_not_available() or (
+    'an emulated cluster is already up' if cs.is_up() else None)
+if _reason:
+    pytest.skip(_reason, allow_module_level=True)
+
+LINKMATRIX = ['-n', '^LinkMatrix.*fab0', '-S', 'valid_prog_environs=openmpi']
+
+
+@pytest.fixture(scope='module')
+def session():
+    with cs.Session(nodes=24, up_args=['--topology', 'fattree3']) as s:
+        yield s
+
+    assert cs.leftovers() == [], 'cluster down left things behind'
+    links = subprocess.run(['ip', '-br', 'link'], capture_output=True,
+                           text=True).stdout.split()
+    assert not [w for w in links if w.startswith(('cgl', 'cgu', 'cgs',
+                                                  'cgfab'))], links
+
+
+def linkmatrix(session, tag, *faults):
+    """The link matrix run with the cluster commands ``faults`` applied,
+    the cluster restored after."""
+    try:
+        for fault in faults:
+            cs.cluster(*fault)
+        rc, out = session.reframe(*LINKMATRIX, '-r', tag=tag, timeout=1200)
+    finally:
+        if faults:
+            cs.cluster('restore')
+    return rc, out
+
+
+def test_1_healthy_three_levels_pass_on_the_topology_schedule(session):
+    with open(os.path.join(cs.STATE_DIR, 'topology.conf')) as fp:
+        conf = fp.read()
+    assert 'SwitchName=core Switches=spine[1-3]' in conf, conf
+    rc, out = linkmatrix(session, 'fat3-healthy')
+    assert rc == 0, reframe_failures(out)
+    assert 'LinkMatrix' in out, out
+
+
+def test_2_cut_spine_trunk_is_named_and_nothing_else(session):
+    rc, out = linkmatrix(session, 'fat3-trunk',
+                         ('degrade', '--uplink', 'spine1', '--rate', '25%'))
+    failures = reframe_failures(out)
+    assert rc != 0, 'the spine1-core trunk at 1/4 went unnoticed'
+    assert 'uplink spine1-core on fabric fab0' in failures, failures
+    assert named_subjects(failures) == ['uplink:spine1'], failures
+
+
+def test_3_cut_leaf_uplink_under_a_spine_is_named(session):
+    rc, out = linkmatrix(session, 'fat3-uplink',
+                         ('degrade', '--uplink', 'leaf4', '--rate', '25%'))
+    failures = reframe_failures(out)
+    assert rc != 0, 'the leaf4-spine2 uplink at 1/4 went unnoticed'
+    assert named_subjects(failures) == ['uplink:leaf4'], failures
+
+
+def test_4_node_cabled_under_another_spine_is_named(session):
+    rc, out = linkmatrix(session, 'fat3-miscabled',
+                         ('miscable', '--node', 'n2', '--leaf', 'leaf5'))
+    failures = reframe_failures(out)
+    assert rc != 0, 'n2 cabled to leaf5 went unnoticed'
+    assert 'miscabled node n2 on fabric fab0' in failures, failures
+    assert 'as if cabled to leaf5' in failures, failures
+
+
+def test_5_restored_tree_passes(session):
+    rc, out = linkmatrix(session, 'fat3-restored')
+    assert rc == 0, reframe_failures(out)
