@@ -88,6 +88,23 @@ def test_one_round_beside_a_cut_uplink_does_not_name_an_innocent():
     assert any(n.startswith('WARNING: undecided node link n8') for n in notes)
 
 
+def test_one_round_left_by_a_failed_launch_is_a_warning():
+    # the 12-node site under OpenMPI, the machine loaded: the second
+    # retest launch of fab1 was terminated (exit 143), leaving n10 one
+    # round (recv 0.94x, sent 0.98x alone): one round decides nothing,
+    # and the first round did not name it
+    d, cand = decided('n10', 'borderline', [0.9801], [0.9431])
+    assert d.retests == 1
+    assert d.status == lr.UNRESOLVED, d.text
+    lines, notes = verdict(d, cand)
+    assert lines == []
+    assert any(n.startswith('WARNING: undecided node link n10')
+               for n in notes)
+    # three rounds at that level lean to a loss: the run fails
+    d, _ = decided('n10', 'borderline', [0.98] * 3, [0.943, 0.94, 0.945])
+    assert d.status != lr.UNRESOLVED, d.text
+
+
 def test_a_borderline_link_no_round_fitted_is_a_warning():
     d, cand = decided('n8', 'borderline', [], [])
     assert d.retests == 0 and d.status == lr.UNRESOLVED, d.text

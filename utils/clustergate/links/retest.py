@@ -1049,6 +1049,11 @@ def _leans_to_loss(values: Sequence[float], ratio: float) -> bool:
     clearly above the naming ratio (by the standard error of their mean)
     and health rejected (their mean more than :data:`HEALTH_SE` standard
     errors below its partners' level)."""
+    if len(values) < MIN_RETESTS:
+        # one or two rounds decide nothing (MIN_RETESTS), and with one
+        # the spread is only the floor: a healthy link read at 0.94x in
+        # the one round a failed launch left was red
+        return False
     error = _standard_error(values)
     return statistics.median(values) <= ratio + error and \
         statistics.fmean(values) < 1.0 - HEALTH_SE * error
