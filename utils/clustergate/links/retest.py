@@ -111,6 +111,11 @@ TRIALS = 4
 #: faults is not named when alone it leans healthy at this p (see
 #: :func:`explain`)
 EXPLAINED_ALPHA = 0.1
+#: node links of the fabrics ALPHA and HEALTH_SE were set on (the
+#: emulated trees, 9 to 24 nodes): up to this many node links tested they
+#: apply as they are; above, each is corrected for how many were tested
+#: (:func:`family_alpha`, :func:`health_se`)
+CALIBRATED_LINKS = 32
 
 DIRECTIONS = ('sent', 'recv')
 #: the retest's statuses that are not named (logged)
@@ -458,6 +463,45 @@ def baseline_levels(node: str, stats: Optional[Mapping], b: Bounds,
     if not levels:
         return {}, ''
     return levels, 'per-link baseline (' + '; '.join(used) + ')'
+
+
+def family_share(links: int) -> float:
+    """The share of a retest's error rates that each candidate may spend
+    on a fabric whose first round tested ``links`` node links: 1 up to
+    :data:`CALIBRATED_LINKS`, then ``CALIBRATED_LINKS / links``
+    (Bonferroni over the node links tested). The first round lets through
+    the links furthest below their peers, a few per run at any size; each
+    is one more chance for the retest to name a healthy link, and at 1,024
+    nodes (sigma 0.15, no per-link baseline) ALPHA per look and direction,
+    and HEALTH_SE per direction, named one in 30 healthy candidates: 12 of
+    100 healthy fabrics red. ``links`` 0: not known, no correction."""
+    if links <= CALIBRATED_LINKS:
+        return 1.0
+    return CALIBRATED_LINKS / links
+
+
+def family_alpha(links: int, alpha: float = ALPHA) -> float:
+    """The p a retest decision needs on a fabric whose first round tested
+    ``links`` node links: ``alpha`` x :func:`family_share` (0.01 up to 32
+    node links, 0.0003 at 1,024)."""
+    return alpha * family_share(links)
+
+
+def health_se(links: int) -> float:
+    """Standard errors below its partners' level at which a borderline
+    link's undecided retests lean to a loss (:func:`unresolved`), on a
+    fabric whose first round tested ``links`` node links: the one-sided
+    tail of :data:`HEALTH_SE` (2.3 %) x :func:`family_share` (2.0 up to 32
+    node links, 3.2 at 1,024)."""
+    normal = statistics.NormalDist()
+    return -normal.inv_cdf(normal.cdf(-HEALTH_SE) * family_share(links))
+
+
+def links_tested(figures: Mapping) -> int:
+    """How many node links a first round's ``figures`` (``{(node,
+    direction): NodeFigure}``) tested: the family of
+    :func:`family_share`."""
+    return len({node for node, _ in figures})
 
 
 def no_baseline_level(ratio: float = RATIO) -> float:
@@ -909,10 +953,13 @@ def retest(text: str, inputs: Mapping, launch: str, budget: float,
     start = clock()
     result['analysis_s'] = round(start - t_first, 1)
     ratio = float(inputs.get('ratio', RATIO))
+    links = links_tested(first.figures)
+    result['links'] = links
     decided.update(adaptive(cands, refs, measure, budget, clock, ratio,
-                            float(inputs.get('alpha', ALPHA)), result))
+                            float(inputs.get('alpha', ALPHA)), result,
+                            links))
     explain(decided, cands, confirmed_faults(first.lines, decided), ratio)
-    unresolved(decided, cands, ratio)
+    unresolved(decided, cands, ratio, links)
     result['elapsed_s'] = round(clock() - start, 1)
     result['decisions'] = [asdict(decided[n]) for n in sorted(decided)]
     return result
@@ -920,7 +967,7 @@ def retest(text: str, inputs: Mapping, launch: str, budget: float,
 
 def adaptive(cands: Sequence[Candidate], refs: Mapping[str, List[str]],
              measure, budget: float, clock=time.monotonic, ratio=RATIO,
-             alpha=ALPHA, result: Optional[Dict] = None
+             alpha=ALPHA, result: Optional[Dict] = None, links: int = 0
              ) -> Dict[str, 'Decision']:
     """The retest rounds of ``cands`` (each with its ``refs``, the
     partners to pair it with), until each is decided or ``budget``
@@ -930,8 +977,12 @@ def adaptive(cands: Sequence[Candidate], refs: Mapping[str, List[str]],
     ``measure(plan, timeout)`` returns ``{pair: MB/s}`` of one launch, or
     raises RuntimeError (killed, failed: the rounds stop, noted in
     ``result``). Returns ``{node: Decision}``; ``result['rounds']``: how
-    many rounds ran."""
+    many rounds ran. ``links``: the node links the first round tested;
+    the decisions need p < :func:`family_alpha` of them (``alpha`` up to
+    :data:`CALIBRATED_LINKS`), ``result['alpha']``."""
     result = {'notes': []} if result is None else result
+    alpha = family_alpha(links, alpha)
+    result['alpha'] = alpha
     start = clock()
     rounds: List[Dict[Pair, float]] = []
     whole = plan([c.node for c in cands], refs)
@@ -1044,18 +1095,20 @@ def _standard_error(values: Sequence[float]) -> float:
 HEALTH_SE = 2.0
 
 
-def _leans_to_loss(values: Sequence[float], ratio: float) -> bool:
+def _leans_to_loss(values: Sequence[float], ratio: float,
+                   se: float = HEALTH_SE) -> bool:
     """Whether a direction's retests lean to a loss: their median not
     clearly above the naming ratio (by the standard error of their mean)
-    and health rejected (their mean more than :data:`HEALTH_SE` standard
-    errors below its partners' level)."""
+    and health rejected (their mean more than ``se`` standard errors
+    below its partners' level: :data:`HEALTH_SE`, or :func:`health_se`
+    of the node links tested)."""
     error = _standard_error(values)
     return statistics.median(values) <= ratio + error and \
-        statistics.fmean(values) < 1.0 - HEALTH_SE * error
+        statistics.fmean(values) < 1.0 - se * error
 
 
 def unresolved(decided: Dict[str, 'Decision'], cands: Sequence[Candidate],
-               ratio: float = RATIO):
+               ratio: float = RATIO, links: int = 0):
     """The rule for a *borderline* node link (not named by its first
     round: within the naming bounds) that the budget left undecided and
     that :func:`explain` did not explain: when alone it does not lean to a
@@ -1071,7 +1124,12 @@ def unresolved(decided: Dict[str, 'Decision'], cands: Sequence[Candidate],
     One whose median is not clearly above the ratio stays undecided: the
     run fails saying so (the campaign's n8 at 95 %, alone 0.93-1.03x over
     9 rounds: medians 0.952 and 0.953, within one standard error, 0.010,
-    of the ratio)."""
+    of the ratio). ``links``: the node links the first round tested; on a
+    fabric of more than :data:`CALIBRATED_LINKS` health is rejected at
+    :func:`health_se` standard errors, not :data:`HEALTH_SE` (a healthy
+    link at 0.93x alone over 14 retests at sigma 0.15, 2.7 standard errors
+    below, is one of the thousand a 1,024-node fabric tested)."""
+    se = health_se(links)
     for c in cands:
         d = decided.get(c.node)
         if c.why != 'borderline' or d is None or \
@@ -1081,7 +1139,7 @@ def unresolved(decided: Dict[str, 'Decision'], cands: Sequence[Candidate],
                    for dr, x in d.directions.items() if x['values']}
         errors = {dr: _standard_error(d.directions[dr]['values'])
                   for dr in medians}
-        if any(_leans_to_loss(d.directions[dr]['values'], ratio)
+        if any(_leans_to_loss(d.directions[dr]['values'], ratio, se)
                for dr in medians):
             continue
         d.status = UNRESOLVED
@@ -1092,9 +1150,9 @@ def unresolved(decided: Dict[str, 'Decision'], cands: Sequence[Candidate],
         d.text = (f'not named: borderline in its first round, undecided '
                   f'within the time budget, alone it does not lean to a '
                   f'loss ({alone} retests, above the naming ratio '
-                  f'{ratio:g}x or within {HEALTH_SE:g} standard errors '
+                  f'{ratio:g}x or within {se:.2g} standard errors '
                   f'of its partners\' level: a loss under '
-                  f'{HEALTH_SE * max(errors.values(), default=SD_FLOOR):.0%}'
+                  f'{se * max(errors.values(), default=SD_FLOOR):.0%}'
                   f' is not told from health at this noise; {d.text}): '
                   f'within the retest\'s noise; a '
                   f'per-link baseline (clustergate baseline --links) or a '
