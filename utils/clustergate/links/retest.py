@@ -481,9 +481,9 @@ def family_share(links: int) -> float:
 
 
 def family_alpha(links: int, alpha: float = ALPHA) -> float:
-    """The p a retest decision needs on a fabric whose first round tested
-    ``links`` node links: ``alpha`` x :func:`family_share` (0.01 up to 32
-    node links, 0.0003 at 1,024)."""
+    """The p a retest's slow decision needs on a fabric whose first round
+    tested ``links`` node links: ``alpha`` x :func:`family_share` (0.01
+    up to 32 node links, 0.0003 at 1,024)."""
     return alpha * family_share(links)
 
 
@@ -558,10 +558,13 @@ class Series:
     def below(self):
         return sum(v <= self.slow_level for v in self.values)
 
-    def state(self, alpha=ALPHA, min_retests=MIN_RETESTS):
+    def state(self, alpha=ALPHA, min_retests=MIN_RETESTS, slow_alpha=None):
+        """``slow``, ``healthy`` or ``open``; ``slow_alpha``: the p a slow
+        decision needs (default ``alpha``; :func:`family_alpha` on a
+        large fabric: clearing a link is not corrected, it names none)."""
         if self.n < min_retests:
             return 'open'
-        if self.p_slow() < alpha:
+        if self.p_slow() < (alpha if slow_alpha is None else slow_alpha):
             return 'slow'
         if self.p_healthy() < alpha:
             return 'healthy'
@@ -594,20 +597,20 @@ def series(rounds: Sequence[Mapping[Pair, float]], node, partners,
 
 
 def _blame(rounds, node, parts, controls, direction, ratio, alpha,
-           min_retests):
+           min_retests, slow_alpha=None):
     """The partners the node is clearly slow with, by halving ``parts``:
     a group it is slow against is halved again, down to single partners
     (a half that hides one slow partner behind a healthy one is taken
     whole)."""
     s = series(rounds, node, parts, controls, direction, ratio)
-    if s.state(alpha, min_retests) != 'slow':
+    if s.state(alpha, min_retests, slow_alpha) != 'slow':
         return []
     if len(parts) == 1:
         return list(parts)
     half = len(parts) // 2
     found = [p for h in (parts[:half], parts[half:])
              for p in _blame(rounds, node, h, controls, direction, ratio,
-                             alpha, min_retests)]
+                             alpha, min_retests, slow_alpha)]
     return found or list(parts)
 
 
@@ -656,9 +659,12 @@ def _p(p):
 # healthy, or still open, each with its confidence
 def decide(rounds: Sequence[Mapping[Pair, float]], cand: Candidate,
            the_plan: Plan, ratio=RATIO, alpha=ALPHA,
-           min_retests=MIN_RETESTS, final=False) -> Decision:
+           min_retests=MIN_RETESTS, final=False, slow_alpha=None
+           ) -> Decision:
     """The candidate's decision from the retest rounds so far; ``final``:
-    the budget is spent (open becomes inconclusive)."""
+    the budget is spent (open becomes inconclusive); ``slow_alpha``: the
+    p a slow decision needs (default ``alpha``, see :meth:`Series.state`).
+    """
     node = cand.node
     parts = the_plan.partners.get(node, [])
     controls = the_plan.controls.get(node, [])
@@ -669,9 +675,10 @@ def decide(rounds: Sequence[Mapping[Pair, float]], cand: Candidate,
     d.directions = {dr: {'values': [round(v, 4) for v in s.values],
                          'mean': round(s.mean, 4) if s.n else None,
                          'p_slow': s.p_slow(), 'p_healthy': s.p_healthy(),
-                         'state': s.state(alpha, min_retests)}
+                         'state': s.state(alpha, min_retests, slow_alpha)}
                     for dr, s in per.items()}
-    states = {dr: s.state(alpha, min_retests) for dr, s in per.items()}
+    states = {dr: s.state(alpha, min_retests, slow_alpha)
+              for dr, s in per.items()}
     slow = [dr for dr in DIRECTIONS if states[dr] == 'slow']
     if slow:
         dr = min(slow, key=lambda x: per[x].mean)
@@ -691,7 +698,8 @@ def decide(rounds: Sequence[Mapping[Pair, float]], cand: Candidate,
         # its own link is not slow: is it slow with some of its partners?
         for dr in (slow or DIRECTIONS):
             blamed = [p for h in _halves(parts) for p in _blame(
-                rounds, node, h, controls, dr, ratio, alpha, min_retests)]
+                rounds, node, h, controls, dr, ratio, alpha, min_retests,
+                slow_alpha)]
             if blamed:
                 s = series(rounds, node, blamed, controls, dr, ratio)
                 d.status, d.direction, d.blamed = 'partner', dr, blamed
@@ -977,12 +985,13 @@ def adaptive(cands: Sequence[Candidate], refs: Mapping[str, List[str]],
     ``measure(plan, timeout)`` returns ``{pair: MB/s}`` of one launch, or
     raises RuntimeError (killed, failed: the rounds stop, noted in
     ``result``). Returns ``{node: Decision}``; ``result['rounds']``: how
-    many rounds ran. ``links``: the node links the first round tested;
-    the decisions need p < :func:`family_alpha` of them (``alpha`` up to
-    :data:`CALIBRATED_LINKS`), ``result['alpha']``."""
+    many rounds ran. ``links``: the node links the first round tested; a
+    slow decision needs p < :func:`family_alpha` of them (``alpha`` up to
+    :data:`CALIBRATED_LINKS`; ``result['slow_alpha']``), clearing p <
+    ``alpha``."""
     result = {'notes': []} if result is None else result
-    alpha = family_alpha(links, alpha)
-    result['alpha'] = alpha
+    slow_alpha = family_alpha(links, alpha)
+    result['slow_alpha'] = slow_alpha
     start = clock()
     rounds: List[Dict[Pair, float]] = []
     whole = plan([c.node for c in cands], refs)
@@ -1005,7 +1014,7 @@ def adaptive(cands: Sequence[Candidate], refs: Mapping[str, List[str]],
         costs.append((len(the_plan.pairs), clock() - t0))
         for node in sorted(the_plan.partners):
             d = decide(rounds_of(rounds, node), open_[node], whole, ratio,
-                       alpha)
+                       alpha, slow_alpha=slow_alpha)
             if d.status != 'open':
                 decided[node] = d
                 del open_[node]
@@ -1014,7 +1023,7 @@ def adaptive(cands: Sequence[Candidate], refs: Mapping[str, List[str]],
                                    d.directions[dr]['state'] != 'healthy')
     for node, c in open_.items():
         decided[node] = decide(rounds_of(rounds, node), c, whole, ratio,
-                               alpha, final=True)
+                               alpha, final=True, slow_alpha=slow_alpha)
     result['rounds'] = len(rounds)
     # each launch's seconds: where a budget went on a loaded machine
     result['launch_s'] = [round(sec, 2) for _, sec in costs]
