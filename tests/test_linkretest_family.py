@@ -29,6 +29,13 @@ def test_the_correction_scales_with_the_links_tested():
     assert lr.family_alpha(1024) == pytest.approx(0.01 * 32 / 1024)
     assert lr.health_se(1024) == pytest.approx(3.19, abs=0.01)
     assert lr.health_se(10240) > lr.health_se(1024)
+    # on the rounds' own standard error (Student's t), shared among the
+    # retest's looks at the series: wider at few rounds and at many
+    assert lr.health_se(1024, 12) == pytest.approx(5.68, abs=0.01)
+    assert lr.health_se(1024, 12) > lr.health_se(1024, 29) > \
+        lr.health_se(1024)
+    assert lr._t_isf(0.025, 1000) == pytest.approx(1.962, abs=0.001)
+    assert lr._t_isf(0.05, 1) == pytest.approx(6.314, abs=0.001)
 
 
 def retested(sent, recv, links):
@@ -79,7 +86,8 @@ def test_leaning_to_a_loss_is_told_against_the_links_tested():
     assert on_9.status == 'inconclusive', on_9.text
     on_1024 = retested(HEALTHY, LOW, 1024)
     assert on_1024.status == lr.UNRESOLVED, on_1024.text
-    assert 'within 3.2 standard errors' in on_1024.text
+    assert f'within {lr.health_se(1024, 14):.2g} standard errors' in \
+        on_1024.text
 
 
 def test_a_real_loss_is_still_decided_on_1024():
