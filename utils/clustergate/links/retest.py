@@ -43,6 +43,12 @@ at ``SD_FLOOR``: three identical rounds are not infinitely sure):
 * **healthy** when it is above the ratio with p < ``ALPHA``;
 * otherwise another round; at the budget: **inconclusive**.
 
+**Many node links.** Above ``CALIBRATED_LINKS`` node links tested by the
+first round, a slow decision needs p < :func:`family_alpha` (Bonferroni
+over the links tested) and an undecided borderline link leans to a loss
+only beyond :func:`health_se`: each link tested is one more chance to
+name a healthy one, and the first round lets a few through at any size.
+
 **Explained, not named.** A *borderline* node link that the budget
 left undecided, on a fabric where the verdict names a fault or the retest
 confirmed one (a cut trunk, a miscabled node, another node link), is not
