@@ -378,11 +378,13 @@ def retest(topo, true_faults, cands, figs, rng, sigma, scale, bytes_=4e6,
         return {p: alone(*p) * math.exp(rng.gauss(0.0, sigma))
                 for p in the_plan.pairs}
 
+    links = lr.links_tested(figs)
     decided = lr.adaptive(cands, refs, measure, lr.BUDGET,
-                          clock=lambda: clock[0])
+                          clock=lambda: clock[0], links=links)
     lines = analysis.messages() if analysis is not None else []
     lr.explain(decided, cands, lr.confirmed_faults(lines, decided))
-    lr.unresolved(decided, cands)       # as the driver: within the noise
+    # as the driver: within the noise
+    lr.unresolved(decided, cands, links=links)
     return decided, clock[0]
 
 

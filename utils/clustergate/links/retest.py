@@ -43,6 +43,12 @@ at ``SD_FLOOR``: three identical rounds are not infinitely sure):
 * **healthy** when it is above the ratio with p < ``ALPHA``;
 * otherwise another round; at the budget: **inconclusive**.
 
+**Many node links.** Above ``CALIBRATED_LINKS`` node links tested by the
+first round, a slow decision needs p < :func:`family_alpha` (Bonferroni
+over the links tested) and an undecided borderline link leans to a loss
+only beyond :func:`health_se`: each link tested is one more chance to
+name a healthy one, and the first round lets a few through at any size.
+
 **Explained, not named.** A *borderline* node link that the budget
 left undecided, on a fabric where the verdict names a fault or the retest
 confirmed one (a cut trunk, a miscabled node, another node link), is not
@@ -111,6 +117,11 @@ TRIALS = 4
 #: faults is not named when alone it leans healthy at this p (see
 #: :func:`explain`)
 EXPLAINED_ALPHA = 0.1
+#: node links of the fabrics ALPHA and HEALTH_SE were set on (the
+#: emulated trees, 9 to 24 nodes): up to this many node links tested they
+#: apply as they are; above, each is corrected for how many were tested
+#: (:func:`family_alpha`, :func:`health_se`)
+CALIBRATED_LINKS = 32
 
 DIRECTIONS = ('sent', 'recv')
 #: the retest's statuses that are not named (logged)
@@ -460,6 +471,68 @@ def baseline_levels(node: str, stats: Optional[Mapping], b: Bounds,
     return levels, 'per-link baseline (' + '; '.join(used) + ')'
 
 
+def family_share(links: int) -> float:
+    """The share of a retest's error rates that each candidate may spend
+    on a fabric whose first round tested ``links`` node links: 1 up to
+    :data:`CALIBRATED_LINKS`, then ``CALIBRATED_LINKS / links``
+    (Bonferroni over the node links tested). The first round lets through
+    the links furthest below their peers, a few per run at any size; each
+    is one more chance for the retest to name a healthy link, and at 1,024
+    nodes (sigma 0.15, no per-link baseline) ALPHA per look and direction,
+    and HEALTH_SE per direction, named one in 30 healthy candidates: 12 of
+    100 healthy fabrics red. ``links`` 0: not known, no correction."""
+    if links <= CALIBRATED_LINKS:
+        return 1.0
+    return CALIBRATED_LINKS / links
+
+
+def family_alpha(links: int, alpha: float = ALPHA) -> float:
+    """The p a retest's slow decision needs on a fabric whose first round
+    tested ``links`` node links: ``alpha`` x :func:`family_share` (0.01
+    up to 32 node links, 0.0003 at 1,024)."""
+    return alpha * family_share(links)
+
+
+def health_se(links: int, retests: int = 0) -> float:
+    """Standard errors below its partners' level at which a borderline
+    link's undecided retests lean to a loss (:func:`unresolved`), on a
+    fabric whose first round tested ``links`` node links: up to
+    :data:`CALIBRATED_LINKS`, :data:`HEALTH_SE`; above, where its
+    one-sided tail (2.3 %) x :func:`family_share`, shared among the looks
+    the retest took at the series (one per round from ``MIN_RETESTS`` on:
+    it measured a link while it did not clear, so the series that reach
+    the budget are the low ones), lies on Student's t of ``retests - 1``
+    degrees of freedom (the standard error is the rounds' own). Seen at
+    1,024 nodes, sigma 0.15: healthy links 3.4 standard errors low over 12
+    retests, 4.1 over 29. Without ``retests``: the normal's (3.2 at
+    1,024)."""
+    share = family_share(links)
+    if share >= 1.0:
+        return HEALTH_SE
+    tail = statistics.NormalDist().cdf(-HEALTH_SE) * share
+    if retests < 2:
+        return -statistics.NormalDist().inv_cdf(tail)
+    looks = max(1, retests - MIN_RETESTS + 1)
+    return _t_isf(tail / looks, retests - 1)
+
+
+def _t_isf(p: float, df: int) -> float:
+    """The t with P(T > t) = ``p`` (0 < p < 0.5), by bisection of
+    :func:`_t_sf`."""
+    lo, hi = 0.0, 1e4
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if _t_sf(mid, df) > p else (lo, mid)
+    return (lo + hi) / 2
+
+
+def links_tested(figures: Mapping) -> int:
+    """How many node links a first round's ``figures`` (``{(node,
+    direction): NodeFigure}``) tested: the family of
+    :func:`family_share`."""
+    return len({node for node, _ in figures})
+
+
 def no_baseline_level(ratio: float = RATIO) -> float:
     """The level below which a direction without a per-link baseline is
     slow alone: halfway from its partners' level (alone a healthy link
@@ -514,10 +587,13 @@ class Series:
     def below(self):
         return sum(v <= self.slow_level for v in self.values)
 
-    def state(self, alpha=ALPHA, min_retests=MIN_RETESTS):
+    def state(self, alpha=ALPHA, min_retests=MIN_RETESTS, slow_alpha=None):
+        """``slow``, ``healthy`` or ``open``; ``slow_alpha``: the p a slow
+        decision needs (default ``alpha``; :func:`family_alpha` on a
+        large fabric: clearing a link is not corrected, it names none)."""
         if self.n < min_retests:
             return 'open'
-        if self.p_slow() < alpha:
+        if self.p_slow() < (alpha if slow_alpha is None else slow_alpha):
             return 'slow'
         if self.p_healthy() < alpha:
             return 'healthy'
@@ -550,20 +626,20 @@ def series(rounds: Sequence[Mapping[Pair, float]], node, partners,
 
 
 def _blame(rounds, node, parts, controls, direction, ratio, alpha,
-           min_retests):
+           min_retests, slow_alpha=None):
     """The partners the node is clearly slow with, by halving ``parts``:
     a group it is slow against is halved again, down to single partners
     (a half that hides one slow partner behind a healthy one is taken
     whole)."""
     s = series(rounds, node, parts, controls, direction, ratio)
-    if s.state(alpha, min_retests) != 'slow':
+    if s.state(alpha, min_retests, slow_alpha) != 'slow':
         return []
     if len(parts) == 1:
         return list(parts)
     half = len(parts) // 2
     found = [p for h in (parts[:half], parts[half:])
              for p in _blame(rounds, node, h, controls, direction, ratio,
-                             alpha, min_retests)]
+                             alpha, min_retests, slow_alpha)]
     return found or list(parts)
 
 
@@ -612,9 +688,12 @@ def _p(p):
 # healthy, or still open, each with its confidence
 def decide(rounds: Sequence[Mapping[Pair, float]], cand: Candidate,
            the_plan: Plan, ratio=RATIO, alpha=ALPHA,
-           min_retests=MIN_RETESTS, final=False) -> Decision:
+           min_retests=MIN_RETESTS, final=False, slow_alpha=None
+           ) -> Decision:
     """The candidate's decision from the retest rounds so far; ``final``:
-    the budget is spent (open becomes inconclusive)."""
+    the budget is spent (open becomes inconclusive); ``slow_alpha``: the
+    p a slow decision needs (default ``alpha``, see :meth:`Series.state`).
+    """
     node = cand.node
     parts = the_plan.partners.get(node, [])
     controls = the_plan.controls.get(node, [])
@@ -625,9 +704,10 @@ def decide(rounds: Sequence[Mapping[Pair, float]], cand: Candidate,
     d.directions = {dr: {'values': [round(v, 4) for v in s.values],
                          'mean': round(s.mean, 4) if s.n else None,
                          'p_slow': s.p_slow(), 'p_healthy': s.p_healthy(),
-                         'state': s.state(alpha, min_retests)}
+                         'state': s.state(alpha, min_retests, slow_alpha)}
                     for dr, s in per.items()}
-    states = {dr: s.state(alpha, min_retests) for dr, s in per.items()}
+    states = {dr: s.state(alpha, min_retests, slow_alpha)
+              for dr, s in per.items()}
     slow = [dr for dr in DIRECTIONS if states[dr] == 'slow']
     if slow:
         dr = min(slow, key=lambda x: per[x].mean)
@@ -647,7 +727,8 @@ def decide(rounds: Sequence[Mapping[Pair, float]], cand: Candidate,
         # its own link is not slow: is it slow with some of its partners?
         for dr in (slow or DIRECTIONS):
             blamed = [p for h in _halves(parts) for p in _blame(
-                rounds, node, h, controls, dr, ratio, alpha, min_retests)]
+                rounds, node, h, controls, dr, ratio, alpha, min_retests,
+                slow_alpha)]
             if blamed:
                 s = series(rounds, node, blamed, controls, dr, ratio)
                 d.status, d.direction, d.blamed = 'partner', dr, blamed
@@ -909,10 +990,13 @@ def retest(text: str, inputs: Mapping, launch: str, budget: float,
     start = clock()
     result['analysis_s'] = round(start - t_first, 1)
     ratio = float(inputs.get('ratio', RATIO))
+    links = links_tested(first.figures)
+    result['links'] = links
     decided.update(adaptive(cands, refs, measure, budget, clock, ratio,
-                            float(inputs.get('alpha', ALPHA)), result))
+                            float(inputs.get('alpha', ALPHA)), result,
+                            links))
     explain(decided, cands, confirmed_faults(first.lines, decided), ratio)
-    unresolved(decided, cands, ratio)
+    unresolved(decided, cands, ratio, links)
     result['elapsed_s'] = round(clock() - start, 1)
     result['decisions'] = [asdict(decided[n]) for n in sorted(decided)]
     return result
@@ -920,7 +1004,7 @@ def retest(text: str, inputs: Mapping, launch: str, budget: float,
 
 def adaptive(cands: Sequence[Candidate], refs: Mapping[str, List[str]],
              measure, budget: float, clock=time.monotonic, ratio=RATIO,
-             alpha=ALPHA, result: Optional[Dict] = None
+             alpha=ALPHA, result: Optional[Dict] = None, links: int = 0
              ) -> Dict[str, 'Decision']:
     """The retest rounds of ``cands`` (each with its ``refs``, the
     partners to pair it with), until each is decided or ``budget``
@@ -930,8 +1014,13 @@ def adaptive(cands: Sequence[Candidate], refs: Mapping[str, List[str]],
     ``measure(plan, timeout)`` returns ``{pair: MB/s}`` of one launch, or
     raises RuntimeError (killed, failed: the rounds stop, noted in
     ``result``). Returns ``{node: Decision}``; ``result['rounds']``: how
-    many rounds ran."""
+    many rounds ran. ``links``: the node links the first round tested; a
+    slow decision needs p < :func:`family_alpha` of them (``alpha`` up to
+    :data:`CALIBRATED_LINKS`; ``result['slow_alpha']``), clearing p <
+    ``alpha``."""
     result = {'notes': []} if result is None else result
+    slow_alpha = family_alpha(links, alpha)
+    result['slow_alpha'] = slow_alpha
     start = clock()
     rounds: List[Dict[Pair, float]] = []
     whole = plan([c.node for c in cands], refs)
@@ -954,7 +1043,7 @@ def adaptive(cands: Sequence[Candidate], refs: Mapping[str, List[str]],
         costs.append((len(the_plan.pairs), clock() - t0))
         for node in sorted(the_plan.partners):
             d = decide(rounds_of(rounds, node), open_[node], whole, ratio,
-                       alpha)
+                       alpha, slow_alpha=slow_alpha)
             if d.status != 'open':
                 decided[node] = d
                 del open_[node]
@@ -963,7 +1052,7 @@ def adaptive(cands: Sequence[Candidate], refs: Mapping[str, List[str]],
                                    d.directions[dr]['state'] != 'healthy')
     for node, c in open_.items():
         decided[node] = decide(rounds_of(rounds, node), c, whole, ratio,
-                               alpha, final=True)
+                               alpha, final=True, slow_alpha=slow_alpha)
     result['rounds'] = len(rounds)
     # each launch's seconds: where a budget went on a loaded machine
     result['launch_s'] = [round(sec, 2) for _, sec in costs]
@@ -1044,23 +1133,26 @@ def _standard_error(values: Sequence[float]) -> float:
 HEALTH_SE = 2.0
 
 
-def _leans_to_loss(values: Sequence[float], ratio: float) -> bool:
+def _leans_to_loss(values: Sequence[float], ratio: float,
+                   links: int = 0) -> bool:
     """Whether a direction's retests lean to a loss: their median not
     clearly above the naming ratio (by the standard error of their mean)
-    and health rejected (their mean more than :data:`HEALTH_SE` standard
-    errors below its partners' level)."""
+    and health rejected (their mean more than :func:`health_se` standard
+    errors below its partners' level: :data:`HEALTH_SE` up to
+    :data:`CALIBRATED_LINKS` node links tested)."""
     if len(values) < MIN_RETESTS:
         # one or two rounds decide nothing (MIN_RETESTS), and with one
         # the spread is only the floor: a healthy link read at 0.94x in
         # the one round a failed launch left was red
         return False
     error = _standard_error(values)
+    se = health_se(links, len(values))
     return statistics.median(values) <= ratio + error and \
-        statistics.fmean(values) < 1.0 - HEALTH_SE * error
+        statistics.fmean(values) < 1.0 - se * error
 
 
 def unresolved(decided: Dict[str, 'Decision'], cands: Sequence[Candidate],
-               ratio: float = RATIO):
+               ratio: float = RATIO, links: int = 0):
     """The rule for a *borderline* node link (not named by its first
     round: within the naming bounds) that the budget left undecided and
     that :func:`explain` did not explain: when alone it does not lean to a
@@ -1076,7 +1168,11 @@ def unresolved(decided: Dict[str, 'Decision'], cands: Sequence[Candidate],
     One whose median is not clearly above the ratio stays undecided: the
     run fails saying so (the campaign's n8 at 95 %, alone 0.93-1.03x over
     9 rounds: medians 0.952 and 0.953, within one standard error, 0.010,
-    of the ratio)."""
+    of the ratio). ``links``: the node links the first round tested; on a
+    fabric of more than :data:`CALIBRATED_LINKS` health is rejected at
+    :func:`health_se` standard errors, not :data:`HEALTH_SE` (a healthy
+    link at 0.92x alone over 12 retests at sigma 0.15, 3.4 standard errors
+    below, is one of the thousand a 1,024-node fabric tested)."""
     for c in cands:
         d = decided.get(c.node)
         if c.why != 'borderline' or d is None or \
@@ -1086,10 +1182,14 @@ def unresolved(decided: Dict[str, 'Decision'], cands: Sequence[Candidate],
                    for dr, x in d.directions.items() if x['values']}
         errors = {dr: _standard_error(d.directions[dr]['values'])
                   for dr in medians}
-        if any(_leans_to_loss(d.directions[dr]['values'], ratio)
+        if any(_leans_to_loss(d.directions[dr]['values'], ratio, links)
                for dr in medians):
             continue
         d.status = UNRESOLVED
+        # what its lowest direction tells, in the words of that one
+        low = min(medians, key=medians.get, default=None)
+        se = health_se(links, len(d.directions[low]['values'])) \
+            if low else health_se(links)
         alone = ', '.join(
             f'{"sent" if dr == "sent" else "received"} median {m:.2f}x '
             f'of {len(d.directions[dr]["values"])}'
@@ -1097,9 +1197,9 @@ def unresolved(decided: Dict[str, 'Decision'], cands: Sequence[Candidate],
         d.text = (f'not named: borderline in its first round, undecided '
                   f'within the time budget, alone it does not lean to a '
                   f'loss ({alone} retests, above the naming ratio '
-                  f'{ratio:g}x or within {HEALTH_SE:g} standard errors '
+                  f'{ratio:g}x or within {se:.2g} standard errors '
                   f'of its partners\' level: a loss under '
-                  f'{HEALTH_SE * max(errors.values(), default=SD_FLOOR):.0%}'
+                  f'{se * errors.get(low, SD_FLOOR):.0%}'
                   f' is not told from health at this noise; {d.text}): '
                   f'within the retest\'s noise; a '
                   f'per-link baseline (clustergate baseline --links) or a '
