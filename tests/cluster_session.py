@@ -187,3 +187,35 @@ class Session:
             fp.write(out)
 
         return res.returncode, out
+
+
+#: the fabric-0 link matrix of a switch-tree drill, under OpenMPI
+DRILL_LINKMATRIX = ('-n', '^LinkMatrix.*fab0', '-S',
+                    'valid_prog_environs=openmpi')
+
+
+def tree_session(nodes, up_args):
+    """A drill module's switch tree (a generator for a module fixture):
+    the cluster up with ``up_args``, then down, with nothing of it left
+    behind: no namespace, daemon, bridge, uplink or trunk."""
+    with Session(nodes=nodes, up_args=up_args) as s:
+        yield s
+
+    assert leftovers() == [], 'cluster down left things behind'
+    links = subprocess.run(['ip', '-br', 'link'], capture_output=True,
+                           text=True).stdout.split()
+    assert not [w for w in links if w.startswith(('cgl', 'cgu', 'cgs',
+                                                  'cgfab'))], links
+
+
+def drill_linkmatrix(session, tag, *faults, timeout=900):
+    """The drill's link matrix run with the cluster commands ``faults``
+    applied (each a tuple of arguments), the cluster restored after."""
+    try:
+        for fault in faults:
+            cluster(*fault)
+        return session.reframe(*DRILL_LINKMATRIX, '-r', tag=tag,
+                               timeout=timeout)
+    finally:
+        if faults:
+            cluster('restore')

@@ -177,3 +177,19 @@ def reframe_failures(out, limit=6000):
     end = out.find('PERFORMANCE REPORT', start)
     section = out[start:end if end > 0 else None]
     return section[:limit] + ('\n[...]' if len(section) > limit else '')
+
+
+def linkmatrix_on(topo, monkeypatch, stagedir, nodes=24, fabric='fab0'):
+    """The LinkMatrix check of ``checks/``, set up as on a ``nodes``-node
+    job of ``fabric`` judged against the declared ``topo`` (its stage
+    ``stagedir``), ready for ``set_command``: no ReFrame session."""
+    from rfm_loader import load_checks
+    checks = load_checks('checks/linkmatrix/linkmatrix_check.py')
+    c = next(c for c in checks if type(c).__name__ == 'LinkMatrix')
+    for name, value in (('num_nodes', nodes), ('ppn', 1),
+                        ('num_tasks', nodes), ('interconnect', fabric),
+                        ('_stagedir', str(stagedir)),
+                        ('program_path', lambda: '/x/cg_linkmatrix'),
+                        ('declared', lambda: topo)):
+        monkeypatch.setattr(c, name, value, raising=False)
+    return c

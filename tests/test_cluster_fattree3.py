@@ -26,9 +26,8 @@ from clustergate_lab.cluster import state as st
 from clustergate_lab.cluster import tree as tr
 from clustergate_lab.cluster.layout import FABRICS, MAX_NODES, Layout
 from clustergate_lab.commands import cluster as cli
-from conftest import ROOT
+from conftest import ROOT, linkmatrix_on
 from emu_layout import write_layout
-from rfm_loader import load_checks
 
 NODE = 100 * 10**6
 #: the device prefixes the leftover checks of the live drills look for
@@ -344,14 +343,7 @@ def test_emucluster_declares_the_three_levels(tmp_path, monkeypatch):
     from clustergate.rfm.linkmatrix import declared_topology
     topo = declared_topology(extras['topology'])
     assert topo.chain('leaf6') == ['leaf6', 'spine3', 'core']
-    checks = load_checks('checks/linkmatrix/linkmatrix_check.py')
-    c = next(c for c in checks if type(c).__name__ == 'LinkMatrix')
-    for name, value in (('num_nodes', 24), ('ppn', 1), ('num_tasks', 24),
-                        ('interconnect', 'fab0'),
-                        ('_stagedir', str(tmp_path)),
-                        ('program_path', lambda: '/x/cg_linkmatrix'),
-                        ('declared', lambda: topo)):
-        monkeypatch.setattr(c, name, value, raising=False)
+    c = linkmatrix_on(topo, monkeypatch, tmp_path)
     c.set_command()
     opts = c.executable_opts
     assert opts[opts.index('--schedule') + 1] == 'linkmatrix_fab0.schedule'

@@ -20,7 +20,6 @@ until its time is measured against the CI budget.
 """
 
 import os
-import subprocess
 
 import pytest
 
@@ -39,32 +38,14 @@ _reason = cs.why_not_available() or (
 if _reason:
     pytest.skip(_reason, allow_module_level=True)
 
-LINKMATRIX = ['-n', '^LinkMatrix.*fab0', '-S', 'valid_prog_environs=openmpi']
-
 
 @pytest.fixture(scope='module')
 def session():
-    with cs.Session(nodes=24, up_args=['--topology', 'fattree3']) as s:
-        yield s
-
-    assert cs.leftovers() == [], 'cluster down left things behind'
-    links = subprocess.run(['ip', '-br', 'link'], capture_output=True,
-                           text=True).stdout.split()
-    assert not [w for w in links if w.startswith(('cgl', 'cgu', 'cgs',
-                                                  'cgfab'))], links
+    yield from cs.tree_session(24, ['--topology', 'fattree3'])
 
 
 def linkmatrix(session, tag, *faults):
-    """The link matrix run with the cluster commands ``faults`` applied,
-    the cluster restored after."""
-    try:
-        for fault in faults:
-            cs.cluster(*fault)
-        rc, out = session.reframe(*LINKMATRIX, '-r', tag=tag, timeout=1200)
-    finally:
-        if faults:
-            cs.cluster('restore')
-    return rc, out
+    return cs.drill_linkmatrix(session, tag, *faults, timeout=1200)
 
 
 def test_1_healthy_three_levels_pass_on_the_topology_schedule(session):

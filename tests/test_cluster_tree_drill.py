@@ -20,8 +20,6 @@ Needs root and the emulated cluster's packages; uses the cluster only if
 none is up (a cluster that is up may be someone else's).
 """
 
-import subprocess
-
 import pytest
 
 import cluster_session as cs
@@ -35,34 +33,17 @@ _reason = cs.why_not_available() or (
 if _reason:
     pytest.skip(_reason, allow_module_level=True)
 
-LINKMATRIX = ['-n', '^LinkMatrix.*fab0', '-S', 'valid_prog_environs=openmpi']
 #: leaf2's uplink at 1/4 of its rate
 CUT_LEAF2 = ('degrade', '--uplink', 'leaf2', '--rate', '25%')
 
 
 @pytest.fixture(scope='module')
 def session():
-    with cs.Session(nodes=9, up_args=['--topology', 'leafspine']) as s:
-        yield s
-
-    assert cs.leftovers() == [], 'cluster down left things behind'
-    links = subprocess.run(['ip', '-br', 'link'], capture_output=True,
-                           text=True).stdout.split()
-    assert not [w for w in links if w.startswith(('cgl', 'cgu', 'cgs',
-                                                  'cgfab'))], links
+    yield from cs.tree_session(9, ['--topology', 'leafspine'])
 
 
 def linkmatrix(session, tag, *faults):
-    """The link matrix run with the cluster commands ``faults`` applied
-    (each a tuple of arguments), the cluster restored after."""
-    try:
-        for fault in faults:
-            cs.cluster(*fault)
-        rc, out = session.reframe(*LINKMATRIX, '-r', tag=tag, timeout=900)
-    finally:
-        if faults:
-            cs.cluster('restore')
-    return rc, out
+    return cs.drill_linkmatrix(session, tag, *faults)
 
 
 def test_1_healthy_tree_passes(session):

@@ -47,15 +47,21 @@ def _listing(env, settings, system, mode):
     return matrices(proc.stdout)
 
 
+def _night_env(tmp_path, **layout):
+    """The environment of a listing of the emulated ``layout``'s night
+    (a fixed date, the session's files under ``tmp_path``)."""
+    return dict(environment(tmp_path / 'state', **layout),
+                CG_ROTATION_DATE='2026-11-22',
+                CG_RESULTS_DB=str(tmp_path / 'results.db'),
+                CG_DEBUG_LOG=str(tmp_path / 'reframe.log'),
+                CG_PERFLOG_DIR=str(tmp_path / 'perflogs'),
+                CG_ROTATION_DETAILS=str(tmp_path / 'rotation.tsv'))
+
+
 @pytest.mark.parametrize('nodes,leaves', [(9, 3), (4, None)])
 def test_emucluster_nightly_one_matrix_per_fabric_one_mpi(tmp_path, nodes,
                                                           leaves):
-    env = dict(environment(tmp_path / 'state', nodes=nodes, leaves=leaves),
-               CG_ROTATION_DATE='2026-11-22',
-               CG_RESULTS_DB=str(tmp_path / 'results.db'),
-               CG_DEBUG_LOG=str(tmp_path / 'reframe.log'),
-               CG_PERFLOG_DIR=str(tmp_path / 'perflogs'),
-               CG_ROTATION_DETAILS=str(tmp_path / 'rotation.tsv'))
+    env = _night_env(tmp_path, nodes=nodes, leaves=leaves)
     settings = os.path.join(ROOT, 'config', 'settings.py')
     got = _listing(env, settings, 'emucluster', 'nightly')
     assert got == {
@@ -71,13 +77,7 @@ def test_emucluster_nightly_one_matrix_per_fabric_one_mpi(tmp_path, nodes,
 def test_emucluster_nightly_on_three_levels(tmp_path):
     """The 24-node three-level tree (``--topology fattree3``): one matrix
     of the whole partition per fabric, under one MPI."""
-    env = dict(environment(tmp_path / 'state', nodes=24, leaves=6,
-                           spines=3),
-               CG_ROTATION_DATE='2026-11-22',
-               CG_RESULTS_DB=str(tmp_path / 'results.db'),
-               CG_DEBUG_LOG=str(tmp_path / 'reframe.log'),
-               CG_PERFLOG_DIR=str(tmp_path / 'perflogs'),
-               CG_ROTATION_DETAILS=str(tmp_path / 'rotation.tsv'))
+    env = _night_env(tmp_path, nodes=24, leaves=6, spines=3)
     settings = os.path.join(ROOT, 'config', 'settings.py')
     got = _listing(env, settings, 'emucluster', 'nightly')
     assert got == {

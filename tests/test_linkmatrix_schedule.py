@@ -22,8 +22,7 @@ from clustergate.links.topology.analysis import Prepared
 from clustergate.links.topology.rounds import (INTRA_SHIFTS, schedule, schedule_text,
                                                valid_rounds, Round)
 from clustergate.parsers import cgoutput
-from conftest import mpirun_env
-from rfm_loader import load_checks
+from conftest import linkmatrix_on, mpirun_env
 
 
 def _check_valid(rounds, nodes):
@@ -152,14 +151,7 @@ TREE = Topology.fat_tree(4, 6, 250.0, 2.0)
 
 @pytest.fixture
 def check(tmp_path, monkeypatch):
-    checks = load_checks('checks/linkmatrix/linkmatrix_check.py')
-    c = next(c for c in checks if type(c).__name__ == 'LinkMatrix')
-    for name, value in (('num_nodes', 24), ('ppn', 1), ('num_tasks', 24),
-                        ('interconnect', 'fab0'),
-                        ('_stagedir', str(tmp_path)),
-                        ('program_path', lambda: '/x/cg_linkmatrix'),
-                        ('declared', lambda: TREE)):
-        monkeypatch.setattr(c, name, value, raising=False)
+    c = linkmatrix_on(TREE, monkeypatch, tmp_path)
     c.monkeypatch = monkeypatch
     return c
 
