@@ -451,3 +451,37 @@ def test_a_healthy_first_round_parses_the_output_once(monkeypatch):
     result = lr.retest(text, {'fabric': 'fab0'}, 'false', 120.0)
     assert result['notes'] == ['no suspect or borderline node link']
     assert len(calls) == 1
+
+
+def _teardown_launch(tmp_path, text, rc=143):
+    """A launch line that prints ``text`` (what the real one printed),
+    says srun's last words and exits ``rc``: the retest's options are
+    its arguments."""
+    out = tmp_path / 'launch.out'
+    out.write_text(text)
+    return (f"sh -c 'cat {out}; echo \"srun: Force Terminated "
+            f"StepId=53.1\" >&2; exit {rc}' launch")
+
+
+def test_a_launch_whose_teardown_failed_keeps_its_whole_output(tmp_path):
+    # MPICH on the loaded 12-node site: every pair measured, CG_DONE
+    # with no error, then srun exited 143; its figures were thrown away
+    # and the candidate was left without a round
+    text = fixture_text('cg-outputs', 'emu-linkretest-n8-mpich-teardown.out')
+    run = cgoutput.parse(text)
+    ranks = {m['src']: int(m['src_rank']) for m in run.measurements}
+    ranks.update({m['dst']: int(m['dst_rank']) for m in run.measurements})
+    pairs = [(m['src'], m['dst']) for m in run.measurements]
+    notes = []
+    got = lr._measure(_teardown_launch(tmp_path, text), ranks, pairs, 4,
+                      open(os.devnull, 'w'), 60, notes)
+    assert len(got) == 12 and got[pairs[0]] > 20
+    (note,) = notes
+    assert note.startswith('retest launch exited 143 after its last '
+                           'result (CG_DONE, 12 pairs, no error)'), note
+    # cut before its end: the launch failed, no figure
+    cut = text[:text.index('CG_DONE')]
+    with pytest.raises(RuntimeError, match='retest launch exited 143: '
+                       'srun: Force Terminated'):
+        lr._measure(_teardown_launch(tmp_path, cut), ranks, pairs, 4,
+                    open(os.devnull, 'w'), 60, [])

@@ -50,7 +50,8 @@ class Launches:
     def clock(self):
         return self.now
 
-    def __call__(self, launch, ranks, pairs, trials, log, timeout):
+    def __call__(self, launch, ranks, pairs, trials, log, timeout,
+                 notes=None):
         cost = OVERHEAD + PER_PAIR * len(pairs)
         if cost > timeout:
             self.now += timeout
