@@ -182,10 +182,15 @@ def reframe_failures(out, limit=6000):
 def linkmatrix_on(topo, monkeypatch, stagedir, nodes=24, fabric='fab0'):
     """The LinkMatrix check of ``checks/``, set up as on a ``nodes``-node
     job of ``fabric`` judged against the declared ``topo`` (its stage
-    ``stagedir``), ready for ``set_command``: no ReFrame session."""
+    ``stagedir``), ready for ``set_command``: no ReFrame session. A copy:
+    the loaded instances are shared by the test modules, and
+    ``set_command`` changes the one it runs on (a 24-node schedule left
+    there failed 4 flat-matrix tests of another module)."""
+    import copy
     from rfm_loader import load_checks
     checks = load_checks('checks/linkmatrix/linkmatrix_check.py')
-    c = next(c for c in checks if type(c).__name__ == 'LinkMatrix')
+    c = copy.deepcopy(next(c for c in checks
+                           if type(c).__name__ == 'LinkMatrix'))
     for name, value in (('num_nodes', nodes), ('ppn', 1),
                         ('num_tasks', nodes), ('interconnect', fabric),
                         ('_stagedir', str(stagedir)),
