@@ -225,7 +225,56 @@ def test_fault_plan_of_chosen_cases_keeps_the_run_names(capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(
         'clustergate-lab sensitivity run: error: --case node-n3-90-fab0: no '
-        'such fault case (cases: uplink-leaf1-fab0, ')
+        'such fault case of --cases tree9 (cases: uplink-leaf1-fab0, ')
+
+
+def test_three_level_cases_fit_the_emulated_tree_and_both_schedules():
+    """--cases fattree3: every culprit and every fault names a node,
+    leaf or spine of the 24-node three-level tree the set brings up; the
+    set covers each level, both fabrics, a node under another spine and a
+    compound case; --schedule reaches the session's command line."""
+    from clustergate_lab.cluster import tree as tr
+    from clustergate_lab.commands import sensitivity as cmd
+    import argparse
+    cases, up = sens.CASE_SETS['fattree3']
+    assert up == ('--topology', 'fattree3', '--nodes', '24')
+    layout = tr.fattree3([f'n{i}' for i in range(1, 25)])
+    leaf_of = {n: leaf for leaf, nodes in layout.leaves for n in nodes}
+    spine_of = {leaf: sp for sp, leaves in layout.spines for leaf in leaves}
+    subjects = set()
+    for name, (faults, culprits) in cases.items():
+        for fault in faults:
+            target = fault[2]
+            assert target in set(leaf_of) | set(spine_of) | \
+                {sp for sp, _ in layout.spines}, (name, fault)
+            if fault[0] == 'miscable':
+                leaf = fault[fault.index('--leaf') + 1]
+                assert leaf in spine_of and leaf != leaf_of[target], name
+        subjects |= {c.split('@')[0] for c in culprits}
+        assert len(culprits) == len(faults), name
+    assert {'uplink:spine1', 'uplink:leaf4'} <= subjects
+    assert any(len(f) > 1 for f, _ in cases.values())
+    assert {c.split('@')[1] for _, cs in cases.values() for c in cs} == \
+        {'fab0', 'fab1'}
+    # n2 (leaf1, spine1) is cabled under another spine, n14 under its own
+    assert spine_of[leaf_of['n2']] != spine_of['leaf5']
+    assert spine_of[leaf_of['n14']] == spine_of['leaf3']
+    parser = argparse.ArgumentParser()
+    cmd.add_parser(parser.add_subparsers())
+    args = parser.parse_args(['sensitivity', 'run', '--workdir', 'w',
+                              '--plan', 'faults', '--cases', 'fattree3',
+                              '--runs', '3', '--healthy', '10',
+                              '--schedule', 'all-pairs'])
+    plan = cmd._plan(args)
+    assert sum(r.kind == 'fault' for r in plan) == 3 * len(cases)
+    assert {r.schedule for r in plan} == {'all-pairs'}
+    command = sens.session_command(plan[0], 'b', 'b/report.json')
+    assert command[command.index('LinkMatrix.link_schedule=all-pairs')
+                   - 1] == '-S'
+    assert 'LinkMatrix.link_schedule=topology' in sens.session_command(
+        sens.fault_plan(runs=1, healthy=1)[0], 'b', 'r')
+    args.case = ['uplink-leaf1-fab0']
+    assert 'of --cases fattree3' in cmd._unknown_case(args)
 
 
 def test_the_faults_are_injected_through_the_labs_cluster_command():

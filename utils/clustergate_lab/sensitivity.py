@@ -19,7 +19,10 @@ Plans:
   ``--node`` at ``--level`` % from night ``--from-night`` on;
 * ``faults``: ``--healthy`` healthy runs (fabrics alternate), then the
   fault cases of :data:`FAULT_CASES` (uplinks, node links, miscabled nodes,
-  compound faults, both fabrics at once), ``--runs`` runs each, in rounds.
+  compound faults, both fabrics at once; ``--cases fattree3``: those of
+  the 24-node three-level tree, :data:`FATTREE3_CASES`), ``--runs`` runs
+  each, in rounds, on the rounds of the declared topology or, with
+  ``--schedule all-pairs``, on every pair.
   A fault run names its culprits per fabric (``n2@fab0``,
   ``uplink:leaf2@fab1``); anything else it names is an innocent.
 
@@ -32,6 +35,8 @@ Examples:
       --workdir WORKDIR/faults --references REFDIR
   clustergate-lab sensitivity run --plan faults --runs 5 --healthy 20 \\
       --case node-n3-95-fab0 --workdir WORKDIR/faults
+  clustergate-lab sensitivity run --plan faults --cases fattree3 --runs 3 \\
+      --healthy 10 --schedule all-pairs --workdir WORKDIR/fat3-allpairs
   clustergate-lab sensitivity table --workdir WORKDIR/sens \\
       --figure docs/figures/sensitivity.png
 """
@@ -51,6 +56,7 @@ from typing import List, Optional
 from clustergate import PROJECT_ROOT
 from clustergate.links import retest as linkretest
 from clustergate.site import environment as cgenv
+from clustergate_lab.fattree3_cases import FATTREE3_CASES
 
 LEVELS = (95, 90, 85, 80, 70, 50, 25)
 STATE_DIR = cgenv.get(cgenv.EMU_STATE_DIR, '/run/clustergate-emu')
@@ -97,6 +103,8 @@ class Run:
     named: List[str] = field(default_factory=list)
     session: Optional[str] = None
     commit: Optional[str] = None   # of the project that ran the check
+    #: the check's round schedule ('topology' or 'all-pairs')
+    schedule: str = 'topology'
 
     @property
     def done(self):
@@ -197,6 +205,13 @@ FAULT_CASES = {
 }
 
 
+#: the fault case sets: name -> (cases, ``cluster up`` arguments)
+CASE_SETS = {
+    'tree9': (FAULT_CASES, ('--topology', 'leafspine')),
+    'fattree3': (FATTREE3_CASES, ('--topology', 'fattree3', '--nodes', '24')),
+}
+
+
 def fabric_of_faults(faults):
     """The fabric a session must measure: the one all faults are on, or
     ``all`` when they are on both."""
@@ -204,22 +219,25 @@ def fabric_of_faults(faults):
     return fabs.pop() if len(fabs) == 1 else 'all'
 
 
-def fault_plan(runs=3, healthy=20, cases=None, healthy_per_round=0):
+def fault_plan(runs=3, healthy=20, cases=None, healthy_per_round=0,
+               schedule='topology'):
     """Healthy runs (fab0 and fab1 alternate), then ``runs`` rounds of
     every fault case (a plan cut short still covers every case), each
     round with ``healthy_per_round`` more healthy runs (judged by what the
     first healthy runs taught, e.g. a per-link baseline learnt from them)."""
     cases = cases or FAULT_CASES
     plan = [Run(f'healthy-{i + 1:02d}-fab{i % 2}', 'healthy',
-                fabric=f'fab{i % 2}') for i in range(healthy)]
+                fabric=f'fab{i % 2}', schedule=schedule)
+            for i in range(healthy)]
     for i in range(runs):
         plan += [Run(f'healthy-r{i + 1}-{k + 1}-fab{k % 2}', 'healthy',
-                     fabric=f'fab{k % 2}') for k in range(healthy_per_round)]
+                     fabric=f'fab{k % 2}', schedule=schedule)
+                 for k in range(healthy_per_round)]
         for name, (faults, culprits) in cases.items():
             plan.append(Run(f'{name}-{i + 1}', 'fault',
                             fabric=fabric_of_faults(faults), case=name,
                             faults=[list(f) for f in faults],
-                            culprits=sorted(culprits)))
+                            culprits=sorted(culprits), schedule=schedule))
     return plan
 
 
@@ -388,6 +406,20 @@ def is_up():
     return os.path.exists(os.path.join(STATE_DIR, 'state.json'))
 
 
+def session_command(run: Run, base, report) -> List[str]:
+    """The ReFrame command line of ``run``: the LinkMatrix check on its
+    fabric(s) under OpenMPI, on its round schedule."""
+    return [_reframe(), '-C', os.path.join(PROJECT_ROOT, 'config',
+                                           'settings.py'),
+            # only the check's file: loading every check costs ~30 s
+            '-c', os.path.join(PROJECT_ROOT, 'checks', 'linkmatrix'),
+            '--system', 'emucluster', '--prefix', base,
+            '--report-file', report,
+            '-n', f'^LinkMatrix.*{_fabric_regex(run.fabric)}',
+            '-S', 'valid_prog_environs=openmpi',
+            '-S', f'LinkMatrix.link_schedule={run.schedule}', '-r']
+
+
 def reframe_session(run: Run, workdir, user=USER, timeout=SESSION_TIMEOUT,
                     references=None):
     """One ReFrame session of the LinkMatrix check on ``run.fabric``, as
@@ -408,14 +440,7 @@ def reframe_session(run: Run, workdir, user=USER, timeout=SESSION_TIMEOUT,
         # learnt per-link baselines (links/<system>.yaml below it)
         env['CG_REFERENCES_DIR'] = references
     report = os.path.join(base, 'report.json')
-    cmd = [_reframe(), '-C', os.path.join(PROJECT_ROOT, 'config',
-                                          'settings.py'),
-           # only the check's file: loading every check costs ~30 s
-           '-c', os.path.join(PROJECT_ROOT, 'checks', 'linkmatrix'),
-           '--system', 'emucluster', '--prefix', base,
-           '--report-file', report,
-           '-n', f'^LinkMatrix.*{_fabric_regex(run.fabric)}',
-           '-S', 'valid_prog_environs=openmpi', '-r']
+    cmd = session_command(run, base, report)
     pw = pwd.getpwnam(user)
     for path in (workdir, os.path.join(workdir, 'runs'), base):
         os.chown(path, pw.pw_uid, pw.pw_gid)
@@ -496,7 +521,7 @@ def run_plan(plan: List[Run], workdir, max_minutes, max_errors=3,
     deadline = time.monotonic() + 60 * max_minutes
     started = False
     if bring_up and not is_up():
-        cluster('up', '--topology', 'leafspine', *up_args)
+        cluster('up', *(up_args or ('--topology', 'leafspine')))
         started = True
     try:
         for planned in plan:
@@ -508,7 +533,8 @@ def run_plan(plan: List[Run], workdir, max_minutes, max_errors=3,
                 tries[planned.id] = tries.get(planned.id, 0) + 1
                 run = Run(**{k: getattr(planned, k) for k in
                              ('id', 'kind', 'level', 'node', 'fabric',
-                              'night', 'case', 'faults', 'culprits')})
+                              'night', 'case', 'faults', 'culprits',
+                              'schedule')})
                 execute(run, workdir, references)
                 print(f'{run.id}: {run.result} in {run.wall_s:.0f} s '
                       f'{run.named or ""} {run.reason[:160]}', file=out,

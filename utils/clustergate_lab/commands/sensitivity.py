@@ -14,9 +14,11 @@ from clustergate_lab.sensitivity import LEVELS
 
 def _plan(args):
     if args.plan == 'faults':
-        cases = {c: sens.FAULT_CASES[c] for c in args.case or ()}
-        return sens.fault_plan(args.runs, args.healthy, cases=cases or None,
-                               healthy_per_round=args.healthy_per_round)
+        known = sens.CASE_SETS[args.cases][0]
+        cases = {c: known[c] for c in args.case or ()} or known
+        return sens.fault_plan(args.runs, args.healthy, cases=cases,
+                               healthy_per_round=args.healthy_per_round,
+                               schedule=args.schedule)
     if args.plan == 'nights':
         return sens.nights(args.nights, args.from_night, args.level, args.node,
                       args.fabric)
@@ -27,12 +29,13 @@ def _plan(args):
 def _unknown_case(args):
     """The first --case that is no fault case (or that is given without
     --plan faults), as the one-line error; None when all are known."""
+    known = sens.CASE_SETS[args.cases][0]
     for case in args.case or ():
         if args.plan != 'faults':
             return f'--case {case}: only with --plan faults'
-        if case not in sens.FAULT_CASES:
-            return (f'--case {case}: no such fault case (cases: '
-                    f'{", ".join(sens.FAULT_CASES)})')
+        if case not in known:
+            return (f'--case {case}: no such fault case of --cases '
+                    f'{args.cases} (cases: {", ".join(known)})')
     return None
 
 
@@ -50,8 +53,10 @@ def cmd_run(args):
         print('clustergate-lab sensitivity run: error: no emulated cluster is '
               'up (drop --no-up)', file=sys.stderr)
         return 2
+    up_args = sens.CASE_SETS[args.cases][1] if args.plan == 'faults' else ()
     left = sens.run_plan(_plan(args), args.workdir, args.max_minutes,
-                    bring_up=args.bring_up, references=args.references)
+                         bring_up=args.bring_up, up_args=up_args,
+                         references=args.references)
     print(f'{left} run(s) left')
     return 0
 
@@ -118,6 +123,15 @@ def add_parser(subparsers):
                    help='faults: only this fault case (repeatable; the '
                         'healthy runs stay in the plan); a work dir keeps '
                         'what the other cases ran')
+    r.add_argument('--cases', choices=sorted(sens.CASE_SETS),
+                   default='tree9',
+                   help='faults: the case set (tree9: the 9-node tree; '
+                        'fattree3: the 24-node three-level tree, brought '
+                        'up as such)')
+    r.add_argument('--schedule', choices=['topology', 'all-pairs'],
+                   default='topology',
+                   help="the check's rounds: those of the declared "
+                        'topology, or every pair')
     r.add_argument('--healthy-per-round', type=int, default=0,
                    help='faults: healthy runs in each round of the cases')
     r.add_argument('--nodes', type=int, default=9)
