@@ -19,6 +19,9 @@ rule for a base class's hooks; ``always_last`` ones after them all)::
                     reference.apply              the point's reference
                     concurrency.apply            job options of the partition's
                                                  concurrency rule
+    run (pre)       rotation.budget_spent        a rotating point does not
+                                                 start once its night's budget
+                                                 is spent (skips)
     sanity (pre)    placement.verify_transport   the job ran over its
                                                  interconnect, before sanity
     sanity          validate                     check(parse(output_text()))
@@ -51,7 +54,8 @@ from reframe.core.exceptions import SanityError
 
 from clustergate.parsers import ParseError
 from clustergate.rfm import (adapter, axes, capable, concurrency, joboutput,
-                             modes, placement, reference, refmetrics)
+                             modes, placement, reference, refmetrics,
+                             rotation)
 from clustergate.site import notrun, sweep
 from clustergate.site.model import environment_model
 
@@ -94,6 +98,10 @@ class SweepPoint(rfm.RegressionTestPlugin):
     sweep_requirements = variable(sweep.Requirements,
                                   value=sweep.Requirements())
 
+    #: Why the point did not start tonight ('' : it started or is not in
+    #: a nightly rotation): its partition's night budget was spent
+    night_not_started = variable(str, value='', loggable=True)
+
     # -- the hooks: the order of the calls is the order of the steps ------
 
     @run_after('init')
@@ -117,6 +125,13 @@ class SweepPoint(rfm.RegressionTestPlugin):
         if self.load_references:
             reference.apply(self)
         concurrency.apply(self)
+
+    @run_before('run')
+    def point_before_run(self):
+        why = rotation.budget_spent(self)
+        if why:
+            self.night_not_started = why
+            self.skip(why)
 
     @run_before('sanity')
     def point_before_sanity(self):

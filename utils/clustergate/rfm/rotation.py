@@ -35,6 +35,15 @@ test's ranks per node for the network-bound families: a fresh site's
 first night on slow links is planned at what those links take.
 Builds run once per environment per session and are not counted
 (:func:`case_costs`).
+
+The budget holds at run time too (:func:`budget_spent`): the plan is
+made from estimates, and a fresh site's first night, planned from the
+cost model's defaults, ran 3 times its estimate on the 12-node emulated
+site (2 cores). Once a partition's budget is spent (counted from the
+session's start), tonight's rotating points that have not started on it
+are not started: each is skipped saying so (its ``night_not_started``
+tells the results database that this was no measurement, so its
+estimate stays what it was), while the sentinels always run.
 """
 
 import inspect
@@ -128,6 +137,11 @@ def _run_costs(cases):
         key = (tc.get('display_name') or tc.get('name'),
                f'{tc.get("system")}:{tc.get("partition")}', tc.get('environ'))
         done = tc.get('job_completion_time_unix')
+        if tc.get(NOT_STARTED):
+            # its night's budget was spent: no measurement, and not a
+            # skip that costs nothing until mended
+            continue
+
         if tc.get('result') == 'skip':
             yield key, (0.0, None, 'skipped')
             continue
@@ -155,6 +169,10 @@ def measured(db: Optional[str]) -> Dict[Tuple[str, str, str],
 
     return case_costs(resultsdb.stored_reports(db))
 
+
+#: the loggable variable of a point that its night's budget kept from
+#: starting (clustergate.rfm.point): the reason, '' when it started
+NOT_STARTED = 'night_not_started'
 
 #: estimate sources, least known first
 _SOURCES = ('default', 'like', 'skipped', 'measured')
@@ -410,6 +428,8 @@ def plan_tonight(system: str) -> set:
     if system in _tonight:
         return _tonight[system]
 
+    _night_began.setdefault(system, time.time())
+
     rt = adapter.runtime()
     budgeted = budgets(rt.system.partitions)
     db = adapter.option('storage/0/sqlite_db_file')
@@ -440,6 +460,37 @@ def plan_tonight(system: str) -> set:
     _say(lines)
     _tonight[system] = set(night.names)
     return _tonight[system]
+
+
+#: unix time each system's night began (its plan was made at the
+#: session's start): the clock of the budgets at run time
+_night_began: Dict[str, float] = {}
+
+
+def budget_spent(test, now: Optional[float] = None) -> Optional[str]:
+    """Why ``test``, about to start its job, must not start tonight: its
+    partition's night budget is spent (one line naming the partition and
+    the key); None for a sentinel, a test outside the rotation, a
+    session that planned no night, or while budget is left."""
+    tonight = getattr(test, 'cg_tonight', None)
+    system = getattr(tonight, 'system', None)
+    if system not in _night_began or 'sentinel' in (test.tags or ()):
+        return None
+
+    part = test.current_partition
+    model = partition_model(part)
+    if model.rotation is None:
+        return None
+
+    used = (time.time() if now is None else now) - _night_began[system]
+    budget = model.rotation.budget_s
+    if used < budget:
+        return None
+
+    return (f'not started: the night budget of {part.fullname} is spent '
+            f'({used / 60:.0f} min of {budget / 60:g}, extras.'
+            f'{keys.ROTATION}.{keys.ROTATION_BUDGET}); the next nights '
+            f'are planned from the times measured tonight')
 
 
 class Tonight:

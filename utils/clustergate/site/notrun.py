@@ -187,7 +187,9 @@ def why(tc, by_name, reasons, seen=None):
     """The reason a case did not run, following dependencies to the one
     that did not run or failed."""
     seen = seen or set()
-    reason = reasons.get(_key(tc))
+    # a rotating point its night's budget kept from starting says so in
+    # its own loggable variable (clustergate.rfm.point)
+    reason = reasons.get(_key(tc)) or tc.get('night_not_started') or None
     if tc['result'] in ('fail', 'abort') and not reason:
         return (f'{tc["name"]} failed in {tc.get("fail_phase")}: '
                 f'{_first_line(tc.get("fail_reason"))}')

@@ -1,0 +1,100 @@
+"""The night's budget holds at run time: once a partition's budget is
+spent, tonight's rotating points that have not started are not started
+(skipped, saying why), the sentinels still run, and such a skip is no
+measurement for the next nights' plan (clustergate.rfm.rotation
+.budget_spent, clustergate.rfm.point's run hook).
+
+Measured on the 12-node emulated site, config as ``site init`` writes it,
+budget 20 min a partition (2026-11-27): the first night was planned at
+20 min by the cost model's defaults and had run 18 of its 93 cases
+after 13 min (about 3 times its estimate)."""
+
+import json
+import os
+import types
+
+import pytest
+
+from clustergate.rfm import rotation as rfmrot
+
+FIXTURES = os.path.join(os.path.dirname(__file__), 'fixtures')
+NIGHT = 'emusite'
+
+
+class _Part:
+    def __init__(self, budget_min=20, name='emu'):
+        self.name, self.fullname = name, f'{NIGHT}:{name}'
+        self.extras = {'cores_per_node': 2}
+        if budget_min is not None:
+            self.extras['rotation'] = {'budget_min': budget_min}
+
+
+def _test(part, tags=('acceptance', 'nightly'), system=NIGHT):
+    return types.SimpleNamespace(
+        cg_tonight=rfmrot.Tonight(system, 'AllToAll %num_nodes=8'),
+        tags=set(tags), current_partition=part)
+
+
+@pytest.fixture
+def night(monkeypatch):
+    monkeypatch.setattr(rfmrot, '_night_began', {NIGHT: 1000.0})
+    return 1000.0
+
+
+def test_a_rotating_point_starts_while_budget_is_left(night):
+    assert rfmrot.budget_spent(_test(_Part(20)), now=night + 19 * 60) \
+        is None
+
+
+def test_a_rotating_point_does_not_start_once_the_budget_is_spent(night):
+    why = rfmrot.budget_spent(_test(_Part(20)), now=night + 21 * 60)
+    assert why == ('not started: the night budget of emusite:emu is spent '
+                   '(21 min of 20, extras.rotation.budget_min); the next '
+                   'nights are planned from the times measured tonight')
+
+
+def test_sentinels_and_tests_outside_the_rotation_always_start(night):
+    late = night + 600 * 60
+    # the fabric sentinel runs every night, whatever the clock
+    assert rfmrot.budget_spent(
+        _test(_Part(20), tags=('acceptance', 'nightly', 'sentinel')),
+        now=late) is None
+    # a partition without a rotation, a test outside it (ci, a fixture)
+    assert rfmrot.budget_spent(_test(_Part(None)), now=late) is None
+    assert rfmrot.budget_spent(_test(_Part(20), system=None),
+                               now=late) is None
+    # no night planned in this session (not a nightly run)
+    assert rfmrot.budget_spent(_test(_Part(20), system='other'),
+                               now=late) is None
+
+
+def test_the_point_hook_skips_with_the_reason_and_records_it(
+        night, monkeypatch):
+    from clustergate.rfm.point import SweepPoint
+    monkeypatch.setattr(rfmrot.time, 'time', lambda: night + 30 * 60)
+    skipped = []
+    test = _test(_Part(20))
+    test.night_not_started = ''
+    test.skip = skipped.append
+    SweepPoint.point_before_run(test)
+    assert skipped == [test.night_not_started]
+    assert test.night_not_started.startswith(
+        'not started: the night budget of emusite:emu is spent (30 min')
+
+
+def test_a_point_not_started_keeps_its_last_measured_cost():
+    with open(os.path.join(FIXTURES, 'rotation',
+                           'night-2026-11-23.json')) as fp:
+        report = json.load(fp)
+    key = ('BiPingPong %num_nodes=4 %ppn=2 %interconnect=fab1 '
+           '%msg_bytes=10000', 'emucluster:emu', 'intelmpi')
+    before = rfmrot.case_costs([report])[key]
+    later = json.loads(json.dumps(report))
+    later['session_info']['time_end_unix'] += 86400
+    for tc in later['runs'][0]['testcases']:
+        tc['result'] = 'skip'
+        tc['job_completion_time_unix'] = None
+        tc[rfmrot.NOT_STARTED] = 'not started: the night budget of ...'
+    # not a skip that costs nothing until mended: what it cost last time
+    assert rfmrot.case_costs([report, later])[key] == before
+    assert before[2] == 'measured' and before[0] > 40
