@@ -30,7 +30,7 @@ import subprocess
 from clustergate import PROJECT_ROOT
 from clustergate.commands import sources
 from clustergate.site import discover
-from clustergate.site import gpuconfig, siteconfig
+from clustergate.site import gpuconfig, prebuilt, siteconfig
 
 #: seconds one probe may take (an srun waits for a node)
 TIMEOUT = 300
@@ -209,6 +209,11 @@ def init(args, runner=None):
     if not desc['partitions']:
         raise SystemExit('clustergate site init: no partition from scontrol '
                          'show partition: is this a Slurm login node?')
+
+    # the benchmarks the nodes already have, in each MPI environment
+    prebuilt.probe(runner, desc)
+    for line in desc['prebuilt_notes']:
+        print(f'benchmark: {line}')
 
     files = write_site(desc, args.root, args.force)
     for path in files.values():
