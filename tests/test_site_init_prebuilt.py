@@ -170,3 +170,22 @@ def test_a_failed_probe_is_a_summary_line_and_no_source(tmp_path, capsys):
             'failed: exit 127: srun: not found)\n') in out
     for extras in written(root, 'ibsite').values():
         assert not {'hpcc', 'imb'} & set(extras.get('benchmarks', {}))
+
+
+def test_an_environment_that_does_not_load_offers_nothing(tmp_path):
+    # the probe's own script, run here: a Spack installation whose load
+    # fails (eval of nothing would succeed) is said so, not searched
+    import subprocess
+
+    from clustergate.site import prebuilt
+    mpi = {'name': 'spack-openmpi-4_1_4', 'family': 'openmpi',
+           'spack': str(tmp_path / 'no-spack'), 'spack_hash': 'abcdefg'}
+    res = subprocess.run(['bash', '-c', prebuilt.script([mpi])],
+                         capture_output=True, text=True, timeout=60)
+    seen = prebuilt.parse(res.stdout)
+    assert seen == {mpi['name']: {'launcher': None, 'unloadable': True,
+                                  'binaries': {}}}
+    found, lines = prebuilt.sources([mpi], seen, 'batch')
+    assert found == {}
+    assert lines[0] == ('HPCC on partition batch: no source '
+                        '(spack-openmpi-4_1_4: its setup failed on the node)')

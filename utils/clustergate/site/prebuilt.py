@@ -51,8 +51,9 @@ def probe_name(partition: str) -> str:
 def _load(mpi) -> str:
     """Shell that sets the environment up as its jobs do."""
     if 'spack_hash' in mpi:
-        return (f'eval "$({shlex.quote(mpi["spack"])} load --sh '
-                f'/{mpi["spack_hash"]})"')
+        # eval of an empty string succeeds: a failed load must not
+        return (f's=$({shlex.quote(mpi["spack"])} load --sh '
+                f'/{mpi["spack_hash"]}) && eval "$s"')
 
     if 'module' in mpi:
         return f'module load {shlex.quote(mpi["module"])}'
@@ -171,7 +172,8 @@ def verdict(mpi, env: Optional[dict], binary: str) -> Tuple[bool, str]:
         return False, (f'{path} links {lib}, outside the MPI of '
                        f'{env["launcher"]}')
 
-    return True, f'{path} links {soname} => {lib}'
+    how = '' if env['launcher'] else ' (no launcher on PATH: by soname)'
+    return True, f'{path} links {soname} => {lib}{how}'
 
 
 def sources(mpis, parsed: Dict[str, dict], partition: str):
