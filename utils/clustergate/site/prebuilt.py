@@ -151,7 +151,9 @@ def verdict(mpi, env: Optional[dict], binary: str) -> Tuple[bool, str]:
         return False, 'its setup failed on the node'
 
     got = env['binaries'].get(binary)
-    if got is None or got['path'] is None:
+    if got is None:
+        return False, f'the probe said nothing of {binary}'
+    if got['path'] is None:
         return False, f'{binary} not on PATH'
 
     path, libs = got['path'], got['libs']
