@@ -11,7 +11,11 @@ the GPUs of one node of each partition whose GRES has GPUs (``nvidia-smi
 and the MPIs the site offers (Lmod's ``module -t avail``, the system
 wrappers on PATH and their ``mpirun --version``, the MPI providers
 installed in the site's Spack by ``spack find --json``: ``spack`` on
-PATH, else ``$SPACK_ROOT/bin/spack``). Writes
+PATH, else ``$SPACK_ROOT/bin/spack``), and on one node of each
+partition the ``hpcc`` and ``IMB-MPI1`` each MPI environment has
+(clustergate.site.prebuilt: a prebuilt source for the environments whose
+MPI the binary links, one summary line per benchmark and partition).
+Writes
 ``config/systems/NAME.py`` (every choice commented with its source),
 ``config/references/NAME.yaml`` (empty) and ``spack-env/NAME/spack.yaml``
 (the site's MPIs as externals). A probe that fails or is absent leaves a
@@ -30,7 +34,7 @@ import subprocess
 from clustergate import PROJECT_ROOT
 from clustergate.commands import sources
 from clustergate.site import discover
-from clustergate.site import gpuconfig, siteconfig
+from clustergate.site import gpuconfig, prebuilt, siteconfig
 
 #: seconds one probe may take (an srun waits for a node)
 TIMEOUT = 300
@@ -209,6 +213,11 @@ def init(args, runner=None):
     if not desc['partitions']:
         raise SystemExit('clustergate site init: no partition from scontrol '
                          'show partition: is this a Slurm login node?')
+
+    # the benchmarks the nodes already have, in each MPI environment
+    prebuilt.probe(runner, desc)
+    for line in desc['prebuilt_notes']:
+        print(f'benchmark: {line}')
 
     files = write_site(desc, args.root, args.force)
     for path in files.values():

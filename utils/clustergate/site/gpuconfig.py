@@ -66,8 +66,8 @@ def partition_lines(part: dict, system: str, pad: str) -> List[str]:
 
 
 def extras_lines(part: dict, system: str, pad: str) -> List[str]:
-    """``'gpus': {...}`` and the GPU benchmarks' source, for the
-    partition's extras (none without GPUs)."""
+    """``'gpus': {...}`` for the partition's extras (none without
+    GPUs); their benchmarks: :func:`benchmark_lines`."""
     g = part.get('gpus')
     if not g:
         return []
@@ -82,16 +82,23 @@ def extras_lines(part: dict, system: str, pad: str) -> List[str]:
     else:
         lines.append(f'{pad}        # no nvidia-smi topo -m answer: NUMA '
                      f'nodes and NICs of the GPUs unknown')
-    env = spack_env_name(system)
     lines.append(f"{pad}        'gpus': {ext!r},")
-    lines.append(f'{pad}        # GPU benchmarks from spack-env/{env} '
-                 f'(built for {g["arch"] or "the GPU"})')
-    lines.append(f"{pad}        'benchmarks': {{")
+    return lines
+
+
+def benchmark_lines(part: dict, system: str, pad: str) -> List[str]:
+    """The GPU benchmarks' sources, inside the partition's
+    ``'benchmarks'`` mapping (none without GPUs)."""
+    g = part.get('gpus')
+    if not g:
+        return []
+    env = spack_env_name(system)
+    lines = [f'{pad}# GPU benchmarks from spack-env/{env} '
+             f'(built for {g["arch"] or "the GPU"})']
     for fam in ('babelstream', 'nvbandwidth', 'nccl', 'gpuburn', 'osu_gpu'):
-        lines.append(f"{pad}            {fam!r}: {{'source': 'spack', "
+        lines.append(f"{pad}{fam!r}: {{'source': 'spack', "
                      f"'spack_env': os.path.join(_HERE, '..', '..', "
                      f"'spack-env', {env!r})}},")
-    lines.append(f'{pad}        }},')
     return lines
 
 

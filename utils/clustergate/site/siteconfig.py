@@ -11,6 +11,7 @@ from typing import List
 
 from clustergate.site import gpuconfig
 from clustergate.site import modesize
+from clustergate.site import prebuilt
 
 #: MPI family -> launcher options for srun (the usual Slurm plugins; check
 #: ``srun --mpi=list`` on the site)
@@ -295,6 +296,11 @@ def _partition(desc, part, families):
             f"{pad}        'memory_per_node_gib': {part['memory_gib']},"]
     body += _rotation(len(desc['partitions']), pad)
     body += gpuconfig.extras_lines(part, desc['name'], pad)
+    bench = (prebuilt.lines(part, pad + ' ' * 12) +
+             gpuconfig.benchmark_lines(part, desc['name'], pad + ' ' * 12))
+    if bench:
+        body += [f"{pad}        'benchmarks': {{", *bench, f'{pad}        }},']
+    body += [f'{pad}        # {n}' for n in part.get('prebuilt_notes', [])]
     if part['topology']:
         # Slurm knows the tree, not the links' rate: without it the first
         # nights are planned at the 1 Gbit/s the defaults were measured at
