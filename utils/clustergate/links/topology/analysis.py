@@ -719,7 +719,8 @@ def _candidates(fit: _Fit, faults, rates, e, c) -> List[Fault]:
             options = [l for l in leaves if l != home]
             if len(options) > 6:
                 levels = levels or LinkLevels(fit, topo, rates)
-                options = likely_leaves(fit, topo, n, e, c, options, levels)
+                options = likely_leaves(fit, topo, n, e, c, options, levels,
+                                        margin=2 * math.log(1 / ALPHA))
             cands += [Fault('miscabled', n, (), 1.0, leaf) for leaf in options]
     return cands
 

@@ -49,22 +49,26 @@ class LinkLevels:
             self._by_round[link] = got
         return got
 
-    def level(self, ri: int, link: Link, mine=frozenset()) -> float:
+    def level(self, ri: int, link: Link, mine=frozenset(),
+              own=frozenset()) -> float:
         """The share of a new flow on ``link`` in round ``ri``; the
-        flows ``mine`` ((round, flow) of the node that moves) left out."""
-        cap = self.topo.capacity(link)
+        flows ``mine`` ((round, flow) of the node that moves) left out,
+        which cross the (round, link) pairs ``own`` (declared paths)."""
         if link[0] == 'node':
-            return cap          # a node link carries the node's flow alone
-        flows = self._flows_on(link).get(ri, ())
-        own = [fi for fi, _ in flows if (ri, fi) in mine]
+            # a node link carries the node's flow alone
+            return self.topo.capacity(link)
         key = (ri, link)
-        if not own and key in self._level:
-            return self._level[key]
-        others = sorted(r for fi, r in flows if (ri, fi) not in mine)
-        lvl = water_level(cap, others)
-        if not own:
-            self._level[key] = lvl
-        return lvl
+        if key not in own:
+            lvl = self._level.get(key)
+            if lvl is None:
+                others = sorted(r for _, r in
+                                self._flows_on(link).get(ri, ()))
+                lvl = self._level[key] = water_level(
+                    self.topo.capacity(link), others)
+            return lvl
+        others = sorted(r for fi, r in self._flows_on(link).get(ri, ())
+                        if (ri, fi) not in mine)
+        return water_level(self.topo.capacity(link), others)
 
 
 def water_level(cap: float, others: List[float]) -> float:
@@ -81,29 +85,50 @@ def water_level(cap: float, others: List[float]) -> float:
     return max((cap - done), 1e-12)
 
 
-def fitting_leaves(fit, topo, n, e, c, options, levels: LinkLevels):
-    """``options`` ordered by the misfit of n's own flows when n is taken
-    to be on each (see the module doc), best first."""
+def fitting_leaves(fit, topo, n, e, c, options, levels: LinkLevels,
+                   each: int = 3, margin: float = 0.0):
+    """The ``each`` leaves of ``options`` where the misfit of n's own
+    flows is least when n is taken to be on them (see the module doc),
+    best first; only those where it is below the misfit on n's declared
+    leaf (the same model) by more than ``margin``. A leaf is given up once
+    its misfit passes that or the ``each``-th best so far (the flows that
+    fit worst now, read first, rule out most leaves within a few)."""
     sig = fit.sigma
     g = fit.by_node.get(n, {})
     mine = g.get('up', []) + g.get('down', [])
     mine_set = frozenset(mine)
-    flows = [(ri, fi, fit.models[ri].flows[fi], fit.logm[ri][fi])
-             for ri, fi in mine]
+    own = frozenset((ri, link) for ri, fi in mine
+                    for link in fit.models[ri].paths[fi])
+    worst_first = sorted(mine, key=lambda x: -abs(e[x[0]][x[1]] - c))
+    flows = [(ri, fit.models[ri].flows[fi], fit.logm[ri][fi])
+             for ri, fi in worst_first]
     moved = topo.copy()
+    level = levels.level
     k2 = CLIP * CLIP
-    loss = {}
-    for leaf in options:
+
+    def misfit(leaf, bound):
         moved.leaf_of[n] = leaf
         total = 0.0
-        for ri, fi, (s, d), lm in flows:
-            rate = min(levels.level(ri, link, mine_set)
+        for ri, (s, d), lm in flows:
+            rate = min(level(ri, link, mine_set, own)
                        for link in moved.path(s, d))
             z = (lm - math.log(rate) - c) / sig
             z *= z
             total += z if z < k2 else k2
-        loss[leaf] = total
-    return sorted(options, key=lambda leaf: loss[leaf])
+            if total > bound:
+                return None
+        return total
+
+    home = misfit(topo.leaf_of[n], math.inf) - margin
+    best: List[Tuple[float, str]] = []
+    for leaf in options:
+        bound = best[-1][0] if len(best) >= each else home
+        total = misfit(leaf, min(bound, home))
+        if total is not None:
+            best.append((total, leaf))
+            best.sort()
+            del best[each:]
+    return [leaf for _, leaf in best]
 
 
 def voted_leaves(fit, topo, n, e, c, options):
@@ -134,10 +159,11 @@ def voted_leaves(fit, topo, n, e, c, options):
 
 
 def likely_leaves(fit, topo, n, e, c, options, levels: LinkLevels,
-                  each: int = 3) -> List[str]:
-    """The ``each`` best leaves of :func:`fitting_leaves`, then those of
-    :func:`voted_leaves` not among them."""
-    out = fitting_leaves(fit, topo, n, e, c, options, levels)[:each]
+                  each: int = 3, margin: float = 0.0) -> List[str]:
+    """The ``each`` best leaves of :func:`fitting_leaves` (those that
+    explain n's flows better than its declared leaf by ``margin``), then
+    those of :func:`voted_leaves` not among them."""
+    out = fitting_leaves(fit, topo, n, e, c, options, levels, each, margin)
     out += [leaf for leaf in voted_leaves(fit, topo, n, e, c, options)[:each]
             if leaf not in out]
     return out
