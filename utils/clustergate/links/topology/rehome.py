@@ -8,7 +8,8 @@ cheaply, so that only a few are scored in full:
 * :func:`fitting_leaves`: for each leaf B, each of n's flows re-routed as
   if n were on B, at the max-min level the flow would get on each link of
   its new path beside the flows the round already put there (their rates
-  held); the leaves where n's own flows then fit best come first. This
+  held); the leaves where n's own flows then fit best, and better than
+  on its declared leaf by a margin, come first. This
   reads the evidence of every level at once: a dragonfly's group shifts
   say which group n is in (the global links loaded in each round), the
   contrast rounds which leaf of it (its trunk loaded while the declared
@@ -17,9 +18,11 @@ cheaply, so that only a few are scored in full:
   predicted (on a tree, their flow stayed inside the real leaf) and the
   leaves whose trunks were loaded when n's flows ran slower. On a
   dragonfly a flow to another group also runs faster on an idle global
-  link, so these votes alone named a leaf of the wrong group there, and
-  the node's in-leaf neighbour (whose flows with n carry the contrast
-  rounds' evidence) was named on the right leaf instead of n.
+  link, so these votes alone often missed the real leaf there (they chose
+  another leaf of its group or leaves of other groups), and the node's
+  in-leaf neighbour (whose flows with n carry the contrast rounds'
+  evidence) was named on the right leaf instead of n. Both lists are
+  offered; the full score decides.
 """
 
 import math
