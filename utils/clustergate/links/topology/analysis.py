@@ -24,8 +24,8 @@ prediction is compared with the measurements:
 
 * ``uplink``: a trunk (switch -> parent, one or both directions) at a
   fitted factor of its rate;
-* ``miscabled``: a node cabled to another leaf than declared (every other
-  leaf tried for the nodes whose flows fit worst);
+* ``miscabled``: a node cabled to another leaf than declared (for the
+  nodes whose flows fit worst, the leaves of :mod:`.rehome`);
 * ``node``: a node's own link (one or both directions) at a fitted factor
   (today's verdict of :mod:`clustergate.links.matrix`, on the tree).
 
@@ -48,6 +48,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from .fairshare import RoundModel, predict
 from .model import Link, Topology
+from .rehome import LinkLevels, likely_leaves
 from .rounds import Round
 
 DEFAULT_SIGMA = 0.15
@@ -708,6 +709,7 @@ def _candidates(fit: _Fit, faults, rates, e, c) -> List[Fault]:
 
     # miscabling: nodes whose flows fit worst, re-homed to likely leaves
     leaves = topo.leaves
+    levels = None
     if len(leaves) >= 2:
         suspects = sorted(score, key=lambda n: -score[n])[:5]
         for n in suspects:
@@ -716,7 +718,9 @@ def _candidates(fit: _Fit, faults, rates, e, c) -> List[Fault]:
             home = topo.leaf_of[n]
             options = [l for l in leaves if l != home]
             if len(options) > 6:
-                options = _likely_leaves(fit, topo, n, e, c, options)[:3]
+                levels = levels or LinkLevels(fit, topo, rates)
+                options = likely_leaves(fit, topo, n, e, c, options, levels,
+                                        margin=2 * math.log(1 / ALPHA))
             cands += [Fault('miscabled', n, (), 1.0, leaf) for leaf in options]
     return cands
 
@@ -727,35 +731,6 @@ def _fastest(rates, group, share=0.9):
         return group
     top = max(rates[ri][fi] for ri, fi in group)
     return [(ri, fi) for ri, fi in group if rates[ri][fi] >= share * top]
-
-
-def _likely_leaves(fit, topo, n, e, c, options):
-    """Leaves a miscabled ``n`` may really be on: partners of its flows
-    that ran faster than predicted (their flow stayed inside the real
-    leaf), and leaves whose trunks were loaded in rounds where n's flows
-    ran slower (it shared their trunk)."""
-    sig = fit.sigma
-    votes = {leaf: 0.0 for leaf in options}
-    g = fit.by_node.get(n, {})
-    for ri, fi in g.get('up', []) + g.get('down', []):
-        z = (e[ri][fi] - c) / sig
-        if z > 2:
-            s, d = fit.models[ri].flows[fi]
-            leaf = topo.leaf_of.get(d if s == n else s)
-            if leaf in votes:
-                votes[leaf] += min(z, CLIP)
-        elif z < -2:
-            for leaf in fit.loaded[ri]:
-                if leaf in votes:
-                    votes[leaf] += 1.0
-        elif z > -1 and fi in fit.local_sets[ri]:
-            # a flow within n's declared leaf ran as predicted while these
-            # trunks were loaded: n is not behind them (with many leaves,
-            # a contrast round loads half of them)
-            for leaf in fit.loaded[ri]:
-                if leaf in votes:
-                    votes[leaf] -= 1.0
-    return sorted(options, key=lambda l: -votes[l])
 
 
 def _fit_factor(fit, topo, groups, ref, per_round):
