@@ -9,15 +9,17 @@ import os
 from clustergate_lab.cluster import slurm
 from clustergate_lab.cluster import state as cluster_state
 from clustergate_lab.cluster.layout import Layout
-from clustergate_lab.cluster.tree import fattree3, leafspine, \
+from clustergate_lab.cluster.tree import dragonfly, fattree3, leafspine, \
     topology_conf_of_state
 
 RATE = 250e6
 
 
-def write_layout(root, nodes=9, leaves=3, spines=None, rate=RATE):
+def write_layout(root, nodes=9, leaves=3, spines=None, rate=RATE,
+                 groups=None):
     """Writes the layout under ``root`` (a state directory); ``leaves``
-    None: flat; ``spines``: a three-level tree (``--topology fattree3``).
+    None: flat; ``spines``: a three-level tree (``--topology fattree3``);
+    ``groups``: a dragonfly (``--topology dragonfly``).
     Returns the environment that selects it (SLURM_CONF,
     CG_EMU_STATE_DIR) and the tree (None when flat)."""
     paths = cluster_state.Paths(str(root))
@@ -25,6 +27,7 @@ def write_layout(root, nodes=9, leaves=3, spines=None, rate=RATE):
     tree = None
     if leaves:
         tree = (fattree3(layout.node_names, leaves, spines) if spines else
+                dragonfly(layout.node_names, leaves, groups) if groups else
                 leafspine(layout.node_names, leaves))
     uplink = tree.uplink_rate(rate, 2.0) if tree else None
     trunk = tree.trunk_rate(uplink, 2.0) if tree else None

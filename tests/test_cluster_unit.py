@@ -415,7 +415,7 @@ def test_plan_tree_rates():
     with pytest.raises(ValueError, match='need --topology'):
         lifecycle.plan_tree(lay, 'flat', 2, 1, 2.0)
     with pytest.raises(ValueError, match='unknown topology'):
-        lifecycle.plan_tree(lay, 'dragonfly', 2, 1)
+        lifecycle.plan_tree(lay, 'torus', 2, 1)
 
 
 def test_tree_ip_batch():

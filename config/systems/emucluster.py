@@ -76,15 +76,22 @@ def _state():
 def _topology():
     """The partition's declared switch tree: when the cluster is up as a
     leaf/spine tree (``clustergate-lab cluster up --topology leafspine``) or
-    a three-level one (``--topology fattree3``: leaves, spines, a core), the
+    a three-level one (``--topology fattree3``: leaves, spines, a core) or
+    a dragonfly (``--topology dragonfly``: groups of leaves), the
     topology.conf that Slurm reads beside its slurm.conf (the switches as
     they were meant to be cabled), as a site would configure it; the flat
     fabric has none. The file, not ``scontrol show topology`` (the same
     tree): the ci mode chooses the link matrix's nodes from it when the
     checks load, and a listing needs no running slurmctld."""
-    if active() and _state().get('tree'):
-        return {'topology': {'file': os.path.join(_STATE_DIR,
-                                                  'topology.conf')}}
+    tree = _state().get('tree') if active() else None
+    if tree:
+        # a dragonfly (--topology dragonfly): topology.conf's groups are
+        # switches of leaves under one top switch, joined pairwise by
+        # global links, which Slurm's topology/tree cannot say: the
+        # partition declares it
+        spec = {'file': os.path.join(_STATE_DIR, 'topology.conf')}
+        return {'topology': {**spec, 'dragonfly': True}
+                if tree.get('dragonfly') else spec}
 
     return {}
 
@@ -96,11 +103,12 @@ def _reference_set():
     (config/references/emucluster.leafspine.yaml, learnt on the tree).
     The three-level tree (spines in its state) is another fabric again
     (100 Mbit/s node links, 4 nodes on one leaf): its own set,
-    emucluster.fattree3.yaml."""
+    emucluster.fattree3.yaml. The dragonfly (groups joined by global
+    links) another: emucluster.dragonfly.yaml."""
     tree = _state().get('tree') if active() else None
     if tree:
-        return {'reference_set': 'fattree3' if tree.get('spines')
-                else 'leafspine'}
+        return {'reference_set': 'dragonfly' if tree.get('dragonfly')
+                else 'fattree3' if tree.get('spines') else 'leafspine'}
 
     return {}
 

@@ -71,9 +71,12 @@ _NODE = re.compile(r'(?:(?:suspect|miscabled) node|(?:slow|undecided) node '
 # a link verdict of the matrix, or of its retest (a pair, not a node:
 # clustergate.links.retest)
 _LINK = re.compile(r'(?:suspect|slow) link (n\d+)(?:<->|->|<-)(n\d+)')
-# a leaf's uplink (leaf2-spine, leaf2-spine1) or a spine's trunk to the
-# core of a three-level tree (spine1-core)
-_UPLINK = re.compile(r'uplink (\S+?)-(?:spine|core)')
+# a leaf's uplink (leaf2-spine, leaf2-spine1, leaf3-group2 on a
+# dragonfly) or a spine's trunk to the core of a three-level tree
+# (spine1-core)
+_UPLINK = re.compile(r'uplink (\S+?)-(?:spine|core|group)')
+# a dragonfly's global link between two groups (group1-group2)
+_GLOBAL = re.compile(r'global link (\S+?-\S+?)\b(?: on|,|\s|$)')
 # per-link/per-node figures of a performance failure, e.g. bw_n5 or
 # bw_n1_n5 (the names the LinkMatrix check gives its variables)
 _PERF_NODES = re.compile(r'\bn\d+\b')
@@ -245,11 +248,13 @@ def fault_plan(runs=3, healthy=20, cases=None, healthy_per_round=0,
 
 def named_subjects(reason: str) -> List[str]:
     """What a failure names: nodes (node verdicts, link ends, per-node
-    variables) and uplinks (``uplink:leaf2``), sorted, unique."""
+    variables), uplinks (``uplink:leaf2``) and global links
+    (``global:group1-group2``), sorted, unique."""
     out = set(_NODE.findall(reason))
     for a, b in _LINK.findall(reason):
         out |= {a, b}
     out |= {f'uplink:{leaf}' for leaf in _UPLINK.findall(reason)}
+    out |= {f'global:{pair}' for pair in _GLOBAL.findall(reason)}
     if not out and 'performance' in reason.lower():
         out |= set(_PERF_NODES.findall(reason))
     return sorted(out)

@@ -14,9 +14,11 @@ import subprocess
 import sys
 import time
 
-from . import lmod, netns, procs, shaping, slurm, state as cluster_state
+from . import dragonfly, lmod, netns, procs, shaping, slurm
+from . import state as cluster_state
 from . import tree as tr
 from .layout import FABRICS, Layout
+from .tree import plan_tree
 from .procs import ClusterError
 
 #: The unprivileged user jobs (and ReFrame) run as
@@ -143,50 +145,16 @@ def _start(state, paths, name, cmd, logfile):
     cluster_state.save(state, paths)
 
 
-def plan_tree(layout, topology, leaves, rate_bits, oversubscription=None,
-              uplink_rate=None, spines=None):
-    """``(tree, uplink bits)`` of ``up --topology``: None, None for the flat
-    fabric. ``topology`` is ``leafspine`` or ``fattree3`` (``spines``
-    spines under a core); the uplink rate is given (absolute or a share of
-    the leaf's node bandwidth) or follows from the oversubscription
-    (default 2:1)."""
-    if topology in (None, '', 'flat'):
-        if uplink_rate or oversubscription:
-            raise ValueError('--uplink-rate and --oversubscription need '
-                             '--topology leafspine or fattree3')
-        return None, None
-
-    if topology not in tr.TOPOLOGIES:
-        raise ValueError(f'unknown topology {topology!r} (choose flat, '
-                         f'{" or ".join(tr.TOPOLOGIES)})')
-
-    if uplink_rate and oversubscription:
-        raise ValueError('give --uplink-rate or --oversubscription, not both')
-
-    if spines is not None and topology != 'fattree3':
-        raise ValueError('--spines needs --topology fattree3')
-
-    tree = (tr.fattree3(layout.node_names, leaves,
-                        spines or tr.DEFAULT_SPINES)
-            if topology == 'fattree3' else
-            tr.leafspine(layout.node_names, leaves))
-    if uplink_rate:
-        full = tree.uplink_rate(rate_bits, 1.0)
-        return tree, tr.resolve_rate(uplink_rate, full)
-
-    return tree, tree.uplink_rate(
-        rate_bits, oversubscription or tr.DEFAULT_OVERSUBSCRIPTION)
-
-
 def up(nodes=4, rate='1gbit', timeout=30.0, paths=None, topology=None,
-       leaves=3, oversubscription=None, uplink_rate=None, spines=None):
+       leaves=3, oversubscription=None, uplink_rate=None, spines=None,
+       groups=None):
     """Bring the cluster up; on any failure undo everything and raise."""
     paths = paths or cluster_state.Paths()
     t0 = time.monotonic()
     layout = Layout(nodes)
     bits = shaping.parse_rate(rate)
     tree, up_bits = plan_tree(layout, topology, leaves, bits,
-                              oversubscription, uplink_rate, spines)
+                              oversubscription, uplink_rate, spines, groups)
     trunk_bits = tree and tree.trunk_rate(
         up_bits, oversubscription or tr.DEFAULT_OVERSUBSCRIPTION)
     preflight()
@@ -407,16 +375,23 @@ def _running_state(paths):
 
 
 def degrade(node, fabric, rate, delay=None, loss=None, paths=None,
-            uplink=None):
-    """Set the rate of ``node``'s link(s) on ``fabric`` (or ``all``), or of
-    the uplink of leaf ``uplink``; ``rate`` is absolute (``250mbit``) or a
-    share of the nominal rate (``25%``)."""
+            uplink=None, global_link=None):
+    """Set the rate of ``node``'s link(s) on ``fabric`` (or ``all``), of
+    the uplink of leaf ``uplink``, or of a dragonfly's global link
+    ``global_link`` (``group1-group2``); ``rate`` is absolute
+    (``250mbit``) or a share of the nominal rate (``25%``)."""
     shaping.reject_netem(delay, loss)
     paths = paths or cluster_state.Paths()
-    if (node is None) == (uplink is None):
-        raise ValueError('give --node or --uplink (one of them)')
+    if [node, uplink, global_link].count(None) != 2:
+        raise ValueError('give --node, --uplink or --global (one of them)')
 
     state = _running_state(paths)
+    if global_link is not None:
+        tree = cluster_state.tree_of(state)
+        if tree is None or not tree.dragonfly:
+            raise ClusterError('--global needs `clustergate-lab cluster up '
+                               '--topology dragonfly`')
+        uplink = tree.global_name(global_link)
     if uplink is not None:
         return _degrade_uplink(state, paths, uplink, fabric, rate)
 
@@ -465,9 +440,12 @@ def _degrade_uplink(state, paths, switch, fabric, rate):
 
     netns.apply_uplink_rates(tree, {(switch, f): bits for f in fabrics})
     cluster_state.save(state, paths)
-    what = 'trunk' if tree.is_spine(switch) else 'uplink'
+    what = (f'global link {switch.replace("~", "-")}'
+            if tree.is_global(switch) else
+            f'{"trunk" if tree.is_spine(switch) else "uplink"} {switch}-'
+            f'{tree.parent_of(switch)}')
     for f in fabrics:
-        log(f'{what} {switch}-{tree.parent_of(switch)} {f}: '
+        log(f'{what} {f}: '
             f'{shaping.format_rate(bits)} (nominal '
             f'{shaping.format_rate(nominal)})')
 
@@ -493,6 +471,8 @@ def miscable(node, leaf, fabric='fab0', paths=None):
         else:
             over[node] = leaf
 
+        if tree.dragonfly:      # the groups route to where it now is
+            dragonfly.apply_fdb(layout, tree, cabling)
         cluster_state.save(state, paths)
         log(f'{node} {f}: cabled to {leaf} (topology.conf: '
             f'{tree.leaf_of(node)})')
@@ -514,11 +494,15 @@ def restore(paths=None):
                 netns.recable(node, f, tree.leaf_bridge(tree.leaf_of(node),
                                                         f), layout)
         state['cabling'] = {}
+        if tree.dragonfly:
+            dragonfly.apply_fdb(layout, tree)
 
     cluster_state.save(state, paths)
     up = ''
     if tree is not None:
-        trunks = (f', trunks at {shaping.format_rate(state["trunk_rate"])}'
+        upper = 'global links' if tree.dragonfly else 'trunks'
+        trunks = (f', {upper} at '
+                  f'{shaping.format_rate(state["trunk_rate"])}'
                   if tree.spines else '')
         up = (f', uplinks at {shaping.format_rate(state["uplink_rate"])}'
               f'{trunks}, every node on its leaf')

@@ -10,7 +10,7 @@ import re
 import subprocess
 import sys
 
-from . import shaping
+from . import dragonfly, shaping
 from .layout import FABRICS
 from .procs import ClusterError, run
 
@@ -44,7 +44,10 @@ def host_batch(layout, tree=None):
     is a bridge joined to the spine by an uplink veth pair, and each node's
     veth goes on the bridge of the leaf the tree puts it under. On three
     levels the fabric's bridge is the core, each spine a bridge joined to
-    it by a trunk veth pair, and each leaf's uplink ends on its spine."""
+    it by a trunk veth pair, and each leaf's uplink ends on its spine. A
+    dragonfly's groups are bridges like spines, joined pairwise by global
+    links instead of trunks, the head's bridge hanging on group1
+    (:mod:`clustergate_lab.cluster.dragonfly`)."""
     lines = []
     for f in FABRICS:
         br = layout.bridge(f)
@@ -54,7 +57,19 @@ def host_batch(layout, tree=None):
         for spine in (tree.spine_names if tree else []):
             sb = tree.spine_bridge(spine, f)
             lines += _bridge_lines(sb) + [f'link set {sb} up']
-            lines += _link_lines(*tree.link_ends(spine, f), sb, br)
+            if not tree.dragonfly:
+                lines += _link_lines(*tree.link_ends(spine, f), sb, br)
+        if tree is not None and tree.dragonfly:
+            lines += _link_lines(*tree.head_link_ends(f), tree.spine_bridge(
+                tree.spine_names[0], f), br)
+            for glob in tree.global_links:
+                a, b = glob.split('~')
+                # no flooding over it from the first frame: the groups'
+                # bridges form a loop
+                lines += _link_lines(*tree.link_ends(glob, f),
+                                     tree.spine_bridge(a, f),
+                                     tree.spine_bridge(b, f))
+                lines += dragonfly.global_port_lines(tree, glob, f)
         for leaf in (tree.leaf_names if tree else []):
             lb = tree.leaf_bridge(leaf, f)
             lines += _bridge_lines(lb) + [f'link set {lb} up']
@@ -71,15 +86,20 @@ def host_batch(layout, tree=None):
                       f'link set {veth} addrgenmode none',
                       f'link set {veth} master {master} up']
 
+    if tree is not None and tree.dragonfly:
+        lines += dragonfly.host_lines(layout, tree)
     return lines
 
 
-def node_batch(layout, node):
+def node_batch(layout, node, tree=None):
     """ip batch inside ``node``: lo and the fabric interfaces up, with
     their addresses (the /24 routes come with the addresses; no default
     route: nothing leaves the emulated fabrics; no IPv6 link-local
-    addresses either: ``addrgenmode none``)."""
+    addresses either: ``addrgenmode none``); on a dragonfly first their
+    fixed MACs and permanent neighbours."""
     lines = ['link set lo up']
+    if tree is not None and tree.dragonfly:
+        lines += dragonfly.node_lines(layout, node)
     for f in FABRICS:
         lines += [f'link set {f} addrgenmode none',
                   f'addr add {layout.node_addr(node, f)}/24 dev {f}',
@@ -105,8 +125,13 @@ def tree_devices(tree):
             out += [f'bridge:{tree.leaf_bridge(leaf, f)}',
                     f'link:{tree.uplink_leaf_end(leaf, f)}']
         for spine in tree.spine_names:
-            out += [f'bridge:{tree.spine_bridge(spine, f)}',
-                    f'link:{tree.trunk_spine_end(spine, f)}']
+            out.append(f'bridge:{tree.spine_bridge(spine, f)}')
+            if not tree.dragonfly:
+                out.append(f'link:{tree.trunk_spine_end(spine, f)}')
+        if tree.dragonfly:
+            out += [f'link:{tree.link_ends(g, f)[0]}'
+                    for g in tree.global_links]
+            out.append(f'link:{tree.head_link_ends(f)[0]}')
 
     return out
 
@@ -132,8 +157,8 @@ def build(layout, rates, on_created, tree=None, uplink_rates=None):
     ]
     errors = []
     for n, p in zip(layout.node_names, procs):
-        _, err = p.communicate('\n'.join(node_batch(layout, n)) + '\n',
-                               timeout=30)
+        _, err = p.communicate('\n'.join(node_batch(layout, n, tree)) +
+                               '\n', timeout=30)
         if p.returncode:
             errors.append(f'{n}: {err.strip()}')
 
@@ -144,6 +169,8 @@ def build(layout, rates, on_created, tree=None, uplink_rates=None):
     apply_rates(layout, rates)
     if tree is not None:
         apply_uplink_rates(tree, uplink_rates)
+    if tree is not None and tree.dragonfly:
+        dragonfly.apply_fdb(layout, tree)
 
 
 def uplink_batch(tree, uplink_rates):

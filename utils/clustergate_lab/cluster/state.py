@@ -157,14 +157,15 @@ def tree_of(state):
 
 def nominal_uplink(state, tree, switch):
     """Nominal rate of the link from ``switch`` to its parent: a spine's
-    trunk or a leaf's uplink."""
-    return state['trunk_rate'] if tree.is_spine(switch) else \
-        state['uplink_rate']
+    trunk or a leaf's uplink; of a dragonfly's global link (``trunk_rate``
+    holds the upper level's rate)."""
+    upper = tree.is_spine(switch) or tree.is_global(switch)
+    return state['trunk_rate'] if upper else state['uplink_rate']
 
 
 def uplink_rates(state, tree):
     """``{(leaf or spine, fabric): bits}`` of all uplinks (and the spines'
-    trunks), nominal where unrecorded."""
+    trunks, or a dragonfly's global links), nominal where unrecorded."""
     from .layout import FABRICS
     from .tree import uplink_key
     recorded = state.get('rates', {})

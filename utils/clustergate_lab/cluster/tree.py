@@ -30,6 +30,21 @@ oversubscription``, so the upper level is oversubscribed too and a cut
 trunk shows. Every device name starts with ``cgl``, ``cgu``, ``cgs`` or
 ``cgfab`` (what the leftover checks look for) and is at most 15
 characters (the kernel's limit).
+
+A dragonfly (``--topology dragonfly``): the leaves split evenly into
+groups ``group1..groupG``; group ``g`` is a bridge ``cgsp<g>f<F>`` holding
+its leaves' uplinks, and every pair of groups is joined by its own
+*global link*, a veth pair ``cgsg<a>t<b>f<F>`` (on group a's bridge) /
+``cgsg<b>t<a>f<F>`` (on group b's), shaped like an uplink. The head's
+bridge ``cgfab<F>`` hangs on group1 by an unshaped veth ``cgsmg<F>`` /
+``cgsmh<F>``. A global link's nominal rate: the most leaves in a group x
+their uplinks' rate / (groups - 1), i.e. a group's global bandwidth is
+its uplinks' (its nodes' / the oversubscription) spread over the other
+groups: when a group's nodes all send to one other group, the global
+link is the narrowest link on their way. The groups' bridges form loops
+(a triangle with 3 groups): :mod:`clustergate_lab.cluster.dragonfly`
+keeps them loop-free and routes minimally (static forwarding entries, no
+flooding over a global link).
 """
 
 import re
@@ -44,7 +59,7 @@ CORE = 'core'
 #: Linux's limit on interface names (IFNAMSIZ - 1)
 MAX_IFNAME = 15
 #: ``up --topology`` values with switches (besides ``flat``)
-TOPOLOGIES = ('leafspine', 'fattree3')
+TOPOLOGIES = ('leafspine', 'fattree3', 'dragonfly')
 #: Spines of ``--topology fattree3``: with two, every flow between them
 #: leaves one spine and enters the other, so a cut trunk of either slows
 #: exactly the same flows and cannot be named (the analysis says "spine1
@@ -54,6 +69,13 @@ DEFAULT_SPINES = 3
 #: Nominal oversubscription of the uplinks (nodes' bandwidth per leaf over
 #: the uplink's bandwidth)
 DEFAULT_OVERSUBSCRIPTION = 2.0
+#: The top switch of a dragonfly in topology.conf (no bridge of its own:
+#: the groups are joined pairwise by global links)
+FABRIC_TOP = 'fabric'
+#: Groups of ``--topology dragonfly``: with two there is one global link
+#: (nothing to tell apart); with three, each global link carries the
+#: flows of one pair of groups only
+DEFAULT_GROUPS = 3
 
 _LEAF_RE = re.compile(r'^leaf(\d+)$')
 
@@ -68,6 +90,9 @@ class Tree:
     leaves: Tuple[Tuple[str, Tuple[str, ...]], ...]
     spine: str = SPINE
     spines: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    #: the middle level are a dragonfly's groups, joined pairwise by
+    #: global links (no trunk to the root)
+    dragonfly: bool = False
 
     @property
     def root(self):
@@ -82,8 +107,47 @@ class Tree:
     @property
     def trunked(self):
         """Every switch with a shaped link to its parent: the leaves, then
-        the spines of a three-level tree."""
+        the spines of a three-level tree or a dragonfly's global links
+        (``group1~group2``, named as the analysis names them)."""
+        if self.dragonfly:
+            return self.leaf_names + self.global_links
         return self.leaf_names + self.spine_names
+
+    @property
+    def global_links(self):
+        """A dragonfly's global links, ``groupA~groupB`` for every pair
+        (A declared first); none on a tree."""
+        if not self.dragonfly:
+            return []
+        g = self.spine_names
+        return [f'{a}~{b}' for i, a in enumerate(g) for b in g[i + 1:]]
+
+    def is_global(self, name):
+        return name in self.global_links
+
+    def global_name(self, text):
+        """The global link ``text`` names (``group2-group1``, either
+        order, or ``group1~group2``); ValueError naming the choices."""
+        ends = re.split(r'[-~]', str(text).strip())
+        for name in self.global_links:
+            if len(ends) == 2 and sorted(name.split('~')) == sorted(ends):
+                return name
+        have = ', '.join(n.replace('~', '-') for n in self.global_links)
+        raise ValueError(f'no global link {text!r} (global links: '
+                         f'{have or "none: not a dragonfly"})')
+
+    def global_end(self, group, other, fabric):
+        """The end of the global link between ``group`` and ``other``
+        that is on ``group``'s bridge (TBF: traffic towards ``other``)."""
+        return (f'cgsg{self._spine_number(group)}t'
+                f'{self._spine_number(other)}f{fabric_index(fabric)}')
+
+    @staticmethod
+    def head_link_ends(fabric):
+        """(end on group1's bridge, end on the head's bridge) of a
+        dragonfly's unshaped link to the head."""
+        i = fabric_index(fabric)
+        return f'cgsmg{i}', f'cgsmh{i}'
 
     def parent_of(self, switch):
         """The switch ``switch``'s uplink or trunk goes to."""
@@ -166,7 +230,12 @@ class Tree:
 
     def link_ends(self, switch, fabric):
         """``(lower end, upper end)`` of the shaped link from ``switch``
-        (a leaf or a spine) to its parent."""
+        (a leaf or a spine) to its parent; of a global link
+        ``groupA~groupB``: (end on A, end on B)."""
+        if self.is_global(switch):
+            a, b = switch.split('~')
+            return (self.global_end(a, b, fabric),
+                    self.global_end(b, a, fabric))
         if self.is_spine(switch):
             return (self.trunk_spine_end(switch, fabric),
                     self.trunk_core_end(switch, fabric))
@@ -175,10 +244,11 @@ class Tree:
 
     def device_names(self, fabric):
         """Every host device name this tree adds on ``fabric``."""
+        head = list(self.head_link_ends(fabric)) if self.dragonfly else []
         return ([self.leaf_bridge(leaf, fabric) for leaf in self.leaf_names] +
                 [self.spine_bridge(s, fabric) for s in self.spine_names] +
                 [end for sw in self.trunked
-                 for end in self.link_ends(sw, fabric)])
+                 for end in self.link_ends(sw, fabric)] + head)
 
     def leaf_of_bridge(self, bridge):
         """Leaf name of a leaf bridge name, the spine for ``cgfab<F>``,
@@ -209,9 +279,13 @@ class Tree:
     def trunk_rate(self, uplink_bits, oversubscription):
         """Nominal spine-core trunk rate in bits/s: the most leaves under a
         spine x their uplinks' rate / ``oversubscription`` (None on two
-        levels)."""
+        levels); of a dragonfly's global links: the most leaves in a group
+        x their uplinks' rate / (groups - 1) (see the module doc)."""
         if not self.spines:
             return None
+        if self.dragonfly:
+            most = max(len(leaves) for _, leaves in self.spines)
+            return int(round(most * uplink_bits / (len(self.spines) - 1)))
         if oversubscription <= 0:
             raise ValueError(f'oversubscription must be > 0, not '
                              f'{oversubscription}')
@@ -228,7 +302,9 @@ class Tree:
         ``LinkSpeed`` (Slurm: an integer of arbitrary unit) is in Mbit/s,
         the rate of each link below the switch: a leaf's node links, a
         spine's uplinks, the core's trunks (how clustergate.links.topology
-        reads it)."""
+        reads it); a dragonfly's groups are switches over their leaves
+        under one top switch whose ``LinkSpeed`` is that of each global
+        link (``trunk_mbit``; the partition declares the dragonfly)."""
         def speed(mbit):
             return '' if mbit is None else f' LinkSpeed={int(round(mbit))}'
 
@@ -262,6 +338,8 @@ class Tree:
         if self.spines:
             out['spines'] = [[name, list(leaves)]
                              for name, leaves in self.spines]
+        if self.dragonfly:
+            out['dragonfly'] = True
         return out
 
     @classmethod
@@ -270,7 +348,8 @@ class Tree:
                          for name, nodes in data['leaves']),
                    data.get('spine', SPINE),
                    tuple((name, tuple(leaves))
-                         for name, leaves in data.get('spines', [])))
+                         for name, leaves in data.get('spines', [])),
+                   bool(data.get('dragonfly')))
 
 
 def _split(names, parts, prefix):
@@ -312,6 +391,62 @@ def fattree3(node_names, leaves=6, spines=DEFAULT_SPINES):
     return Tree(two.leaves, CORE, _split(two.leaf_names, spines, 'spine'))
 
 
+def dragonfly(node_names, leaves=6, groups=DEFAULT_GROUPS):
+    """A dragonfly: the nodes split into ``leaves`` leaves as by
+    :func:`leafspine`, the leaves split the same way into ``groups``
+    groups under the top switch :data:`FABRIC_TOP`: 24 nodes, 6 leaves,
+    3 groups -> leaf1, leaf2 (n1..n8) in group1, ... A group has 2 leaves
+    at least (as a spine of three levels: else its one uplink and its
+    global links carry the same flows)."""
+    two = leafspine(node_names, leaves)
+    if not 2 <= groups or leaves < 2 * groups:
+        raise ValueError(f'a dragonfly of {leaves} leaves needs 2..'
+                         f'{leaves // 2} groups (at least 2 leaves each), '
+                         f'not {groups}')
+
+    return Tree(two.leaves, FABRIC_TOP,
+                _split(two.leaf_names, groups, 'group'), dragonfly=True)
+
+
+def plan_tree(layout, topology, leaves, rate_bits, oversubscription=None,
+              uplink_rate=None, spines=None, groups=None):
+    """``(tree, uplink bits)`` of ``up --topology``: None, None for the flat
+    fabric. ``topology`` is ``leafspine``, ``fattree3`` (``spines`` spines
+    under a core) or ``dragonfly`` (``groups`` groups); the uplink rate is
+    given (absolute or a share of the leaf's node bandwidth) or follows
+    from the oversubscription (default 2:1)."""
+    if topology in (None, '', 'flat'):
+        if uplink_rate or oversubscription:
+            raise ValueError('--uplink-rate and --oversubscription need '
+                             '--topology leafspine, fattree3 or dragonfly')
+        return None, None
+
+    if topology not in TOPOLOGIES:
+        raise ValueError(f'unknown topology {topology!r} (choose flat, '
+                         f'{" or ".join(TOPOLOGIES)})')
+
+    if uplink_rate and oversubscription:
+        raise ValueError('give --uplink-rate or --oversubscription, not both')
+
+    if spines is not None and topology != 'fattree3':
+        raise ValueError('--spines needs --topology fattree3')
+
+    if groups is not None and topology != 'dragonfly':
+        raise ValueError('--groups needs --topology dragonfly')
+
+    tree = (fattree3(layout.node_names, leaves, spines or DEFAULT_SPINES)
+            if topology == 'fattree3' else
+            dragonfly(layout.node_names, leaves, groups or DEFAULT_GROUPS)
+            if topology == 'dragonfly' else
+            leafspine(layout.node_names, leaves))
+    if uplink_rate:
+        full = tree.uplink_rate(rate_bits, 1.0)
+        return tree, resolve_rate(uplink_rate, full)
+
+    return tree, tree.uplink_rate(
+        rate_bits, oversubscription or DEFAULT_OVERSUBSCRIPTION)
+
+
 def describe(tree, node_bits, uplink_bits, trunk_bits=None):
     """What ``up`` says it built: ``under 6 leaves, 2 spines and a core
     (nodes 100mbit, uplinks 200mbit, trunks 300mbit)``."""
@@ -321,6 +456,10 @@ def describe(tree, node_bits, uplink_bits, trunk_bits=None):
         f'{format_rate(uplink_bits)}'
     if not tree.spines:
         return f'under {len(tree.leaves)} leaves and a spine ({rates})'
+    if tree.dragonfly:
+        return (f'under {len(tree.leaves)} leaves in {len(tree.spines)} '
+                f'dragonfly groups ({rates}, global links '
+                f'{format_rate(trunk_bits)})')
 
     return (f'under {len(tree.leaves)} leaves, {len(tree.spines)} spines '
             f'and a core ({rates}, trunks {format_rate(trunk_bits)})')
@@ -420,7 +559,10 @@ def cabling_lines(tree, real, uplinks, nominal_uplink, nominal_trunk=None):
     lines = ['switches (real cabling; ! = not as topology.conf says; '
              'uplink TBF rate, * = not nominal):']
     for f in sorted(real):
-        for spine, leaves in tree.spines:
+        for glob in tree.global_links:
+            lines.append(f'  {f} global {glob.replace("~", "-")} '
+                         f'{rate(glob, f, nominal_trunk)}')
+        for spine, leaves in ([] if tree.dragonfly else tree.spines):
             lines.append(f'  {f} {spine:6} trunk  {rate(spine, f, nominal_trunk)}'
                          f' to {tree.root}, leaves: {" ".join(leaves)}')
 

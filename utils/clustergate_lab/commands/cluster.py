@@ -7,11 +7,14 @@
         [--rate 250mbit] [--oversubscription 2 | --uplink-rate 375mbit]
     clustergate-lab cluster up --topology fattree3 [--nodes 24] [--leaves 6]
         [--spines 3] [--rate 100mbit] [--oversubscription 2]
+    clustergate-lab cluster up --topology dragonfly [--nodes 24] [--leaves 6]
+        [--groups 3] [--rate 100mbit] [--oversubscription 2]
     clustergate-lab cluster status
     clustergate-lab cluster env            # export SLURM_CONF=...
     clustergate-lab cluster degrade --node n2 --fabric fab0 --rate 250mbit
     clustergate-lab cluster degrade --uplink leaf1 --fabric fab0 --rate 25%
     clustergate-lab cluster degrade --uplink spine1 --rate 25%  # fattree3
+    clustergate-lab cluster degrade --global group1-group2 --rate 25%
     clustergate-lab cluster miscable --node n3 --leaf leaf2 [--fabric fab0]
     clustergate-lab cluster restore
     clustergate-lab cluster down
@@ -27,7 +30,7 @@ from clustergate.commands.sources import EXIT_CODES
 from clustergate_lab.cluster import lifecycle, state as cluster_state
 from clustergate_lab.cluster.layout import FABRICS, MAX_NODES
 from clustergate_lab.cluster.procs import ClusterError
-from clustergate_lab.cluster.tree import DEFAULT_SPINES
+from clustergate_lab.cluster.tree import DEFAULT_GROUPS, DEFAULT_SPINES
 
 FLAT_NODES, FLAT_RATE = 4, '1gbit'
 #: Defaults of ``--topology leafspine``: 9 nodes under 3 leaves (with two
@@ -44,6 +47,9 @@ TREE_NODES, TREE_LEAVES, TREE_RATE = 9, 3, '250mbit'
 #: 2:1 over their 2 uplinks (200 Mbit/s)
 FAT3_NODES, FAT3_LEAVES, FAT3_RATE = 24, 6, '100mbit'
 FAT3_SPINES = DEFAULT_SPINES
+#: ``--topology dragonfly`` has the same size and rates: 24 nodes, 6 leaves
+#: of 4 in 3 groups (tree.DEFAULT_GROUPS), uplinks 2:1; every pair of
+#: groups joined by a global link of 2 x 200 / 2 = 200 Mbit/s
 
 
 def _guard(fn):
@@ -61,17 +67,20 @@ def _guard(fn):
 @_guard
 def _up(args):
     tree = args.topology not in (None, 'flat')
-    fat3 = args.topology == 'fattree3'
+    fat3 = args.topology in ('fattree3', 'dragonfly')
     nodes = args.nodes or (FAT3_NODES if fat3 else
                            TREE_NODES if tree else FLAT_NODES)
     rate = args.rate or (FAT3_RATE if fat3 else
                          TREE_RATE if tree else FLAT_RATE)
     leaves = args.leaves or (FAT3_LEAVES if fat3 else TREE_LEAVES)
-    spines = args.spines or (FAT3_SPINES if fat3 else None)
+    spines = args.spines or (FAT3_SPINES if args.topology == 'fattree3'
+                             else None)
+    groups = args.groups or (DEFAULT_GROUPS if args.topology == 'dragonfly'
+                             else None)
     lifecycle.up(nodes=nodes, rate=rate, timeout=args.timeout,
                  topology=args.topology, leaves=leaves,
                  oversubscription=args.oversubscription,
-                 uplink_rate=args.uplink_rate, spines=spines)
+                 uplink_rate=args.uplink_rate, spines=spines, groups=groups)
     for line in lifecycle.env_lines():
         print(line)
 
@@ -92,7 +101,8 @@ def _status(args):
 @_guard
 def _degrade(args):
     lifecycle.degrade(args.node, args.fabric, args.rate,
-                      delay=args.delay, loss=args.loss, uplink=args.uplink)
+                      delay=args.delay, loss=args.loss, uplink=args.uplink,
+                      global_link=args.global_link)
     return 0
 
 
@@ -154,11 +164,14 @@ def add_parser(subparsers):
                     help=f'nominal rate of every node link (default: '
                          f'{FLAT_RATE}, {TREE_RATE} with --topology '
                          f'leafspine, {FAT3_RATE} with fattree3)')
-    up.add_argument('--topology', choices=['flat', 'leafspine', 'fattree3'],
+    up.add_argument('--topology',
+                    choices=['flat', 'leafspine', 'fattree3', 'dragonfly'],
                     help='flat: one bridge per fabric (default); '
                          'leafspine: leaf switches under a spine; '
                          'fattree3: leaves under spines under a core; '
-                         'the switches described to Slurm in topology.conf')
+                         'dragonfly: groups of leaves, every pair of groups '
+                         'joined by a global link; the switches described '
+                         'to Slurm in topology.conf')
     up.add_argument('--leaves', type=int,
                     help=f'leaf switches of --topology leafspine or '
                          f'fattree3 (default: {TREE_LEAVES}, '
@@ -167,6 +180,9 @@ def add_parser(subparsers):
                     help=f'spine switches of --topology fattree3, the '
                          f'leaves split evenly under them (default: '
                          f'{FAT3_SPINES})')
+    up.add_argument('--groups', type=int,
+                    help=f'groups of --topology dragonfly, the leaves split '
+                         f'evenly into them (default: {DEFAULT_GROUPS})')
     up.add_argument('--oversubscription', type=float,
                     help='node bandwidth of a leaf over its uplink\'s, and '
                          'on fattree3 the uplinks of a spine over its '
@@ -194,6 +210,9 @@ def add_parser(subparsers):
                        help='the uplink of a leaf to its spine, e.g. leaf1; '
                             'on fattree3 also the trunk of a spine to the '
                             'core, e.g. spine1')
+    which.add_argument('--global', dest='global_link', metavar='GROUPS',
+                       help='a global link of a dragonfly, e.g. '
+                            'group1-group2')
     deg.add_argument('--fabric', default=FABRICS[0],
                      choices=[*FABRICS, 'all'],
                      help='fabric (default: fab0)')
