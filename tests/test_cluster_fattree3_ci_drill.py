@@ -16,9 +16,10 @@ or more (with two, every flow between the spines crosses both trunks:
 6 leaves of 3 and 14 rounds, the 24-node tree's schedule. Node links at
 the tree's 100 Mbit/s: the 18 flows of a round within the leaves measure
 0.97x of it, link-bound on the machine's 2 cores. 4 trials a round
-instead of 8 (the first dropped): the trunk at 1/4 is still named 43 sigma
-outside noise, and the session takes about 3 minutes instead of 5
-(docs/reports/emulated-cluster.md). The healthy tree, the leaf uplink
+instead of 8 (the first dropped): the trunk at 1/4 is still named 41-45
+sigma outside noise, and the whole drill takes about 3 minutes with
+bring-up and tear-down (a healthy session: 96 s at 4 trials, 139 s at 8;
+docs/reports/emulated-cluster.md). The healthy tree, the leaf uplink
 and the miscabled node across spines are the 24-node drill's
 (test_cluster_fattree3_drill.py, run when asked for).
 
