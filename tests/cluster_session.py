@@ -208,14 +208,39 @@ def tree_session(nodes, up_args):
                                                   'cgfab'))], links
 
 
-def drill_linkmatrix(session, tag, *faults, timeout=900):
+def drill_linkmatrix(session, tag, *faults, timeout=900, options=()):
     """The drill's link matrix run with the cluster commands ``faults``
-    applied (each a tuple of arguments), the cluster restored after."""
+    applied (each a tuple of arguments), the cluster restored after;
+    ``options``: more ReFrame options (e.g. ``-S trials=4``)."""
     try:
         for fault in faults:
             cluster(*fault)
-        return session.reframe(*DRILL_LINKMATRIX, '-r', tag=tag,
+        return session.reframe(*DRILL_LINKMATRIX, *options, '-r', tag=tag,
                                timeout=timeout)
     finally:
         if faults:
             cluster('restore')
+
+
+def matrix_rounds(session, tag):
+    """The round labels, in order, that the first run of the drill's link
+    matrix job ``tag`` measured (its ``round=`` lines: ``I1``, ``S2``,
+    ``C00`` ... on a schedule, shift numbers on every pair); [] when no
+    job output is found. The first run's directory (stage if it failed,
+    output if it passed), not a retry's, nor the retest's lines."""
+    import glob
+    import re
+    base = os.path.join(session.workdir, tag)
+    for where in ('stage', 'output'):
+        for path in sorted(glob.glob(os.path.join(
+                base, where, '*', '*', '*', 'LinkMatrix_*', 'rfm_job.out'))):
+            if '_retry' in os.path.basename(os.path.dirname(path)):
+                continue
+            with open(path) as fp:
+                # not a retest's lines (alone=1), should it write here
+                labels = [m.group(1) for m in (
+                    re.search(r'\bround=(\S+)', ln) for ln in fp
+                    if 'alone=' not in ln) if m]
+            return list(dict.fromkeys(labels))
+
+    return []
