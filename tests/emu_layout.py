@@ -49,3 +49,44 @@ def environment(root, **kwargs):
     """``os.environ`` with the layout of :func:`write_layout`."""
     env, _ = write_layout(root, **kwargs)
     return dict(os.environ, **env)
+
+
+_PROBE = r'''
+import json, runpy, sys
+conf = runpy.run_path(sys.argv[1])['site_configuration']
+part = conf['systems'][0]['partitions'][0]
+print(json.dumps({k: part['extras'].get(k) for k in ('topology',
+      'reference_set', 'sweep')}))
+'''
+
+
+def emucluster_extras(env):
+    """The extras (topology, reference_set, sweep) of the first partition
+    of config/systems/emucluster.py loaded, in a fresh interpreter, with
+    the environment ``env`` of :func:`write_layout`."""
+    import json
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run(
+        [sys.executable, '-c', _PROBE,
+         os.path.join(root, 'config', 'systems', 'emucluster.py')],
+        env=dict(os.environ, **env), capture_output=True, text=True,
+        cwd=root, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+def simulated_verdicts(topo, fault, seed, sigma=0.05):
+    """The fabric verdict's lines on ``topo``'s rounds, measured by the
+    lab's simulator with ``fault`` (None: healthy) at noise ``sigma``."""
+    import random
+    from clustergate.links.topology import diagnose, schedule
+    from clustergate.links.topology.analysis import Prepared
+    from clustergate_lab import simulate as sim
+    rounds = schedule(topo, topo.nodes)
+    prepared = Prepared(topo, [r.flows for r in rounds])
+    measured = sim.measure(topo, prepared.models, [fault] if fault else [],
+                           random.Random(seed), sigma, 0.9)
+    return diagnose(topo, measured, 'fab0', sigma=sigma,
+                    prepared=prepared).messages()

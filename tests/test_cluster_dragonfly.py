@@ -10,17 +10,12 @@ loaded on the layout."""
 
 import json
 import os
-import random
-import subprocess
-import sys
 
 import pytest
 
-from clustergate.links.topology import (all_pairs_rounds, diagnose,
-                                        parse_topology_conf, schedule,
+from clustergate.links.topology import (all_pairs_rounds, parse_topology_conf, schedule,
                                         schedule_text)
-from clustergate.links.topology.analysis import Fault, Prepared
-from clustergate_lab import simulate as sim
+from clustergate.links.topology.analysis import Fault
 from clustergate_lab.cli import build_parser
 from clustergate_lab.cluster import dragonfly as df
 from clustergate_lab.cluster import lifecycle, netns
@@ -29,7 +24,7 @@ from clustergate_lab.cluster import tree as tr
 from clustergate_lab.cluster.layout import FABRICS, MAX_NODES, Layout
 from clustergate_lab.commands import cluster as cli
 from conftest import ROOT, linkmatrix_on
-from emu_layout import write_layout
+from emu_layout import emucluster_extras, simulated_verdicts, write_layout
 
 NODE = 100 * 10**6
 #: the device prefixes the leftover checks of the live drills look for
@@ -225,15 +220,6 @@ def test_the_schedule_crosses_every_global_link_both_ways(groups):
                     for b in topo.groups if a != b}
 
 
-def _verdicts(topo, fault, seed, sigma=0.05):
-    rounds = schedule(topo, topo.nodes)
-    prepared = Prepared(topo, [r.flows for r in rounds])
-    measured = sim.measure(topo, prepared.models, [fault] if fault else [],
-                           random.Random(seed), sigma, 0.9)
-    return diagnose(topo, measured, 'fab0', sigma=sigma,
-                    prepared=prepared).messages()
-
-
 def test_the_analysis_names_a_cut_global_link_of_the_emulated_dragonfly():
     """What ``degrade --global group1-group2 --rate 25%`` does (both
     directions at 1/4), simulated on the declared dragonfly: named alone,
@@ -243,10 +229,10 @@ def test_the_analysis_names_a_cut_global_link_of_the_emulated_dragonfly():
     fault = Fault('uplink', 'group1~group2', (link + ('up',),
                                               link + ('down',)), 0.25, None)
     for seed in (1, 2):
-        got = _verdicts(topo, fault, seed)
+        got = simulated_verdicts(topo, fault, seed)
         assert len(got) == 1 and got[0].startswith(
             'global link group1-group2 on fabric fab0: '), got
-        assert _verdicts(topo, None, seed) == []
+        assert simulated_verdicts(topo, None, seed) == []
 
 
 def test_bring_up_shapes_the_global_links_at_their_nominal_rate():
@@ -372,15 +358,6 @@ def test_cli_dragonfly_defaults(monkeypatch):
         ('group1-group2', None, cli._degrade)
 
 
-_PROBE = r'''
-import json, runpy, sys
-conf = runpy.run_path(sys.argv[1])['site_configuration']
-part = conf['systems'][0]['partitions'][0]
-print(json.dumps({k: part['extras'].get(k) for k in ('topology',
-      'reference_set')}))
-'''
-
-
 def test_emucluster_declares_the_dragonfly(tmp_path, monkeypatch):
     """The system loaded on a 24-node dragonfly layout declares
     topology.conf as a dragonfly (what Slurm's topology/tree cannot
@@ -389,13 +366,7 @@ def test_emucluster_declares_the_dragonfly(tmp_path, monkeypatch):
     env, tree = write_layout(tmp_path / 'state', nodes=24, leaves=6,
                              groups=3, rate=NODE)
     assert tree.dragonfly
-    proc = subprocess.run(
-        [sys.executable, '-c', _PROBE,
-         os.path.join(ROOT, 'config', 'systems', 'emucluster.py')],
-        env=dict(os.environ, **env), capture_output=True, text=True,
-        cwd=ROOT, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    extras = json.loads(proc.stdout.splitlines()[-1])
+    extras = emucluster_extras(env)
     assert extras['topology'] == {
         'file': str(tmp_path / 'state' / 'topology.conf'), 'dragonfly': True}
     assert extras['reference_set'] == 'dragonfly'

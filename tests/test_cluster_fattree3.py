@@ -9,17 +9,12 @@ own reference set, the check's topology rounds)."""
 
 import json
 import os
-import random
-import subprocess
-import sys
 
 import pytest
 
-from clustergate.links.topology import (all_pairs_rounds, diagnose,
-                                        parse_topology_conf, schedule,
+from clustergate.links.topology import (all_pairs_rounds, parse_topology_conf, schedule,
                                         schedule_text)
-from clustergate.links.topology.analysis import Fault, Prepared
-from clustergate_lab import simulate as sim
+from clustergate.links.topology.analysis import Fault
 from clustergate_lab.cli import build_parser
 from clustergate_lab.cluster import lifecycle, netns
 from clustergate_lab.cluster import state as st
@@ -27,7 +22,7 @@ from clustergate_lab.cluster import tree as tr
 from clustergate_lab.cluster.layout import FABRICS, MAX_NODES, Layout
 from clustergate_lab.commands import cluster as cli
 from conftest import ROOT, linkmatrix_on
-from emu_layout import write_layout
+from emu_layout import emucluster_extras, simulated_verdicts, write_layout
 
 NODE = 100 * 10**6
 #: the device prefixes the leftover checks of the live drills look for
@@ -134,15 +129,6 @@ def test_the_schedule_covers_every_node_in_fewer_rounds(spines):
                     for d in ('up', 'down')}
 
 
-def _verdicts(topo, fault, seed, sigma=0.05):
-    rounds = schedule(topo, topo.nodes)
-    prepared = Prepared(topo, [r.flows for r in rounds])
-    measured = sim.measure(topo, prepared.models, [fault] if fault else [],
-                           random.Random(seed), sigma, 0.9)
-    return diagnose(topo, measured, 'fab0', sigma=sigma,
-                    prepared=prepared).messages()
-
-
 def _cut(switch, parent, factor=0.25):
     return Fault('uplink', switch, (('switch', switch, 'up'),
                                     ('switch', switch, 'down')), factor,
@@ -156,15 +142,15 @@ def test_the_analysis_names_a_cut_trunk_of_the_emulated_tree():
     default)."""
     topo = parse_topology_conf(_conf(_tree()))
     for seed in (1, 2):
-        got = _verdicts(topo, _cut('spine1', 'core'), seed)
+        got = simulated_verdicts(topo, _cut('spine1', 'core'), seed)
         assert len(got) == 1 and got[0].startswith(
             'uplink spine1-core on fabric fab0: '), got
-        got = _verdicts(topo, _cut('leaf4', 'spine2'), seed)
+        got = simulated_verdicts(topo, _cut('leaf4', 'spine2'), seed)
         assert len(got) == 1 and got[0].startswith(
             'uplink leaf4-spine2 on fabric fab0: '), got
-        assert _verdicts(topo, None, seed) == []
+        assert simulated_verdicts(topo, None, seed) == []
     two = parse_topology_conf(_conf(_tree(spines=2)))
-    got = _verdicts(two, _cut('spine1', 'core'), 1)
+    got = simulated_verdicts(two, _cut('spine1', 'core'), 1)
     assert got[0].startswith('uplink spine1-core or uplink spine2-core'), got
 
 
@@ -311,28 +297,13 @@ def test_cli_fattree3_defaults(monkeypatch):
     assert (args.uplink, args.func) == ('spine1', cli._degrade)
 
 
-_PROBE = r'''
-import json, runpy, sys
-conf = runpy.run_path(sys.argv[1])['site_configuration']
-part = conf['systems'][0]['partitions'][0]
-print(json.dumps({k: part['extras'].get(k) for k in ('topology',
-      'reference_set', 'sweep')}))
-'''
-
-
 def test_emucluster_declares_the_three_levels(tmp_path, monkeypatch):
     """The system loaded on a 24-node fattree3 layout: its topology extra
     is the topology.conf Slurm reads, its reference set its own; the link
     matrix judged against it runs the topology rounds."""
     env, tree = write_layout(tmp_path / 'state', nodes=24, leaves=6,
                              spines=3, rate=NODE)
-    proc = subprocess.run(
-        [sys.executable, '-c', _PROBE,
-         os.path.join(ROOT, 'config', 'systems', 'emucluster.py')],
-        env=dict(os.environ, **env), capture_output=True, text=True,
-        cwd=ROOT, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    extras = json.loads(proc.stdout.splitlines()[-1])
+    extras = emucluster_extras(env)
     assert extras['topology'] == {'file': str(tmp_path / 'state' /
                                               'topology.conf')}
     assert extras['reference_set'] == 'fattree3'
