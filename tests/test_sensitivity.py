@@ -200,19 +200,25 @@ def test_fault_table_counts_culprits_and_innocents():
     assert 'false alarms 0/20' in text
 
 
+def _run_args(*argv):
+    """``clustergate-lab sensitivity run --plan faults`` with ``argv``,
+    parsed as the command does."""
+    import argparse
+    from clustergate_lab.commands import sensitivity as cmd
+    parser = argparse.ArgumentParser()
+    cmd.add_parser(parser.add_subparsers())
+    return parser.parse_args(['sensitivity', 'run', '--workdir', 'w',
+                              '--plan', 'faults', *argv])
+
+
 def test_fault_plan_of_chosen_cases_keeps_the_run_names(capsys):
     """--case NAME: only those cases (with the healthy runs, which a work
     dir already holds), under the run names of the whole plan, so that a
     resumed work dir runs only what those cases lack; a name that is no
     case is one line naming it."""
     from clustergate_lab.commands import sensitivity as cmd
-    import argparse
-    parser = argparse.ArgumentParser()
-    cmd.add_parser(parser.add_subparsers())
-    args = parser.parse_args(['sensitivity', 'run', '--workdir', 'w',
-                              '--plan', 'faults', '--runs', '5',
-                              '--healthy', '20', '--case', 'node-n3-95-fab0',
-                              '--case', 'two-uplinks-fab0'])
+    args = _run_args('--runs', '5', '--healthy', '20', '--case',
+                     'node-n3-95-fab0', '--case', 'two-uplinks-fab0')
     plan = cmd._plan(args)
     whole = {r.id for r in sens.fault_plan(runs=5, healthy=20)}
     assert {r.id for r in plan} <= whole
@@ -235,7 +241,6 @@ def test_three_level_cases_fit_the_emulated_tree_and_both_schedules():
     compound case; --schedule reaches the session's command line."""
     from clustergate_lab.cluster import tree as tr
     from clustergate_lab.commands import sensitivity as cmd
-    import argparse
     cases, up = sens.CASE_SETS['fattree3']
     assert up == ('--topology', 'fattree3', '--nodes', '24')
     layout = tr.fattree3([f'n{i}' for i in range(1, 25)])
@@ -259,12 +264,8 @@ def test_three_level_cases_fit_the_emulated_tree_and_both_schedules():
     # n2 (leaf1, spine1) is cabled under another spine, n14 under its own
     assert spine_of[leaf_of['n2']] != spine_of['leaf5']
     assert spine_of[leaf_of['n14']] == spine_of['leaf3']
-    parser = argparse.ArgumentParser()
-    cmd.add_parser(parser.add_subparsers())
-    args = parser.parse_args(['sensitivity', 'run', '--workdir', 'w',
-                              '--plan', 'faults', '--cases', 'fattree3',
-                              '--runs', '3', '--healthy', '10',
-                              '--schedule', 'all-pairs'])
+    args = _run_args('--cases', 'fattree3', '--runs', '3', '--healthy',
+                     '10', '--schedule', 'all-pairs')
     plan = cmd._plan(args)
     assert sum(r.kind == 'fault' for r in plan) == 3 * len(cases)
     assert {r.schedule for r in plan} == {'all-pairs'}
