@@ -40,13 +40,22 @@ fi
 [ -f "$STAGE/rfm_job.sh" ] || { echo "bench-mpigraph: error: no LinkMatrix job script (rfm_job.sh) in '$STAGE' (see $W/reframe.out)" >&2; exit 1; }
 cp -r "$STAGE" "$W/ours"; chown -R "$USER_" "$W/ours"
 NODES=$(sed -n 's/^#SBATCH --nodes=//p' "$W/ours/rfm_job.sh")
+# The allocation's limit: our job's limit (H:M:S) for each of the two
+# programs of a repeat, thrice over: mpiGraph measures every pair, so on a
+# tree whose topology rounds are fewer than N-1 it takes longer than ours
+# (2.2x on the 24-node three-level tree), and a repeat cut by the limit
+# is lost.
+OUR_MIN=$(sed -n 's/^#SBATCH --time=//p' "$W/ours/rfm_job.sh" |
+          awk -F: '{m = NF == 3 ? $1 * 60 + $2 + ($3 > 0) : $1; print m ? m : 10}')
+LIMIT_MIN=$((REPEATS * 2 * 3 * ${OUR_MIN:-10}))
 
 # The bench job: our job script (its #SBATCH lines are comments to bash)
 # and mpiGraph under the transport settings of that script, minus the
 # verbose output our script asks for to prove the fabric.
 {
     echo '#!/bin/bash'
-    grep '^#SBATCH --\(partition\|exclusive\|licenses\|time\)' "$W/ours/rfm_job.sh"
+    grep '^#SBATCH --\(partition\|exclusive\|licenses\)' "$W/ours/rfm_job.sh"
+    echo "#SBATCH --time=$LIMIT_MIN"
     echo "#SBATCH --nodes=$NODES --ntasks-per-node=1 --output=$W/bench.out"
     echo "cd $W/ours"
     echo 'now() { date +%s.%N; }'
