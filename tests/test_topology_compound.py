@@ -127,15 +127,22 @@ def test_real_miscabled_node_leaves_its_leaf_mates_at_their_peers():
 
 
 def test_noisy_real_miscabled_node_is_still_named():
-    # the same fault in a CI run under load: the flows spread 0.23, above
-    # the noise model, so the analysis judges again at 0.23; n2 (8 sigma
-    # at 0.15) must stay a candidate there. Before: 'healthy', no verdict
+    # the same fault in a CI run under load. Read at each flow's fastest
+    # trial the flows spread 0.23, above the noise model, so the analysis
+    # judges again at 0.23; n2 (8 sigma at 0.15) must stay a candidate
+    # there. Before: 'healthy', no verdict
     text = fixture_text(
         'cg-outputs/emu-linkmatrix-tree9-n2-on-leaf3-noisy.out')
     run = cgoutput.parse(text)
+    tree = topology.diagnose(TREE, topology.rounds_from_measurements(
+        run.measurements, fastest=True), 'fab0')
+    assert any('judged against 0.23' in n for n in tree.notes), tree.notes
+    assert named(tree.messages()) == {('miscabled', 'n2', 'leaf3')}
+    # at each flow's median trial, as the check reads them, the spread is
+    # within the noise model: n2 named, nothing else
     tree = topology.diagnose(
         TREE, topology.rounds_from_measurements(run.measurements), 'fab0')
-    assert any('judged against 0.23' in n for n in tree.notes), tree.notes
+    assert tree.residual_sigma < 0.19, tree.notes
     lines, links, _ = verdict(text)
     assert named(lines + links) == {('miscabled', 'n2', 'leaf3')}
 

@@ -213,7 +213,8 @@ def figures(matrix, run, topo=None, exclude=(), fit=None
     if topo is None:
         return flat_figures(matrix, exclude)
     from clustergate.links.topology import rounds_from_measurements
-    return tree_figures(topo, rounds_from_measurements(run.measurements),
+    return tree_figures(topo, rounds_from_measurements(run.measurements,
+                                                       fastest=True),
                         exclude, fit=fit)
 
 

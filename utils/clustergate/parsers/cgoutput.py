@@ -77,6 +77,22 @@ class Measurement:
 
         return bw * mean / best
 
+    def median_bandwidth(self) -> Optional[float]:
+        """MB/s of the median kept trial (``bw_MBps`` is of their mean).
+
+        What a flow got when it shared a link with others in each trial:
+        flows through one link finish a trial at different times (TCP is
+        not fair between them, and the last ones then run alone), so a
+        flow's fastest trial is the one where it took more than its share,
+        up to 2.6x it (8 flows through a trunk of the emulated 24-node
+        tree), while its median stays near the share. The fabric fit of
+        the link matrix uses it (:mod:`clustergate.links.topology.rounds`)."""
+        bw, mean, med = (self.fields.get(k) for k in
+                         ('bw_MBps', 't_us', 'med_us'))
+        if bw is None or not mean or not med:
+            return bw
+        return bw * mean / med
+
 
 @dataclass
 class Run:

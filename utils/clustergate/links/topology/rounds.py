@@ -2,8 +2,10 @@
 and generated patterns for a given topology.
 
 A round is the set of flows that ran at the same time, each with its
-measured rate (MB/s, the pair's fastest trial as in
-:mod:`clustergate.links.matrix`). ``cg_linkmatrix`` prints one line per flow
+measured rate (MB/s, the pair's median trial: in a round, flows that
+share a link take unequal parts of it trial by trial, and their fastest
+trials overstate the share the fair-share model predicts; see
+:meth:`clustergate.parsers.cgoutput.Measurement.median_bandwidth`). ``cg_linkmatrix`` prints one line per flow
 with ``round=<k>``; the mutual round k = N/2 (N even) runs in two halves,
 one direction each: lines with a ``half=<h>`` field are grouped by
 ``(round, half)``; without it, the halves of round N/2 are told apart the
@@ -70,10 +72,14 @@ def _node_names(lines):
             for r, n in names.items()}
 
 
-def rounds_from_measurements(measurements, split: bool = True) -> List[Round]:
+def rounds_from_measurements(measurements, split: bool = True,
+                             fastest: bool = False) -> List[Round]:
     """Rounds of the ``linkmatrix`` CG lines (:mod:`clustergate.parsers.cgoutput`),
-    each flow at its fastest trial (see the module doc for the halves;
-    ``split=False`` for output of ``cg_linkmatrix --no-split``)."""
+    each flow at its median trial, what the fabric fit compares with its
+    fair shares (see the module doc, also for the halves; ``split=False``
+    for output of ``cg_linkmatrix --no-split``). ``fastest``: at its
+    fastest trial instead, what a node link alone can carry whatever the
+    load of the machine (the node figures of :mod:`clustergate.links.stats`)."""
     lines = [m for m in measurements if m.pattern == 'linkmatrix']
     label = _node_names(lines)
     groups: Dict[Tuple, Round] = {}
@@ -88,7 +94,7 @@ def rounds_from_measurements(measurements, split: bool = True) -> List[Round]:
         key = (str(k), '' if half is None else str(half))
         label_text = key[0] + ('' if half is None else f'.{half}')
         r = groups.setdefault(key, Round(label_text, [], []))
-        value = m.best_bandwidth()
+        value = m.best_bandwidth() if fastest else m.median_bandwidth()
         if value is None:
             continue
         r.flows.append((label[src], label[dst]))
