@@ -4,7 +4,9 @@ Each measured flow is compared with its prediction: the max-min fair share
 of its round on the declared topology (:mod:`.fairshare`), times one
 scale fitted to all flows (the protocol's efficiency; Slurm's LinkSpeed
 has no unit). The residual of a flow is ``e = ln(measured / (scale x
-predicted))``.
+predicted))``, the flow measured at its median trial
+(:func:`.rounds.rounds_from_measurements`: a shared flow's fastest trial
+overstates its fair share).
 
 **Noise model.** Healthy residuals are taken as normal with standard
 deviation ``sigma`` (lognormal ratios): by default 0.15, from the emulated
