@@ -70,12 +70,7 @@ class Measurement:
         MB/s line rate (a shaped link's token bucket, 1/8 of the message)
         and one node never got one: 0.63x the others by its fastest
         trial, 0.83x by its mean."""
-        bw, mean, best = (self.fields.get(k) for k in
-                          ('bw_MBps', 't_us', 'min_us'))
-        if bw is None or not mean or not best:
-            return bw
-
-        return bw * mean / best
+        return self._bandwidth_of_trial('min_us')
 
     def median_bandwidth(self) -> Optional[float]:
         """MB/s of the median kept trial (``bw_MBps`` is of their mean).
@@ -87,11 +82,16 @@ class Measurement:
         up to 2.6x it (8 flows through a trunk of the emulated 24-node
         tree), while its median stays near the share. The fabric fit of
         the link matrix uses it (:mod:`clustergate.links.topology.rounds`)."""
-        bw, mean, med = (self.fields.get(k) for k in
-                         ('bw_MBps', 't_us', 'med_us'))
-        if bw is None or not mean or not med:
+        return self._bandwidth_of_trial('med_us')
+
+    def _bandwidth_of_trial(self, time_key: str) -> Optional[float]:
+        """``bw_MBps`` (of the mean trial) rescaled to the trial whose
+        time is ``time_key``; ``bw_MBps`` itself where a time is missing."""
+        bw, mean, t = (self.fields.get(k) for k in
+                       ('bw_MBps', 't_us', time_key))
+        if bw is None or not mean or not t:
             return bw
-        return bw * mean / med
+        return bw * mean / t
 
 
 @dataclass
