@@ -2,6 +2,8 @@
 plan, what a verdict names, how a run is scored, the table. The runs
 themselves need the emulated cluster (docs/reports/sensitivity.md)."""
 
+import os
+
 from clustergate_lab import sensitivity as sens
 
 
@@ -286,3 +288,64 @@ def test_the_faults_are_injected_through_the_labs_cluster_command():
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert '--uplink' in proc.stdout and '--rate' in proc.stdout
+
+
+def test_a_job_limit_reaches_the_check_and_the_session(monkeypatch):
+    """--time-limit: the check's job limit (every pair with a cut trunk
+    took 12 of 23 rounds in the check's 10 minutes on the 24-node tree),
+    the session allowed 5 minutes beyond it, a bad limit refused."""
+    import pytest
+    args = _run_args('--cases', 'fattree3', '--runs', '1', '--healthy', '1',
+                     '--schedule', 'all-pairs', '--time-limit', '30m')
+    plan = cmd_plan(args)
+    assert {r.time_limit for r in plan} == {'30m'}
+    command = sens.session_command(plan[-1], 'b', 'b/report.json')
+    assert command[command.index('LinkMatrix.time_limit=30m') - 1] == '-S'
+    assert command[-1] == '-r'
+    assert sens.session_timeout(plan[-1]) == 30 * 60 + 300
+    # without it: the check's own limit, the default session timeout
+    plan = sens.fault_plan(runs=1, healthy=1)
+    assert not any('time_limit' in a for a in
+                   sens.session_command(plan[0], 'b', 'r'))
+    assert sens.session_timeout(plan[0]) == sens.SESSION_TIMEOUT
+    assert sens.limit_seconds('1h30m') == 5400
+    assert sens.limit_seconds('90s') == 90
+    for bad in ('30', '30 min', 'm', ''):
+        with pytest.raises(ValueError, match='not such as 30m'):
+            sens.limit_seconds(bad)
+    with pytest.raises(SystemExit):
+        _run_args('--time-limit', 'half an hour')
+
+
+def cmd_plan(args):
+    from clustergate_lab.commands import sensitivity as cmd
+    return cmd._plan(args)
+
+
+def test_a_run_cut_by_its_time_limit_is_not_tried_again(tmp_path,
+                                                        monkeypatch):
+    """A job that Slurm ended at its limit gives no verdict, and a second
+    try of the same run ends the same: the plan goes on to the next run;
+    other errors are tried again."""
+    tries = []
+    reasons = {'a': 'fab0: sanity error: the job did not end by itself: '
+                    'Slurm cancelled job 3 on n1 due to time limit',
+               'b': 'OSError: no space left on device'}
+
+    def execute(run, workdir, references=None):
+        tries.append(run.id)
+        run.result, run.reason = 'error', reasons[run.id]
+        run.wall_s = 1.0
+
+    monkeypatch.setattr(sens, 'execute', execute)
+    plan = [sens.Run('a', 'healthy', fabric='fab0'),
+            sens.Run('b', 'healthy', fabric='fab0')]
+    left = sens.run_plan(plan, str(tmp_path), max_minutes=5,
+                         bring_up=False, out=open(os.devnull, 'w'))
+    assert tries == ['a', 'b', 'b', 'b'] and left == 2
+    assert sens.cut_by_limit(sens.Run('a', 'healthy', result='error',
+                                      reason=reasons['a']))
+    assert not sens.cut_by_limit(sens.Run('b', 'healthy', result='error',
+                                          reason=reasons['b']))
+    saved = {r.id: r.reason for r in sens.load(str(tmp_path))}
+    assert saved == {'a!error': reasons['a'], 'b!error': reasons['b']}

@@ -22,7 +22,10 @@ Plans:
   compound faults, both fabrics at once; ``--cases fattree3``: those of
   the 24-node three-level tree, :data:`FATTREE3_CASES`), ``--runs`` runs
   each, in rounds, on the rounds of the declared topology or, with
-  ``--schedule all-pairs``, on every pair.
+  ``--schedule all-pairs``, on every pair. ``--time-limit`` sets the
+  check's job limit (every pair with a cut trunk outlasts its 10 min on
+  the 24-node tree); a run that the limit cut gives no verdict and is
+  not tried again (the next try would end the same).
   A fault run names its culprits per fabric (``n2@fab0``,
   ``uplink:leaf2@fab1``); anything else it names is an innocent.
 
@@ -36,7 +39,8 @@ Examples:
   clustergate-lab sensitivity run --plan faults --runs 5 --healthy 20 \\
       --case node-n3-95-fab0 --workdir WORKDIR/faults
   clustergate-lab sensitivity run --plan faults --cases fattree3 --runs 3 \\
-      --healthy 10 --schedule all-pairs --workdir WORKDIR/fat3-allpairs
+      --healthy 10 --schedule all-pairs --time-limit 30m \\
+      --workdir WORKDIR/fat3-allpairs
   clustergate-lab sensitivity table --workdir WORKDIR/sens \\
       --figure docs/figures/sensitivity.png
 """
@@ -108,6 +112,9 @@ class Run:
     commit: Optional[str] = None   # of the project that ran the check
     #: the check's round schedule ('topology' or 'all-pairs')
     schedule: str = 'topology'
+    #: the check's job limit (ReFrame's time_limit, e.g. '30m'); None:
+    #: the check's own
+    time_limit: Optional[str] = None
 
     @property
     def done(self):
@@ -223,24 +230,27 @@ def fabric_of_faults(faults):
 
 
 def fault_plan(runs=3, healthy=20, cases=None, healthy_per_round=0,
-               schedule='topology'):
+               schedule='topology', time_limit=None):
     """Healthy runs (fab0 and fab1 alternate), then ``runs`` rounds of
     every fault case (a plan cut short still covers every case), each
     round with ``healthy_per_round`` more healthy runs (judged by what the
     first healthy runs taught, e.g. a per-link baseline learnt from them)."""
     cases = cases or FAULT_CASES
     plan = [Run(f'healthy-{i + 1:02d}-fab{i % 2}', 'healthy',
-                fabric=f'fab{i % 2}', schedule=schedule)
+                fabric=f'fab{i % 2}', schedule=schedule,
+                time_limit=time_limit)
             for i in range(healthy)]
     for i in range(runs):
         plan += [Run(f'healthy-r{i + 1}-{k + 1}-fab{k % 2}', 'healthy',
-                     fabric=f'fab{k % 2}', schedule=schedule)
+                     fabric=f'fab{k % 2}', schedule=schedule,
+                     time_limit=time_limit)
                  for k in range(healthy_per_round)]
         for name, (faults, culprits) in cases.items():
             plan.append(Run(f'{name}-{i + 1}', 'fault',
                             fabric=fabric_of_faults(faults), case=name,
                             faults=[list(f) for f in faults],
-                            culprits=sorted(culprits), schedule=schedule))
+                            culprits=sorted(culprits), schedule=schedule,
+                            time_limit=time_limit))
     return plan
 
 
@@ -422,7 +432,40 @@ def session_command(run: Run, base, report) -> List[str]:
             '--report-file', report,
             '-n', f'^LinkMatrix.*{_fabric_regex(run.fabric)}',
             '-S', 'valid_prog_environs=openmpi',
-            '-S', f'LinkMatrix.link_schedule={run.schedule}', '-r']
+            '-S', f'LinkMatrix.link_schedule={run.schedule}',
+            *(('-S', f'LinkMatrix.time_limit={run.time_limit}')
+              if run.time_limit else ()), '-r']
+
+
+def limit_seconds(limit: str) -> float:
+    """Seconds of a ReFrame time limit such as '30m', '1h30m' or '90s'
+    (ValueError naming it otherwise)."""
+    parts = re.fullmatch(r'(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?',
+                         limit or '')
+    if not limit or not parts:
+        raise ValueError(f'time limit {limit!r}: not such as 30m, 1h30m, '
+                         f'90s')
+    d, h, m, sec = (int(x or 0) for x in parts.groups())
+    return ((d * 24 + h) * 60 + m) * 60 + sec
+
+
+def session_timeout(run: Run) -> float:
+    """How long the session of ``run`` may take before it is killed: the
+    default, or its job limit and 5 minutes for the build, the queue and
+    the verdict, whichever is longer."""
+    if not run.time_limit:
+        return SESSION_TIMEOUT
+    return max(SESSION_TIMEOUT, limit_seconds(run.time_limit) + 300)
+
+
+#: the reason of a run whose job Slurm ended at its time limit
+_TIME_LIMIT = re.compile(r'cancelled job \d+ .*due to time limit', re.I)
+
+
+def cut_by_limit(run: Run) -> bool:
+    """Whether ``run`` gave no verdict because its job reached its time
+    limit: another try ends the same, so it is not tried again."""
+    return run.result == 'error' and bool(_TIME_LIMIT.search(run.reason))
 
 
 def reframe_session(run: Run, workdir, user=USER, timeout=SESSION_TIMEOUT,
@@ -494,7 +537,8 @@ def execute(run: Run, workdir, references=None):
     try:
         for fault in run.faults:
             cluster(*fault)
-        reframe_session(run, workdir, references=references)
+        reframe_session(run, workdir, timeout=session_timeout(run),
+                        references=references)
     finally:
         cluster('restore')
 
@@ -539,7 +583,7 @@ def run_plan(plan: List[Run], workdir, max_minutes, max_errors=3,
                 run = Run(**{k: getattr(planned, k) for k in
                              ('id', 'kind', 'level', 'node', 'fabric',
                               'night', 'case', 'faults', 'culprits',
-                              'schedule')})
+                              'schedule', 'time_limit')})
                 execute(run, workdir, references)
                 print(f'{run.id}: {run.result} in {run.wall_s:.0f} s '
                       f'{run.named or ""} {run.reason[:160]}', file=out,
@@ -549,6 +593,8 @@ def run_plan(plan: List[Run], workdir, max_minutes, max_errors=3,
                     break
                 errors[run.id] = run.reason
                 save(workdir, list(done.values()) + _errors(errors, done))
+                if cut_by_limit(run):
+                    break
             save(workdir, list(done.values()) + _errors(errors, done))
     finally:
         if started:

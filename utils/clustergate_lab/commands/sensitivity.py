@@ -18,12 +18,22 @@ def _plan(args):
         cases = {c: known[c] for c in args.case or ()} or known
         return sens.fault_plan(args.runs, args.healthy, cases=cases,
                                healthy_per_round=args.healthy_per_round,
-                               schedule=args.schedule)
+                               schedule=args.schedule,
+                               time_limit=args.time_limit)
     if args.plan == 'nights':
         return sens.nights(args.nights, args.from_night, args.level, args.node,
                       args.fabric)
     return sens.interleaved(sens.campaign(args.nodes, args.levels, args.runs,
                                 args.healthy, args.fabric))
+
+
+def _time_limit(text):
+    """--time-limit: a ReFrame time limit, checked here (not by a job)."""
+    try:
+        sens.limit_seconds(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
 
 
 def _unknown_case(args):
@@ -132,6 +142,10 @@ def add_parser(subparsers):
                    default='topology',
                    help="the check's rounds: those of the declared "
                         'topology, or every pair')
+    r.add_argument('--time-limit', type=_time_limit, metavar='LIMIT',
+                   help="faults: the check's job limit (such as 30m; "
+                        'default: its own 10m); a run cut by it is not '
+                        'tried again')
     r.add_argument('--healthy-per-round', type=int, default=0,
                    help='faults: healthy runs in each round of the cases')
     r.add_argument('--nodes', type=int, default=9)
