@@ -349,3 +349,9 @@ def test_a_run_cut_by_its_time_limit_is_not_tried_again(tmp_path,
                                           reason=reasons['b']))
     saved = {r.id: r.reason for r in sens.load(str(tmp_path))}
     assert saved == {'a!error': reasons['a'], 'b!error': reasons['b']}
+    # the next sitting tries each once more and keeps one record of each
+    sens.run_plan(plan, str(tmp_path), max_minutes=5, bring_up=False,
+                  out=open(os.devnull, 'w'))
+    assert tries[4:] == ['a', 'b', 'b', 'b']
+    assert sorted(r.id for r in sens.load(str(tmp_path))) == \
+        ['a!error', 'b!error']

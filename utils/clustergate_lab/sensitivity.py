@@ -565,7 +565,9 @@ def run_plan(plan: List[Run], workdir, max_minutes, max_errors=3,
     ``max_errors`` times per run. Returns the number of runs left."""
     os.makedirs(workdir, exist_ok=True)
     done = {r.id: r for r in load(workdir) if r.result != 'error'}
-    errors = {r.id: r.reason for r in load(workdir) if r.result == 'error'}
+    # an error's record is kept as '<run>!error' (_errors)
+    errors = {r.id.split('!')[0]: r.reason for r in load(workdir)
+              if r.result == 'error'}
     tries = {}
     deadline = time.monotonic() + 60 * max_minutes
     started = False
