@@ -228,3 +228,34 @@ def test_the_short_schedule_names_a_cut_uplink(check):
     check.set_command()
     with pytest.raises(SanityError, match='expected 552'):
         check.check_run(run)
+
+
+def test_the_job_limit_grows_with_the_rounds_it_runs(check):
+    """10 minutes for the tree's rounds; every pair on the emulated 24-node
+    three-level tree (24 rounds against its 14) gets 24/14 of them: the
+    13m52s its cut trunk took; a limit set on the command line is kept."""
+    tree3 = Topology.fat_tree3(3, 2, 4, 12.5, 2.0, 2.0)
+    check.monkeypatch.setattr(check, 'declared', lambda: tree3,
+                              raising=False)
+    check.monkeypatch.setattr(check, 'time_limit', None, raising=False)
+    check.set_command()
+    tree_rounds = len(schedule(tree3, tree3.nodes))
+    assert tree_rounds == 14
+    assert check.time_limit == 600
+    check.monkeypatch.setattr(check, 'link_schedule', 'all-pairs',
+                              raising=False)
+    check.monkeypatch.setattr(check, 'time_limit', None, raising=False)
+    check.set_command()
+    assert check.time_limit == round(600 * 24 / 14)
+    assert check.time_limit > 13 * 60 + 52
+    # no declared tree: every pair is the only schedule, 10 minutes
+    check.monkeypatch.setattr(check, 'declared', lambda: None, raising=False)
+    check.monkeypatch.setattr(check, 'time_limit', None, raising=False)
+    check.set_command()
+    assert check.time_limit == 600
+    # -S LinkMatrix.time_limit=30m: kept
+    check.monkeypatch.setattr(check, 'declared', lambda: tree3,
+                              raising=False)
+    check.monkeypatch.setattr(check, 'time_limit', 1800, raising=False)
+    check.set_command()
+    assert check.time_limit == 1800
