@@ -75,8 +75,13 @@ def reframe_cmd():
 def isolated_env(refs_dir, out):
     """The environment of a ReFrame session that reads the references of
     ``refs_dir`` and keeps its perflogs, results DB and log under
-    ``out``."""
-    return dict(os.environ, SLURM_CONF='', CG_REFERENCES_DIR=str(refs_dir),
+    ``out``. Its SLURM_CONF is an empty file: no Slurm is reached, and
+    scontrol or srun fail at once (with SLURM_CONF='' they retry for 60 s
+    to find the file, as in a ``site init`` config's topology lookup)."""
+    os.makedirs(out, exist_ok=True)
+    conf = os.path.join(out, 'slurm.conf')
+    open(conf, 'a').close()
+    return dict(os.environ, SLURM_CONF=conf, CG_REFERENCES_DIR=str(refs_dir),
                 CG_PERFLOG_DIR=str(out / 'perflogs'),
                 CG_RESULTS_DB=str(out / 'results.db'),
                 CG_DEBUG_LOG=str(out / 'reframe.log'))
