@@ -308,6 +308,11 @@ def test_a_job_limit_reaches_the_check_and_the_session(monkeypatch):
     assert not any('time_limit' in a for a in
                    sens.session_command(plan[0], 'b', 'r'))
     assert sens.session_timeout(plan[0]) == sens.SESSION_TIMEOUT
+    # every pair: the check's own limit grows with its rounds (17 minutes
+    # on the 24-node tree), the session's with it
+    plan = sens.fault_plan(runs=1, healthy=1, schedule='all-pairs')
+    assert sens.session_timeout(plan[0]) == 2 * sens.SESSION_TIMEOUT > \
+        600 * 24 / 14 + 300
     assert sens.limit_seconds('1h30m') == 5400
     assert sens.limit_seconds('90s') == 90
     for bad in ('30', '30 min', 'm', ''):

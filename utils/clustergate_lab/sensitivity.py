@@ -452,9 +452,11 @@ def limit_seconds(limit: str) -> float:
 def session_timeout(run: Run) -> float:
     """How long the session of ``run`` may take before it is killed: the
     default, or its job limit and 5 minutes for the build, the queue and
-    the verdict, whichever is longer."""
+    the verdict, whichever is longer. Every pair without a limit of its
+    own: twice the default (the check gives its job 24/14 of 10 minutes
+    on the 24-node tree: 17 minutes)."""
     if not run.time_limit:
-        return SESSION_TIMEOUT
+        return SESSION_TIMEOUT * (2 if run.schedule == 'all-pairs' else 1)
     return max(SESSION_TIMEOUT, limit_seconds(run.time_limit) + 300)
 
 

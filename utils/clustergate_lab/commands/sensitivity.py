@@ -144,7 +144,8 @@ def add_parser(subparsers):
                         'topology, or every pair')
     r.add_argument('--time-limit', type=_time_limit, metavar='LIMIT',
                    help="faults: the check's job limit (such as 30m; "
-                        'default: its own 10m); a run cut by it is not '
+                        "default: its own, 10m for the tree's rounds and "
+                        'more for every pair); a run cut by it is not '
                         'tried again')
     r.add_argument('--healthy-per-round', type=int, default=0,
                    help='faults: healthy runs in each round of the cases')
