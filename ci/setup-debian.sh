@@ -5,7 +5,7 @@
 # the emulated cluster), hwloc/libnuma, HPC Challenge, NetPIPE and iperf3
 # (real benchmarks from Debian), and the project venv (.venv) with
 # `pip install -e .`. An MPI that still does not work is left out of the
-# configuration with the reason (clustergate.site.mpiprobe).
+# configuration with the reason (clustergate.siteinit.mpiprobe).
 # Idempotent: a second run only checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."

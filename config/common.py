@@ -5,7 +5,7 @@ and sites keep perflogs and the results database where they want them.
 
 import os
 
-from clustergate.site import notrun
+from clustergate.rfm import session as notrun
 from clustergate.site import environment as cgenv
 
 _project = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -76,14 +76,14 @@ _adopt_startup_log(STARTUP_LOG)
 
 # At the end of a run session: what did not run, per family, a red exit
 # when a family a partition expects ran not at all or nothing was selected
-# (clustergate.site.notrun, clustergate.site.selection), and the verdict block
+# (clustergate.rfm.session, clustergate.planning.selection), and the verdict block
 # (clustergate.results.verdict). Here only the files it reads are named:
 # the handler is armed only in a reframe run or listing (notrun.configure)
 notrun.configure(SESSION_LOG, PERF_TABLE)
 
 # Benchmarks must not disturb each other: one job after the other, unless
 # a system's partitions declare a concurrency rule with policy 'async'
-# (config/settings.py gives that system async modes; clustergate.site.concurrency)
+# (config/settings.py gives that system async modes; clustergate.planning.concurrency)
 # (no --performance-report: its table of every metric buried the verdict;
 # it goes to PERF_TABLE, and --performance-report still prints it)
 _common_opts = ['--exec-policy=serial']
@@ -110,7 +110,7 @@ site_configuration = {
         {
             # what a site runs every night; a partition with a nightly
             # budget (extras 'rotation') runs tonight's share of its
-            # acceptance space (clustergate.rfm.rotation): the expression
+            # acceptance space (clustergate.rfm.point.nightly): the expression
             # is evaluated once every test is loaded. A -E of the command
             # line replaces it (ReFrame keeps the last -E).
             'name': 'nightly',

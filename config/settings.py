@@ -53,8 +53,8 @@ try:
     import common  # noqa: E402
 
     # Registers the launchers our partitions use
-    import clustergate.rfm.launchers  # noqa: E402,F401
-    from clustergate.site import concurrency  # noqa: E402
+    import clustergate.rfm.point.launchers  # noqa: E402,F401
+    from clustergate.planning import concurrency  # noqa: E402
 except Exception as _err:
     raise _one_line(_err) from None
 
@@ -63,7 +63,7 @@ def _check_systems(systems, environments):
     """The parts of a system description our checks rely on, checked here
     so that the error names the file (ReFrame's schema errors do not)."""
     from clustergate.site import extras, gpus
-    from clustergate.site.model import config_partition_model
+    from clustergate.site.partition import config_partition_model
 
     if not isinstance(systems, list) or not systems:
         raise ValueError("'systems' must be a non-empty list")
@@ -224,7 +224,7 @@ def _check_names(systems, modes, argv, environ):
     exist here; else ReFrame's one line (a ConfigError) naming the ones
     that do (ReFrame's own says "invalid mode: 'x'" or "could not find a
     configuration entry", without them)."""
-    from clustergate.site import notrun
+    from clustergate.rfm import session as notrun
     from reframe.core.exceptions import ConfigError
 
     if not notrun.in_reframe_command():
@@ -275,7 +275,7 @@ _choose_system(_systems, _notes)
 
 def _partition_models(systems):
     """The parsed partitions (validated above, so cached)."""
-    from clustergate.site.model import config_partition_model
+    from clustergate.site.partition import config_partition_model
     return [config_partition_model(s, p)
             for s in systems for p in s['partitions']]
 
@@ -290,6 +290,6 @@ site_configuration = {
 }
 # a system whose partitions declare concurrency policy 'async' runs its
 # modes (with its own mode_options) with ReFrame's async policy
-# (clustergate.site.concurrency)
+# (clustergate.planning.concurrency)
 site_configuration['modes'] += concurrency.system_modes(
     common.site_configuration['modes'], _partition_models(_systems), _modes)

@@ -8,7 +8,7 @@ import json
 import yaml
 
 from clustergate import cli
-from clustergate.commands import baseline as baseline_cmd
+from clustergate.commands import baseline_cmd
 from test_times import run_report
 
 HAND_WRITTEN = '''\

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from clustergate import cli
-from clustergate.commands import baseline as baseline_cmd
+from clustergate.commands import baseline_cmd
 from clustergate.refs import refcheck
 from conftest import ROOT
 from emu_layout import environment

@@ -1,7 +1,7 @@
 """Concurrency where it cannot disturb a measurement (issue 15, item 4):
 the partition's extras 'concurrency' gives every job whole nodes and a
 fabric check its fabric's Slurm license; policy 'async' gives the system
-ReFrame's async modes (clustergate.site.concurrency)."""
+ReFrame's async modes (clustergate.planning.concurrency)."""
 
 import os
 import re
@@ -11,9 +11,9 @@ import pytest
 
 import reframe.core.config as config
 
-from clustergate.site import concurrency as cc
+from clustergate.planning import concurrency as cc
 from clustergate.site import extras
-from clustergate.site.model import config_partition_model, partition_model
+from clustergate.site.partition import config_partition_model, partition_model
 from clustergate_lab.cluster import slurm
 from clustergate_lab.cluster import state as st
 from clustergate_lab.cluster.layout import Layout

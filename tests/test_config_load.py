@@ -1,6 +1,6 @@
 """Loading the configuration has no side effect beyond the cached MPI
 probe: no ``atexit`` handler (the end of a session is armed when ReFrame
-loads the checks, clustergate.site.notrun), no module of ``checks/``
+loads the checks, clustergate.rfm.session), no module of ``checks/``
 imported (references are validated against names read from the source),
 and no MPI program run once the probe's cache is warm.
 

@@ -9,7 +9,7 @@ from conftest import fixture_text
 from rfm_loader import load_checks, pick
 from test_contention_checks import fed, line_of
 
-from clustergate.rfm.contention_suite import PATTERNS, metric_name
+from clustergate.rfm.families.contention_suite import PATTERNS, metric_name
 
 GOOD = fixture_text('cg-outputs', 'contention-np4-shm.out')
 DEGRADED = fixture_text('cg-outputs', 'emu-pingpong-1MB-n4-fab0-250mbit.out')
@@ -122,7 +122,7 @@ def test_peer_fraction_follows_the_sites_reference():
     from types import SimpleNamespace
 
     from reframe.utility import ScopedDict
-    from clustergate.rfm.contention import peer_fraction
+    from clustergate.rfm.families.contention import peer_fraction
 
     point = SimpleNamespace(
         current_partition=SimpleNamespace(fullname='emucluster:emu'),

@@ -1,7 +1,7 @@
 """``clustergate cost --system NAME``: the size of the ci and nightly
 modes of a configured system before a run, per partition and in all,
 with the figures of the size line a ``-l`` listing prints
-(clustergate.commands.cost, clustergate.site.modesize)."""
+(clustergate.commands.cost_cmd, clustergate.planning.modesize)."""
 
 import argparse
 import io
@@ -13,8 +13,8 @@ import pytest
 
 from conftest import BINDIR, ROOT, isolated_env, reframe_cmd
 
-from clustergate.commands import cost
-from clustergate.site import costmodel, modesize
+from clustergate.commands import cost_cmd as cost
+from clustergate.planning import costmodel, modesize
 
 PARTS = json.dumps([
     {'name': 'emu', 'extras': {'rotation': {'budget_min': 2}}},

@@ -1,8 +1,8 @@
-"""The cost model (clustergate.site.costmodel) on given sites."""
+"""The cost model (clustergate.planning.costmodel) on given sites."""
 
 import pytest
 
-from clustergate.site import costmodel as cm
+from clustergate.planning import costmodel as cm
 from clustergate.results import timing
 
 

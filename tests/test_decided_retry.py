@@ -1,6 +1,6 @@
 """A verdict decided inside its job is final for the ReFrame session: with
 ``--max-retries 1`` a failing case that recorded its decided verdict
-(:class:`clustergate.rfm.linkmatrix.DecidedVerdict`, the link matrix's
+(:class:`clustergate.rfm.families.linkmatrix.DecidedVerdict`, the link matrix's
 retest) is not run again; the retry fails at once with the same verdict
 and the session is red. Measured in a real ReFrame session on this
 machine: the job (3 s) runs once, against twice with ``-S
@@ -20,7 +20,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import (performance_function, run_before,
                                    sanity_function)
 
-from clustergate.rfm.linkmatrix import DecidedVerdict
+from clustergate.rfm.families.linkmatrix import DecidedVerdict
 
 
 @rfm.simple_test

@@ -12,7 +12,7 @@ from test_contention_checks import fed
 
 from clustergate.refs import directions
 from clustergate.refs import refcheck
-from clustergate.rfm import linkmatrix as lmcheck
+from clustergate.rfm.families import linkmatrix as lmcheck
 
 CHECK_FILES = sorted(os.path.relpath(p, ROOT) for p in
                      glob.glob(os.path.join(ROOT, 'checks', '*', '*.py')))

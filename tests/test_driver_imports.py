@@ -13,9 +13,9 @@ import clustergate.parsers as parsers
 
 #: module prefixes the driver has no use for
 NOT_IN_DRIVER = ('yaml', 'ruamel', 'clustergate.refs', 'clustergate.results',
-                 'clustergate.site', 'clustergate.parsers.npb',
-                 'clustergate.parsers.imb', 'clustergate.parsers.osu',
-                 'clustergate.parsers.stream', 'clustergate.parsers.hpcc',
+                 'clustergate.site', 'clustergate.parsers.npb_output',
+                 'clustergate.parsers.imb_output', 'clustergate.parsers.osu_output',
+                 'clustergate.parsers.stream_output', 'clustergate.parsers.hpcc_output',
                  'reframe', 'matplotlib')
 
 
@@ -38,10 +38,10 @@ def test_the_retest_driver_imports_only_what_it_judges_with():
 
 def test_the_parsers_package_imports_each_parser_on_first_use():
     mods = modules_after('import clustergate.parsers')
-    assert 'clustergate.parsers.npb' not in mods
+    assert 'clustergate.parsers.npb_output' not in mods
     mods = modules_after('from clustergate.parsers import parse_npb')
-    assert 'clustergate.parsers.npb' in mods
-    assert 'clustergate.parsers.osu' not in mods
+    assert 'clustergate.parsers.npb_output' in mods
+    assert 'clustergate.parsers.osu_output' not in mods
 
 
 @pytest.mark.parametrize('name', ['parse_npb', 'parse_imb', 'parse_osu',

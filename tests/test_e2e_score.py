@@ -1,6 +1,6 @@
 """End to end: an acceptance session on ``localhost`` ends with its score
 (clustergate.results.score, printed by the end-of-session hook of
-clustergate.site.notrun), writes the score JSON and adds it to the run report;
+clustergate.rfm.session), writes the score JSON and adds it to the run report;
 a second session against the first one's JSON (the signed-off baseline)
 gets a figure. One real HPL run per session (HPCC at N=768)."""
 

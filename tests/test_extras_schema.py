@@ -7,9 +7,9 @@ import subprocess
 
 import pytest
 
-from clustergate.site import concurrency
+from clustergate.planning import concurrency
 from clustergate.site import extras
-from clustergate.site import modesize
+from clustergate.planning import modesize
 from conftest import ROOT, edited_config, reframe_cmd
 
 CORES = os.cpu_count() or 1

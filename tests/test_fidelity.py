@@ -14,7 +14,7 @@ IMB_MIB = fixture_text('benchmark-outputs', 'imb',
 @pytest.fixture(scope='module')
 def compare(check):
     # imported once the checks have set up a ReFrame runtime
-    from clustergate.rfm.fidelity import compare
+    from clustergate.rfm.families.fidelity import compare
     return compare
 
 
@@ -59,7 +59,7 @@ def test_disagreement_is_a_performance_verdict(check):
     check.tolerance = 0.15
     assert check.check_figures({'latency_8B': 2.0, 'bandwidth_1MB': 1000.0},
                                {'latency_8B': 1.0, 'bandwidth_1MB': 1000.0})
-    from clustergate.rfm import bounds   # after the runtime is set up
+    from clustergate.rfm.point import bounds  # after the runtime is set up
     saved = check.reference
     try:
         bounds.add_bounds(check, check.ratio_bounds())
@@ -112,7 +112,7 @@ def _rounds(case):
 def test_a_gap_within_imbs_own_noise_is_inconclusive(check):
     # real rounds on the busy emulated cluster: the ratio is out of the
     # bound, but IMB itself moved 2x between rounds
-    from clustergate.rfm.fidelity import inconclusive
+    from clustergate.rfm.families.fidelity import inconclusive
     _, _, ratios = check.figures(*_rounds('fidelity-busy-emucluster'))
     assert ratios['latency_8B'] < 0.85
     why = inconclusive(check.imb_rounds, ratios, 0.15)
@@ -128,7 +128,7 @@ def test_a_gap_within_imbs_own_noise_is_inconclusive(check):
 
 def test_a_gap_beyond_a_steady_imb_is_a_verdict(check):
     # an MPI of ours 30 % slow against an IMB steady within 5 %
-    from clustergate.rfm.fidelity import inconclusive
+    from clustergate.rfm.families.fidelity import inconclusive
     steady = {'bandwidth_1MB': [1000.0, 1050.0, 1020.0]}
     assert inconclusive(steady, {'bandwidth_1MB': 0.7}, 0.15) is None
     # within the bound: nothing to excuse

@@ -310,7 +310,7 @@ def test_a_job_on_other_gpus_than_the_binding_is_refused(gpu):
 def test_a_reference_key_knows_the_sides():
     # the axis' values as the reference files' keys are checked against
     from clustergate.refs import directions, refcheck
-    from clustergate.rfm.gpunode import HOST_NUMA_SIDES
+    from clustergate.rfm.families.gpunode import HOST_NUMA_SIDES
     assert HOST_NUMA_SIDES == gpunuma.SIDES
     assert refcheck.parameter_values()['host_numa'] == {'near', 'far'}
     for side in gpunuma.SIDES:

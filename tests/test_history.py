@@ -6,7 +6,7 @@ import pytest
 
 from clustergate.results.samples import Key, Sample
 from clustergate.results import history
-from clustergate.commands import history as history_cmd
+from clustergate.commands import history_cmd
 
 DAY = 86400.0
 T0 = 1_790_000_000.0

@@ -2,7 +2,7 @@
 failure, the OOM killer) fails its case naming why, whatever it printed
 before: ranks that hang after their last result held the nodes until the
 limit, and a job cut off is not a pass. One check on every family's
-sanity path (clustergate.rfm.point.SweepPoint.validate)."""
+sanity path (clustergate.rfm.point.base.PointTest.validate)."""
 
 import pytest
 import reframe.utility.sanity as sn

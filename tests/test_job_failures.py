@@ -1,7 +1,7 @@
 """Every way a job dies is named in one line: real outputs of the real
 programs run wrongly (tests/fixtures/job-failures, see its README), read by
 clustergate.results.launchlog and by the sanity functions of the checks (the
-base SweepPoint: the parser's message plus the job's stderr)."""
+base PointTest: the parser's message plus the job's stderr)."""
 
 import pytest
 import reframe.utility.sanity as sn
@@ -48,7 +48,7 @@ def test_diagnose_real_failures(name, expected):
     assert launchlog.diagnose(failure(name)) == expected
 
 
-# -- through the checks' sanity (SweepPoint.explained) ----------------------
+# -- through the checks' sanity (PointTest.explained) ----------------------
 
 def _feed(monkeypatch, check, stdout, stderr='', exit_code=None, tasks=2):
     monkeypatch.setattr(check, 'num_tasks', tasks)

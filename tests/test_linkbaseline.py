@@ -1,4 +1,4 @@
-"""Per-link baselines (clustergate.links.baseline): learnt from given
+"""Per-link baselines (clustergate.links.linkbaselines): learnt from given
 samples, written and validated, and the verdict of a run's node links
 against their baseline and their peers, on given figures."""
 
@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from clustergate.results.samples import Key, Sample
-from clustergate.links import baseline as lb
+from clustergate.links import linkbaselines as lb
 from clustergate.links import judge as linkjudge
 from clustergate.links.stats import NodeFigure
 from clustergate.refs.references import ReferenceFileError
@@ -255,7 +255,7 @@ def perflog_line(i, peer):
 
 def test_the_reference_file_leaves_node_links_to_the_link_baseline(tmp_path):
     from clustergate import cli
-    from clustergate.commands import baseline as baseline_cmd
+    from clustergate.commands import baseline_cmd
     logs = tmp_path / 'perflogs' / 'emucluster' / 'emu'
     logs.mkdir(parents=True)
     (logs / 'LinkMatrix.log').write_text(''.join(
@@ -281,7 +281,7 @@ def test_the_reference_file_leaves_node_links_to_the_link_baseline(tmp_path):
 
 def test_the_source_of_a_link_baseline_is_recorded(tmp_path, monkeypatch):
     from clustergate import cli
-    from clustergate.commands import baseline as baseline_cmd
+    from clustergate.commands import baseline_cmd
     logs = tmp_path / 'perflogs' / 'emucluster' / 'emu'
     logs.mkdir(parents=True)
     (logs / 'LinkMatrix.log').write_text(''.join(

@@ -1,4 +1,4 @@
-"""The link-matrix check (clustergate.rfm.linkmatrix) on real outputs of the
+"""The link-matrix check (clustergate.rfm.families.linkmatrix) on real outputs of the
 emulated cluster: sanity judges that the program printed a complete
 matrix, the verdict is a performance variable (``faults``, its unit
 carrying the verdict lines) next to one figure per node link, the CSV and
@@ -15,7 +15,7 @@ from reframe.core.exceptions import ConfigError, PerformanceError, SanityError
 from clustergate.links import topology
 from clustergate.links import matrix as lm
 from clustergate_lab.cluster import tree as tr
-from clustergate.rfm import linkmatrix as lmcheck
+from clustergate.rfm.families import linkmatrix as lmcheck
 from conftest import fixture_text
 from rfm_loader import load_checks
 

@@ -16,7 +16,7 @@ import textwrap
 
 import pytest
 
-from clustergate.links import baseline as linkbaseline
+from clustergate.links import linkbaselines as linkbaseline
 from clustergate.links import topology
 from clustergate.links import retest as lr
 from clustergate_lab.cluster import tree as tr

@@ -15,7 +15,7 @@ import pytest
 from conftest import ROOT, isolated_env, reframe_cmd
 from test_site_init import LMOD_CMD, init, project_copy
 
-from clustergate.site import modesize
+from clustergate.planning import modesize
 
 #: ci test cases listed on 2, 16 and 128 cores: ppn 1 and 2, one MPI
 #: (before the modes were sized, 16 cores generated 2,097: every ppn of
@@ -195,6 +195,6 @@ def test_site_init_ci_keeps_the_environments_asked_for(tmp_path):
     (['reframe', '--mode', 'ci', '-S', 'valid_prog_environs=a', '-r'], True),
     (['reframe', '--mode', 'ci', '-S', 'Imb.valid_prog_environs=a'], True)])
 def test_a_command_line_that_chooses_environments_keeps_them(argv, chooses):
-    from clustergate.rfm import modes
+    from clustergate.rfm.point import modes
     assert modes._chooses_environs(argv) is chooses
     assert modes.session_mode(argv) == 'ci'

@@ -19,7 +19,7 @@ from reframe.frontend import filters
 from reframe.frontend.executors import generate_testcases
 
 from clustergate.site import sweep
-from clustergate.site.model import partition_model
+from clustergate.site.partition import partition_model
 from conftest import ROOT, reframe_cmd
 from rfm_loader import load_checks, system_runtime
 
@@ -65,7 +65,7 @@ def declared(check, mode):
 def in_mode(check, extras, mode):
     """Is the check in the mode on the partition of ``extras``? A
     partition with a nightly budget (``rotation``) rotates its whole
-    acceptance space through the nightly (clustergate.rfm.rotation)."""
+    acceptance space through the nightly (clustergate.rfm.point.nightly)."""
     if declared(check, mode) and in_partition_subset(point_of(check),
                                                      extras, mode):
         return True
@@ -195,7 +195,8 @@ def test_capable_partitions_are_chosen_before_the_mode_tags(relpath,
                                                            monkeypatch):
     # the tags judge the subsets of the partitions that can run the point:
     # the base's last init hook, after every family's, chooses them first
-    from clustergate.rfm import adapter, capable, modes
+    from clustergate.rfm import adapter
+    from clustergate.rfm.point import capable, modes
     calls = []
     monkeypatch.setattr(capable, 'keep_capable_points',
                         lambda t: calls.append('keep_capable_points'))

@@ -1,4 +1,4 @@
-"""The MPI environment probe (clustergate.site.mpiprobe): an environment whose
+"""The MPI environment probe (clustergate.siteinit.mpiprobe): an environment whose
 wrapper cannot compile, link or run a two-rank MPI program is left out with
 the reason; the verdict is cached and a changed wrapper invalidates it.
 
@@ -15,7 +15,7 @@ import textwrap
 
 import pytest
 
-from clustergate.site import mpiprobe
+from clustergate.siteinit import mpiprobe
 
 from conftest import ROOT
 
@@ -113,7 +113,7 @@ def test_sweep_prints_the_reason(tmp_path):
     cc = script(tmp_path / 'cc-nompi', 'exec gcc "$@"\n')
     conf = tmp_path / 'settings.py'
     conf.write_text(textwrap.dedent(f'''
-        from clustergate.site import mpiprobe
+        from clustergate.siteinit import mpiprobe
         envs = mpiprobe.working([{{
             'name': 'brokenmpi', 'cc': {cc!r},
             'env_vars': [['CG_MPIRUN', 'mpirun.openmpi']],

@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from clustergate.parsers.netpipe import parse_iperf3, parse_netpipe
+from clustergate.parsers.netpipe_output import parse_iperf3, parse_netpipe
 import cluster_session as cs
 
 pytestmark = pytest.mark.cluster

@@ -15,8 +15,8 @@ import reframe.utility.sanity as sn
 from reframe.core.exceptions import SanityError
 
 from clustergate.parsers import ParseError
-from clustergate.parsers.netpipe import parse_study
-from clustergate.site import model
+from clustergate.parsers.netpipe_output import parse_study
+from clustergate.site import partition as model
 from conftest import ROOT, fixture_text, reframe_cmd
 from rfm_loader import fed, load_checks, perf_values
 
@@ -194,13 +194,13 @@ class _Part:
      ('a', 'one_iface', 2, 1), 'names no network device'),
 ])
 def test_which_points_can_run(ics, point, reason):
-    from clustergate.rfm.netpipe import layout_reason
+    from clustergate.rfm.families.netpipe import layout_reason
     got = layout_reason(_Part(ics), *point)
     assert (got is None) if reason is None else (reason in got), got
 
 
 def test_the_second_interface_is_another_device():
-    from clustergate.rfm.netpipe import stream_devices
+    from clustergate.rfm.families.netpipe import stream_devices
     part = _Part({'a': _ic(), 'b': _ic(netdev='eth2'),
                   'shm': {'scope': 'node', 'env': {'openmpi': {}}}})
     assert stream_devices(part, 'a', 'one_iface') == ['eth1', 'eth1']

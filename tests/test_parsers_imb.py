@@ -1,9 +1,9 @@
-"""Tests for clustergate.parsers.imb on real IMB 2021.7/2021.11 outputs."""
+"""Tests for clustergate.parsers.imb_output on real IMB 2021.7/2021.11 outputs."""
 
 import pytest
 
 from clustergate.parsers import ParseError, parse_imb
-from clustergate.parsers.imb import IMBResult, normalise_imb_column
+from clustergate.parsers.imb_output import IMBResult, normalise_imb_column
 from conftest import BenchmarkOutputs, cut_before
 
 OUTPUTS = BenchmarkOutputs('imb')

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from clustergate.parsers import ParseError
-from clustergate.parsers.netpipe import parse_iperf3, parse_netpipe
+from clustergate.parsers.netpipe_output import parse_iperf3, parse_netpipe
 from conftest import fixture_text
 
 

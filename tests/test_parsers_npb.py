@@ -1,9 +1,9 @@
-"""Tests for clustergate.parsers.npb on real NPB 3.4 outputs."""
+"""Tests for clustergate.parsers.npb_output on real NPB 3.4 outputs."""
 
 import pytest
 
 from clustergate.parsers import ParseError, parse_npb
-from clustergate.parsers.npb import NPBResult
+from clustergate.parsers.npb_output import NPBResult
 from conftest import BenchmarkOutputs, cut_before
 
 OUTPUTS = BenchmarkOutputs('npb')

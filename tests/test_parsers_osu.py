@@ -1,9 +1,9 @@
-"""Tests for clustergate.parsers.osu on real OSU Micro-Benchmarks 7.4 outputs."""
+"""Tests for clustergate.parsers.osu_output on real OSU Micro-Benchmarks 7.4 outputs."""
 
 import pytest
 
 from clustergate.parsers import ParseError, parse_osu
-from clustergate.parsers.osu import OSUResult, normalise_osu_column
+from clustergate.parsers.osu_output import OSUResult, normalise_osu_column
 from conftest import BenchmarkOutputs, cut_before
 
 OUTPUTS = BenchmarkOutputs('osu')

@@ -1,9 +1,9 @@
-"""Tests for clustergate.parsers.stream on real STREAM outputs."""
+"""Tests for clustergate.parsers.stream_output on real STREAM outputs."""
 
 import pytest
 
 from clustergate.parsers import ParseError, parse_stream
-from clustergate.parsers.stream import KERNELS, StreamResult
+from clustergate.parsers.stream_output import KERNELS, StreamResult
 from conftest import BenchmarkOutputs, cut_before
 
 OUTPUTS = BenchmarkOutputs('stream')

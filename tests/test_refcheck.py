@@ -13,7 +13,7 @@ import pytest
 
 from clustergate import cli
 from clustergate.refs import refcheck
-from clustergate.commands import baseline as baseline_cmd
+from clustergate.commands import baseline_cmd
 from conftest import ROOT, reframe_cmd, run_with_refs
 
 EMU = os.path.join(ROOT, 'config', 'references', 'emucluster.yaml')

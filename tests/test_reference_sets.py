@@ -22,7 +22,7 @@ from emu_layout import environment
 #: run on 4 nodes is judged by, through the check's own setup hook
 _PROBE = r'''
 import json, runpy, sys
-from clustergate.rfm import reference
+from clustergate.rfm.point import reference
 from clustergate.site import extras
 conf = runpy.run_path(sys.argv[1])['site_configuration']
 part = conf['systems'][0]['partitions'][0]

@@ -4,7 +4,7 @@ files are configuration errors naming the file and the key."""
 import pytest
 
 from clustergate.refs import references as R
-from clustergate.rfm import reference as RR
+from clustergate.rfm.point import reference as RR
 
 GOOD = """
 system: emu
@@ -212,7 +212,7 @@ def test_undeclared_metric_keeps_both_bounds():
 
 
 def test_improvement_is_named_with_its_bound():
-    from clustergate.rfm import refmetrics
+    from clustergate.rfm.point import refmetrics
     # MemoryRandom bandwidth +318 %: the line the test's log gets
     assert refmetrics._beyond([4180.0, 1000.0, -0.5, 1.5, 'MB/s', None]) == \
         '= 4180 MB/s, +318.0 % of reference 1000 (bound +150 %)'

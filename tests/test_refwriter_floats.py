@@ -14,8 +14,8 @@ from ruamel.yaml import YAML
 
 from clustergate import cli
 from clustergate.refs import refwriter
-from clustergate.links import baseline as lb
-from clustergate.commands import baseline as baseline_cmd
+from clustergate.links import linkbaselines as lb
+from clustergate.commands import baseline_cmd
 
 #: tiny, huge, negative exponents, the edges of the double range
 EDGES = [6e-06, 1e-05, 3.2e-07, -3e-07, 1e-300, 5e-324, 2.2250738585072014e-308,

@@ -36,7 +36,7 @@ def test_valid_combinations_match_features_and_environments():
 
 
 class _Declaring(rfm.RegressionTestPlugin):
-    """Declares in its subclasses what the adapter declares for SweepPoint."""
+    """Declares in its subclasses what the adapter declares for PointTest."""
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -68,7 +68,7 @@ def test_declared_parameters_and_variables_join_the_class():
 
 
 def test_fresh_fixture_is_a_new_class_of_the_same_name():
-    from clustergate.rfm.build import CgProgramsBuild
+    from clustergate.rfm.families.build import CgProgramsBuild
     fix = adapter.fresh_fixture(CgProgramsBuild, {'scope': 'environment'})
     assert fix.cls is not CgProgramsBuild
     assert issubclass(fix.cls, CgProgramsBuild)
@@ -117,6 +117,6 @@ def test_perf_records_are_what_reframe_reports():
 
 
 def test_launchers_by_name():
-    import clustergate.rfm.launchers  # noqa: F401  (registers cg-mpirun)
+    import clustergate.rfm.point.launchers  # noqa: F401  (registers cg-mpirun)
     for name in ('local', 'srun', 'mpirun', 'cg-mpirun'):
         assert adapter.launcher_name(adapter.launcher(name)) == name

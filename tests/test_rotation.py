@@ -1,6 +1,6 @@
 """The nightly rotation (issue 15, item 3): a partition's nightly budget
 makes ``--mode nightly`` run a share of the acceptance space each night,
-all of it over a cycle (clustergate.site.rotation, clustergate.rfm.rotation).
+all of it over a cycle (clustergate.planning.rotation, clustergate.rfm.point.nightly).
 """
 
 import datetime
@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from clustergate.site import rotation
+from clustergate.planning import rotation
 from conftest import FIXTURES, ROOT, reframe_cmd
 
 DAY = datetime.date(2026, 11, 22)
@@ -194,7 +194,7 @@ def test_a_case_costs_its_time_its_run_fixtures_share_and_a_skip_nothing():
     # HPCC's run jobs took 32 s (1 node) and 56 s (4 nodes) of the night,
     # their readers under 1 s each; OSU was skipped (no spack)
     import json
-    from clustergate.rfm.rotation import case_costs
+    from clustergate.rfm.point.nightly import case_costs
     with open(os.path.join(FIXTURES, 'rotation', 'night-2026-11-23.json')) as fp:
         report = json.load(fp)
 
@@ -231,7 +231,7 @@ def test_a_case_costs_its_time_its_run_fixtures_share_and_a_skip_nothing():
 
 
 def test_a_point_never_run_costs_the_median_of_its_kind():
-    from clustergate.rfm.rotation import kind, like_costs
+    from clustergate.rfm.point.nightly import kind, like_costs
     part = 'emucluster:emu'
     records = {
         ('BiPingPong %num_nodes=4 %ppn=2 %interconnect=fab1 %msg_bytes=8',

@@ -1,8 +1,8 @@
 """The night's budget holds at run time: once a partition's budget is
 spent, tonight's rotating points that have not started are not started
 (skipped, saying why), the sentinels still run, and such a skip is no
-measurement for the next nights' plan (clustergate.rfm.rotation
-.budget_spent, clustergate.rfm.point's run hook).
+measurement for the next nights' plan (clustergate.rfm.point.nightly
+.budget_spent, clustergate.rfm.point.base's run hook).
 
 Measured on the 12-node emulated site, config as ``site init`` writes it,
 budget 20 min a partition (2026-11-27): the first night was planned at
@@ -15,7 +15,7 @@ import types
 
 import pytest
 
-from clustergate.rfm import rotation as rfmrot
+from clustergate.rfm.point import nightly as rfmrot
 
 FIXTURES = os.path.join(os.path.dirname(__file__), 'fixtures')
 NIGHT = 'emusite'
@@ -70,13 +70,13 @@ def test_sentinels_and_tests_outside_the_rotation_always_start(night):
 
 def test_the_point_hook_skips_with_the_reason_and_records_it(
         night, monkeypatch):
-    from clustergate.rfm.point import SweepPoint
+    from clustergate.rfm.point.base import PointTest
     monkeypatch.setattr(rfmrot.time, 'time', lambda: night + 30 * 60)
     skipped = []
     test = _test(_Part(20))
     test.night_not_started = ''
     test.skip = skipped.append
-    SweepPoint.point_before_run(test)
+    PointTest.point_before_run(test)
     assert skipped == [test.night_not_started]
     assert test.night_not_started.startswith(
         'not started: the night budget of emusite:emu is spent (30 min')

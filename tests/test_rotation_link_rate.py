@@ -1,16 +1,16 @@
 """A fresh site's first nightly rotation on slow node links: the cost
 model's defaults follow the partition's declared link rate
 (``topology.node_rate``) and the ranks per node, so the night is planned
-at what the links take (clustergate.site.costmodel.link_scale,
-clustergate.rfm.rotation.default_seconds)."""
+at what the links take (clustergate.planning.costmodel.link_scale,
+clustergate.rfm.point.nightly.default_seconds)."""
 
 import types
 
 import pytest
 
-from clustergate.rfm import rotation as rfmrot
-from clustergate.site import costmodel
-from clustergate.site import rotation
+from clustergate.rfm.point import nightly as rfmrot
+from clustergate.planning import costmodel
+from clustergate.planning import rotation
 
 # Measured on a 12-node emulated site with 250 Mbit/s node links, first
 # night, no results database (2026-11-27): the old defaults planned

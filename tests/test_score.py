@@ -11,7 +11,7 @@ import os
 import pytest
 
 from clustergate.results import score
-from clustergate.commands import score as score_cmd
+from clustergate.commands import score_cmd
 from conftest import FIXTURES
 
 REPORT = os.path.join(FIXTURES, 'reports', 'hpcc-ci-localhost.report.json')

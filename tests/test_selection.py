@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from clustergate.site import selection
+from clustergate.planning import selection
 from conftest import ROOT, reframe_cmd
 
 ANSI = re.compile(r'\x1b\[[0-9;]*m')

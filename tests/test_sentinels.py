@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from clustergate.site import rotation
+from clustergate.planning import rotation
 from clustergate.links import topology
 from clustergate_lab.cluster import tree as tr
 from clustergate.links.topology import span

@@ -13,8 +13,8 @@ import pytest
 from conftest import BINDIR, FIXTURES, ROOT, isolated_env, reframe_cmd
 
 from clustergate.cli import build_parser
-from clustergate.commands import site
-from clustergate.site import discover
+from clustergate.commands import site_cmd as site
+from clustergate.siteinit import discover
 
 SITES = os.path.join(FIXTURES, 'site-init')
 #: Debian's Lmod (package lmod): ReFrame's lmod modules system needs it

@@ -109,7 +109,7 @@ def test_a_benchmark_not_found_has_no_source_and_a_summary_line(
     assert ('# IMB on partition batch: no source (openmpi: IMB-MPI1 not on '
             'PATH; mpich: IMB-MPI1 not on PATH)') in text
     # the system wrapper's own launcher was asked for its installation
-    from clustergate.site import prebuilt
+    from clustergate.siteinit import prebuilt
     assert "command -v mpirun.openmpi" in prebuilt.script(
         [{'name': 'openmpi', 'family': 'openmpi',
           'wrapper': 'mpicc.openmpi'}])
@@ -138,7 +138,7 @@ def test_hpcc_of_another_mpi_is_no_source(tmp_path, capsys):
 def test_a_library_outside_the_environment_mpi_is_not_its():
     # IMB-MPI1 of impi-rt (libmpi.so.12, the MPICH ABI) seen in an MPICH
     # environment whose launcher is Debian's: the library is Intel's
-    from clustergate.site import prebuilt
+    from clustergate.siteinit import prebuilt
     seen = prebuilt.parse(recorded('emusite', 'prebuilt-emu')[1])
     intel = seen[INTEL]
     assert intel['binaries']['IMB-MPI1']['libs'] == [
@@ -177,7 +177,7 @@ def test_an_environment_that_does_not_load_offers_nothing(tmp_path):
     # fails (eval of nothing would succeed) is said so, not searched
     import subprocess
 
-    from clustergate.site import prebuilt
+    from clustergate.siteinit import prebuilt
     mpi = {'name': 'spack-openmpi-4_1_4', 'family': 'openmpi',
            'spack': str(tmp_path / 'no-spack'), 'spack_hash': 'abcdefg'}
     res = subprocess.run(['bash', '-c', prebuilt.script([mpi])],

@@ -12,9 +12,9 @@ import pytest
 
 from test_site_init import init, project_copy, recorded, runner_for
 
-from clustergate.commands import site
-from clustergate.site import discover
-from clustergate.site import siteconfig
+from clustergate.commands import site_cmd as site
+from clustergate.siteinit import discover
+from clustergate.siteinit import siteconfig
 
 #: the flat site of Debian's system MPIs (test_site_init)
 FLAT = 'no-topology'

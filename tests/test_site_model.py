@@ -8,8 +8,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from clustergate.rfm.linkmatrix import declared_topology
-from clustergate.site import model
+from clustergate.rfm.families.linkmatrix import declared_topology
+from clustergate.site import partition as model
 from clustergate.site.extras import ExtrasError
 from clustergate.site.sweep import SweepConfigError
 from conftest import ROOT

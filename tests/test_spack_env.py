@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from clustergate.site import siteconfig
+from clustergate.siteinit import siteconfig
 
 ROOT = Path(__file__).resolve().parent.parent / 'spack-env'
 COMMON = ROOT / 'common'

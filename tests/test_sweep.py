@@ -4,7 +4,7 @@ points and skip reasons."""
 import pytest
 
 from clustergate.site import sweep
-from clustergate.site.model import partition_model as model
+from clustergate.site.partition import partition_model as model
 from clustergate.site.sweep import Requirements, SweepConfigError, SweepPoint
 
 
@@ -141,7 +141,7 @@ def test_broken_descriptions_name_the_problem(mutate, message):
 
 
 def test_mode_subsets_name_the_points():
-    from clustergate.rfm import modes
+    from clustergate.rfm.point import modes
     ex = cluster_extras()
     ex['sweep']['ci'] = {'nodes': [4], 'ppn': [1]}
     ex['sweep']['nightly'] = {'nodes': [2, 4]}

@@ -1,4 +1,4 @@
-"""The base of every check (clustergate.rfm.point.SweepPoint): its hooks call
+"""The base of every check (clustergate.rfm.point.base.PointTest): its hooks call
 the steps in the order its docstring writes, before the families' own hooks
 of the same stage; one parse/check protocol for every family."""
 
@@ -8,8 +8,8 @@ import pytest
 from reframe.core.exceptions import SanityError
 
 from clustergate.parsers import ParseError
-from clustergate.rfm import (adapter, capable, concurrency, modes, placement,
-                             point, reference, refmetrics)
+from clustergate.rfm import adapter
+from clustergate.rfm.point import capable, joboptions as concurrency, modes, placement, base as point, reference, refmetrics
 from rfm_loader import load_checks
 
 STEPS = [(modes, 'guard_dry_run'), (capable, 'keep_capable_points'),

@@ -12,7 +12,7 @@ from reframe.core.exceptions import SanityError
 
 from clustergate.site import benchmarks
 from clustergate.site import sweep
-from clustergate.site.model import partition_model
+from clustergate.site.partition import partition_model
 from conftest import cut_before, fixture_text
 from rfm_loader import checks_fixture, fed, pick
 

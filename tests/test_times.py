@@ -13,7 +13,7 @@ import pytest
 from clustergate.results.samples import parse_perflog_line
 from clustergate import cli
 from clustergate.results import times
-from clustergate.commands import baseline as baseline_cmd
+from clustergate.commands import baseline_cmd
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ import json
 import os
 
 from clustergate.results import timing
-from clustergate.commands import timing as timing_cmd
+from clustergate.commands import timing_cmd
 from conftest import FIXTURES
 
 

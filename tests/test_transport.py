@@ -20,7 +20,7 @@ import pytest
 from clustergate.parsers import cgoutput
 from clustergate.site import sweep
 from clustergate.site import transport
-from clustergate.site.model import partition_model as model
+from clustergate.site.partition import partition_model as model
 from clustergate.parsers import parse_imb
 
 from conftest import FIXTURES, ROOT

@@ -9,8 +9,8 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import parameter, performance_function, run_before
 
 from clustergate.site import sweep
-from clustergate.rfm.contention import ContentionTest
-from clustergate.rfm.contention_suite import ContentionSuiteTest
+from clustergate.rfm.families.contention import ContentionTest
+from clustergate.rfm.families.contention_suite import ContentionSuiteTest
 
 
 @rfm.simple_test

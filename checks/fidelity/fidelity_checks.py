@@ -4,7 +4,7 @@ impi-devel), same transport and placement; fails beyond 15%."""
 
 import reframe as rfm
 
-from clustergate.rfm.fidelity import PingPongFidelity
+from clustergate.rfm.families.fidelity import PingPongFidelity
 
 
 @rfm.simple_test

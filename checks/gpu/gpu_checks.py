@@ -7,9 +7,9 @@ partitions that declare GPUs (``devices``); no test case elsewhere."""
 
 import reframe as rfm
 
-from clustergate.rfm.gpunode import (BabelStreamTest, GpuBurnTest,
+from clustergate.rfm.families.gpunode import (BabelStreamTest, GpuBurnTest,
                                      NvbandwidthNumaTest, NvbandwidthTest)
-from clustergate.rfm.nccl import NcclTest, OsuGpuTest
+from clustergate.rfm.families.nccl import NcclTest, OsuGpuTest
 
 
 @rfm.simple_test

@@ -6,7 +6,7 @@ the emulated cluster (at a small N, capped by the ci mode)."""
 
 import reframe as rfm
 
-from clustergate.rfm.hpcc import (CI_AND_NIGHTLY, HpccKernelTest,
+from clustergate.rfm.families.hpcc import (CI_AND_NIGHTLY, HpccKernelTest,
                                   mpi_star_single)
 from reframe.core.exceptions import SanityError
 

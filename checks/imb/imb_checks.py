@@ -6,8 +6,8 @@ so PingPong runs for real in ci mode)."""
 
 import reframe as rfm
 
-from clustergate.rfm import modes
-from clustergate.rfm.imb import ImbTest
+from clustergate.rfm.point import modes
+from clustergate.rfm.families.imb import ImbTest
 
 
 @rfm.simple_test

@@ -1,10 +1,10 @@
 """Link-fault localisation: the node-to-node bandwidth matrix of all nodes
 of a partition, per interconnect; names a slow node/NIC or link (see
-:mod:`clustergate.rfm.linkmatrix`)."""
+:mod:`clustergate.rfm.families.linkmatrix`)."""
 
 import reframe as rfm
 
-from clustergate.rfm.linkmatrix import (LeafSpanLinkMatrixTest,
+from clustergate.rfm.families.linkmatrix import (LeafSpanLinkMatrixTest,
                                        LinkMatrixTest)
 
 

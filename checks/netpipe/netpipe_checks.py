@@ -4,7 +4,7 @@ alone. See docs/guide/benchmarks.md."""
 
 import reframe as rfm
 
-from clustergate.rfm.netpipe import NetpipeStudyTest
+from clustergate.rfm.families.netpipe import NetpipeStudyTest
 
 
 @rfm.simple_test

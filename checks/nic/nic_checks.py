@@ -3,7 +3,7 @@ interface or over two (the second fabric). See docs/reports/node-tests.md."""
 
 import reframe as rfm
 
-from clustergate.rfm.nic import NicContentionTest
+from clustergate.rfm.families.nic import NicContentionTest
 
 
 @rfm.simple_test

@@ -6,7 +6,7 @@ the ratio (k ppn / 1 ppn) plus absolute values (docs/reports/node-tests.md)."""
 import reframe as rfm
 from reframe.core.builtins import parameter
 
-from clustergate.rfm.node import MemoryLatencyTest, MemoryTest, NoiseTest
+from clustergate.rfm.families.node import MemoryLatencyTest, MemoryTest, NoiseTest
 
 
 @rfm.simple_test

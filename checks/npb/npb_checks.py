@@ -5,7 +5,7 @@ source (see docs/guide/benchmarks.md)."""
 
 import reframe as rfm
 
-from clustergate.rfm.npb import NpbTest
+from clustergate.rfm.families.npb import NpbTest
 
 
 @rfm.simple_test

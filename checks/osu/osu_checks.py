@@ -6,7 +6,7 @@ are skipped with that reason."""
 
 import reframe as rfm
 
-from clustergate.rfm.osu import OsuTest
+from clustergate.rfm.families.osu import OsuTest
 
 
 @rfm.simple_test

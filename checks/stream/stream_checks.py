@@ -4,7 +4,7 @@ partition asks for (extras ``stream_numa_counts``)."""
 
 import reframe as rfm
 
-from clustergate.rfm.stream import StreamTest
+from clustergate.rfm.families.stream import StreamTest
 
 
 @rfm.simple_test

@@ -6,7 +6,7 @@ Debian MPI packages. Systems import what they need from here.
 import os
 import re
 
-from clustergate.site import mpiprobe
+from clustergate.siteinit import mpiprobe
 from clustergate.site import environment as cgenv
 
 #: Run-as-root switches OpenMPI needs in containers and CI (harmless for
@@ -162,7 +162,7 @@ def tcp_verification(iface):
 
 def debian_environments(target_systems):
     """Programming environments of Debian's OpenMPI and MPICH, both at
-    /usr, each only if it works here (:mod:`clustergate.site.mpiprobe`: its
+    /usr, each only if it works here (:mod:`clustergate.siteinit.mpiprobe`: its
     wrapper compiles, links and runs a two-rank hello; otherwise it is left
     out with the reason)."""
     envs = [

@@ -4,7 +4,7 @@ Matches any host while no site system is configured; with one, it runs
 only when named (``--system localhost``; clustergate.site.syschoice). Local
 scheduler, mpirun launcher, 1 node, ppn the powers of two up to the
 cores of the machine, half and all of them in acceptance (a handful in ci
-and nightly: clustergate.site.modesize), interconnects ``shm``
+and nightly: clustergate.planning.modesize), interconnects ``shm``
 and ``tcp`` (loopback). ``CG_LOCALHOST_CORES`` stands in for the cores
 (what the modes would be on a bigger node: ``-l`` lists them here).
 """
@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _mpi  # noqa: E402
 from clustergate.site import gpus  # noqa: E402
 from clustergate.site import environment as cgenv  # noqa: E402
-from clustergate.site import modesize  # noqa: E402
+from clustergate.planning import modesize  # noqa: E402
 
 
 def _machine_cores():

@@ -300,7 +300,7 @@ def read_report(path):
         return 'fail', phase, reason, uuid
 
     # a retry of a verdict the retest decided fails before its job with
-    # that verdict (clustergate.rfm.linkmatrix.DecidedVerdict)
+    # that verdict (clustergate.rfm.families.linkmatrix.DecidedVerdict)
     if linkretest.DECIDED in reason:
         return 'fail', 'performance', reason, uuid
 

@@ -16,7 +16,7 @@ import importlib
 import re
 
 #: subcommand -> module with add_parser(subparsers), in the order of --help
-COMMANDS = {name: f'clustergate.commands.{name}' for name in (
+COMMANDS = {name: f'clustergate.commands.{name}_cmd' for name in (
     'sweep', 'baseline', 'report', 'history', 'timing', 'cost',
     'score', 'npb', 'linkmatrix', 'site',
 )}

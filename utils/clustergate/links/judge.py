@@ -1,6 +1,6 @@
 """Judging one night's node links: each node link's figure against its
 own baseline (a :class:`LinkStat`, learnt by ``clustergate baseline
---links``, :mod:`clustergate.links.baseline`) and against its peers in the
+--links``, :mod:`clustergate.links.linkbaselines`) and against its peers in the
 same run, with the bounds that name it.
 
 Standard library only, on purpose: the retest driver imports it inside

@@ -76,7 +76,7 @@ after the matrix, with the launch line of the job; it is started beside
 the matrix (``--after``: its interpreter and imports, 0.2-0.4 s on a
 loaded node, then wait for the matrix's exit status) so that a healthy
 job ends one analysis after its matrix (see
-:class:`clustergate.rfm.linkmatrix.LinkMatrixTest`); the decision logic
+:class:`clustergate.rfm.families.linkmatrix.LinkMatrixTest`); the decision logic
 (:func:`candidates`, :func:`plan`, :func:`decide`) is pure.
 """
 
@@ -131,7 +131,7 @@ WARNING = 'WARNING: '
 Pair = Tuple[str, str]
 
 #: what a later run of a case whose failing verdict the retest decided
-#: says (it fails before its job: :class:`clustergate.rfm.linkmatrix.
+#: says (it fails before its job: :class:`clustergate.rfm.families.linkmatrix.
 #: DecidedVerdict`)
 DECIDED = 'decided by the link retest in an earlier run of this session'
 

@@ -1,5 +1,5 @@
 """Per-node figures of a link matrix, kept every night as performance
-variables of the LinkMatrix check (:mod:`clustergate.rfm.linkmatrix`), so
+variables of the LinkMatrix check (:mod:`clustergate.rfm.families.linkmatrix`), so
 that the results database and the perflogs hold each node link's history
 and a baseline per link can be learnt from them.
 

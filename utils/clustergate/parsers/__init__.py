@@ -12,11 +12,11 @@ check tells the operator *why* without opening the output file.
 
 Modules:
 
-* :mod:`clustergate.parsers.npb` -- NAS Parallel Benchmarks 3.4.x (MPI)
-* :mod:`clustergate.parsers.imb` -- Intel MPI Benchmarks 2021.x
-* :mod:`clustergate.parsers.osu` -- OSU Micro-Benchmarks 7.x
-* :mod:`clustergate.parsers.stream` -- STREAM 5.10 and stream_mpi.c
-* :mod:`clustergate.parsers.hpcc` -- HPC Challenge 1.5.0 (hpccoutf.txt)
+* :mod:`clustergate.parsers.npb_output` -- NAS Parallel Benchmarks 3.4.x (MPI)
+* :mod:`clustergate.parsers.imb_output` -- Intel MPI Benchmarks 2021.x
+* :mod:`clustergate.parsers.osu_output` -- OSU Micro-Benchmarks 7.x
+* :mod:`clustergate.parsers.stream_output` -- STREAM 5.10 and stream_mpi.c
+* :mod:`clustergate.parsers.hpcc_output` -- HPC Challenge 1.5.0 (hpccoutf.txt)
 * :mod:`clustergate.parsers.babelstream` -- BabelStream 5.x (GPU memory)
 * :mod:`clustergate.parsers.nccltests` -- nccl-tests 2.x
 * :mod:`clustergate.parsers.nvbandwidth` -- nvbandwidth 0.x (text, JSON)
@@ -96,11 +96,11 @@ def to_number(token: str) -> Union[int, float, str]:
 #: program that needs one parser (the link matrix's retest driver, started
 #: inside the job beside the matrix) does not pay for the others
 _PARSERS = {
-    'parse_npb': 'npb',
-    'parse_imb': 'imb',
-    'parse_osu': 'osu',
-    'parse_stream': 'stream',
-    'parse_hpcc': 'hpcc',
+    'parse_npb': 'npb_output',
+    'parse_imb': 'imb_output',
+    'parse_osu': 'osu_output',
+    'parse_stream': 'stream_output',
+    'parse_hpcc': 'hpcc_output',
     'parse_babelstream': 'babelstream',
     'parse_nccl_tests': 'nccltests',
     'parse_nvbandwidth': 'nvbandwidth',

@@ -32,7 +32,7 @@ _MPI_BENCH: Table = (('latency', LOWER), ('latency_*B', LOWER),
                      ('latency_max', LOWER), ('bandwidth', HIGHER),
                      ('message_rate', HIGHER))
 
-#: our contention programs, one pattern per check (rfm/contention.py)
+#: our contention programs, one pattern per check (rfm/families/contention.py)
 _CONTENTION: Table = (('latency', LOWER), ('latency_r*', LOWER),
                       ('bandwidth', HIGHER), ('bandwidth_r*', HIGHER),
                       # the slowest peer over the median peer

@@ -29,7 +29,7 @@ because the axes differ between checks (an ``$index`` is per class), a key
 may cover several points, and a malformed file must be reported naming the
 file and the key (see :class:`ReferenceFileError`).
 
-The setup hook of :class:`clustergate.rfm.point.SweepPoint` calls :func:`apply`
+The setup hook of :class:`clustergate.rfm.point.base.PointTest` calls :func:`apply`
 after setup: a point with an entry gets ``self.reference``; one without
 gets ``reference_status = 'no reference'`` (logged in the perflog and shown
 by ``clustergate report``), so it is never mistaken for a checked one.

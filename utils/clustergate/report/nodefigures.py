@@ -1,4 +1,4 @@
-"""Figures of the node tests (clustergate.rfm.node) in the report, of the
+"""Figures of the node tests (clustergate.rfm.families.node) in the report, of the
 latest session: what the main job measures on one node.
 
 * memory bandwidth per rank against the stride, with one rank active and

@@ -1,4 +1,4 @@
-"""The verdict page of ``clustergate report`` (see :mod:`clustergate.commands.report`
+"""The verdict page of ``clustergate report`` (see :mod:`clustergate.commands.report_cmd`
 for what it shows): samples and outcomes read from perflogs, the results
 database or JSON reports, the figures (matplotlib) and the HTML page.
 """

@@ -3,7 +3,7 @@
 %msg_bytes=1000``: metrics ``latency``, ``bandwidth``), or the metric's
 own name in a suite that runs every pattern and size in one job
 (ContentionSuite: ``pingpong_1000000_latency``, ``naive_bcast_8_bandwidth``;
-clustergate.rfm.contention_suite.metric_name)."""
+clustergate.rfm.families.contention_suite.metric_name)."""
 
 import re
 from typing import Optional, Tuple

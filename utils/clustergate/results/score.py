@@ -231,7 +231,7 @@ def session_end(report: Dict, report_path: str, out=None,
     (``score_file``, else :func:`default_path`) and add it to the run
     report (key ``clustergate_score``); ``baseline`` names a signed-off
     score JSON. Returns the JSON's path. Called by the end-of-session
-    hook of :mod:`clustergate.site.notrun` in acceptance sessions, with
+    hook of :mod:`clustergate.rfm.session` in acceptance sessions, with
     $CG_SCORE_FILE and $CG_SCORE_BASELINE."""
     out = out or sys.stdout
     base = None

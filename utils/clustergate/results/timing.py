@@ -76,7 +76,7 @@ def point_label(axes) -> str:
 def family_of(tc) -> str:
     """``checks/<family>/...`` of the file that defines the test; ``build``
     for a fixture that only compiles; a run fixture (e.g. HPCC's one run
-    per point) belongs to its library module's family (``rfm/hpcc.py``:
+    per point) belongs to its library module's family (``rfm/families/hpcc.py``:
     ``hpcc``); else the file's name."""
     parts = os.path.normpath(tc.get('filename') or '?').split(os.sep)
     if tc.get('fixture'):

@@ -3,7 +3,7 @@
 ReFrame's ``--performance-report`` prints one row per metric (hundreds
 of lines, over 300 columns wide, its comparison column ``<no data>`` on a
 first run) and buries the verdict above it. The modes no longer ask for it;
-instead the end of every run session (``clustergate.site.notrun``) writes the
+instead the end of every run session (``clustergate.rfm.session``) writes the
 full table to a file (:func:`write_table`; ``output/performance.txt`` next
 to the session log, ``CG_PERF_TABLE`` moves it) and ends the terminal
 with :func:`block`::
@@ -53,7 +53,7 @@ def failure_stage(tc, attempts=()) -> str:
     """The stage a failed case failed in, named by what failed: ReFrame's
     ``fail_phase`` is the stage that raised, and a performance verdict
     raised before the job (a retry that keeps the verdict an earlier run
-    decided, clustergate.rfm.linkmatrix.DecidedVerdict) reads
+    decided, clustergate.rfm.families.linkmatrix.DecidedVerdict) reads
     ``setup: performance error``. ``attempts``: the case's earlier
     attempts in the session, oldest first."""
     phase = tc.get('fail_phase') or '?'

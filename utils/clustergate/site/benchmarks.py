@@ -32,7 +32,7 @@ Binaries are found by their standard names: ``<bench>.<CLASS>.x`` (NPB),
 (Debian's package: ``{'source': 'prebuilt', 'prefix': '/usr'}``).
 
 Pure Python (no ReFrame import): the ReFrame fixture
-(:mod:`clustergate.rfm.thirdparty`) and the unit tests use it alike.
+(:mod:`clustergate.rfm.families.thirdparty`) and the unit tests use it alike.
 """
 
 import os
@@ -42,7 +42,7 @@ from typing import List, Mapping, Optional, Sequence, Tuple
 
 
 FAMILIES = ('npb', 'imb', 'osu', 'stream', 'hpcc')
-#: the GPU families (clustergate.rfm.gpu): BabelStream, nvbandwidth,
+#: the GPU families (clustergate.rfm.families.gpu): BabelStream, nvbandwidth,
 #: nccl-tests, gpu-burn and OSU built with device buffers (+cuda/+rocm)
 GPU_FAMILIES = ('babelstream', 'nvbandwidth', 'nccl', 'gpuburn', 'osu_gpu')
 FAMILIES += GPU_FAMILIES
@@ -109,7 +109,7 @@ def view_prefix(spack_env: str) -> str:
 
 
 def _entries(extras: Mapping, family: str, partition: str) -> List[Mapping]:
-    from clustergate.site.model import partition_model
+    from clustergate.site.partition import partition_model
 
     bench = partition_model(extras, partition).benchmarks
     if not isinstance(bench, Mapping):

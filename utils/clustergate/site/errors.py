@@ -1,6 +1,6 @@
 """The errors of a site's configuration, each a one-line message naming
 the partition (or environment) and the key: raised where the configuration
-is parsed (:mod:`clustergate.site.extras`, :mod:`clustergate.site.model`)
+is parsed (:mod:`clustergate.site.extras`, :mod:`clustergate.site.partition`)
 and by the functions that read the parsed model."""
 
 

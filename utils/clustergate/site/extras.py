@@ -35,7 +35,7 @@ NUMA_DOMAINS_PER_NODE = 'numa_domains_per_node'
 STREAM_NUMA_COUNTS = 'stream_numa_counts'
 #: benchmark family -> source of its binaries (see clustergate.site.benchmarks)
 BENCHMARKS = 'benchmarks'
-#: HPC Challenge sizing: memory_fraction, nb, max_n (clustergate.rfm.hpcc)
+#: HPC Challenge sizing: memory_fraction, nb, max_n (clustergate.rfm.families.hpcc)
 HPCC = 'hpcc'
 #: check families (folders of checks/) this partition must run: a session
 #: that selects one of them and runs none of its cases exits non-zero
@@ -43,15 +43,15 @@ EXPECTED_FAMILIES = 'expected_families'
 #: the declared switch tree of the partition's fabrics, for the link
 #: matrix: {'source': 'scontrol'} or {'file': PATH}, optional node_rate,
 #: uplink_rate, dragonfly (the top switch's children are groups joined by
-#: global links), interconnects (clustergate.rfm.linkmatrix)
+#: global links), interconnects (clustergate.rfm.families.linkmatrix)
 TOPOLOGY = 'topology'
 #: the nightly rotation: {'budget_min': minutes, 'pin_subset': bool};
 #: --mode nightly runs the night's share of the acceptance space
-#: (clustergate.site.rotation)
+#: (clustergate.planning.rotation)
 ROTATION = 'rotation'
 #: which jobs may run at once: {'policy': 'serial'|'async',
 #: 'fabric_licenses': {interconnect: Slurm license}}
-#: (clustergate.site.concurrency)
+#: (clustergate.planning.concurrency)
 CONCURRENCY = 'concurrency'
 #: keys of ``extras['concurrency']`` and the policies it may name
 CONCURRENCY_POLICY = 'policy'
@@ -69,7 +69,7 @@ IMPROVEMENTS = 'improvements'
 IMPROVEMENT_POLICIES = ('report', 'fail')
 #: what the nightly rotation runs every night, whatever the night:
 #: {'checks': [check names], 'canaries': bool}; absent: the link matrix
-#: and one canary per family (clustergate.rfm.rotation)
+#: and one canary per family (clustergate.rfm.point.nightly)
 SENTINELS = 'sentinels'
 #: which reference file of the system judges this partition: NAME reads
 #: ``config/references/<system>.NAME.yaml`` instead of ``<system>.yaml``
@@ -515,7 +515,7 @@ def check_mpi_wiring(system: Mapping, environments) -> None:
     covers each of those families. Otherwise the partition, or one of its
     environments, would get zero test cases and nobody would be told.
     A partition that offers no environment at all (every MPI left out by
-    clustergate.site.mpiprobe) is let through: the session says so."""
+    clustergate.siteinit.mpiprobe) is let through: the session says so."""
     sname = system.get('name', '?')
     for part in system.get('partitions', []):
         extras = part.get('extras', {})

@@ -15,8 +15,8 @@ A partition describes what it can run in its ReFrame ``extras``::
 
 Checks never name systems; they ask this module which points of the sweep a
 partition can run, and why not when it cannot. Every function here reads
-the parsed partition (:class:`~clustergate.site.model.PartitionModel`,
-from :func:`~clustergate.site.model.partition_model`): the model validates
+the parsed partition (:class:`~clustergate.site.partition.PartitionModel`,
+from :func:`~clustergate.site.partition.partition_model`): the model validates
 the sweep once, these functions only decide.
 """
 
@@ -26,7 +26,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from clustergate.site.errors import SweepConfigError
 #: Interconnect scopes: 'node' works only inside one node (shared memory),
 #: 'network' crosses nodes (and is also used between ranks of one node).
-from clustergate.site.model import SCOPES, PartitionModel  # noqa: F401
+from clustergate.site.partition import SCOPES, PartitionModel  # noqa: F401
 
 
 @dataclass(frozen=True)

@@ -135,8 +135,8 @@ def apply(systems: List[Mapping], settings_path: str,
     line) and, when the command runs or lists checks, print the choice
     once. ``systems``: the configuration's list, in ReFrame's order;
     ``notes``: as for :func:`choose`."""
-    from clustergate.site import notrun
-    from clustergate.site import selection
+    from clustergate.rfm import session as notrun
+    from clustergate.planning import selection
     from reframe.core.exceptions import ConfigError
 
     restrict_localhost(systems)

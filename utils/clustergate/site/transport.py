@@ -22,7 +22,7 @@ itself (partition ``extras``)::
     }
 
 :func:`mismatch` turns the job's output into a one-line reason, which the
-sweep axes (:mod:`clustergate.rfm.axes`) raise as a sanity failure. A run
+sweep axes (:mod:`clustergate.rfm.point.axes`) raise as a sanity failure. A run
 of one rank has no peer and is not verified.
 """
 
@@ -33,7 +33,7 @@ from typing import Mapping, Optional
 def rules(model, interconnect: str,
           family: Optional[str]) -> Optional[Mapping]:
     """The verification rules of ``interconnect`` for ``family`` on the
-    partition ``model`` (:class:`~clustergate.site.model.PartitionModel`),
+    partition ``model`` (:class:`~clustergate.site.partition.PartitionModel`),
     or None."""
     ic = model.interconnects.get(interconnect)
     return ((ic and ic.verify) or {}).get(family) if family else None

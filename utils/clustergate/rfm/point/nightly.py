@@ -1,0 +1,511 @@
+"""The nightly rotation inside a ReFrame session (clustergate.planning.rotation).
+
+ReFrame's tag filter judges each test alone, but a budget is shared by
+all of a night's tests: which ones fit is known only once every test is
+loaded. So the nightly mode filters with an expression ReFrame evaluates
+after loading (``-E 'cg_tonight()'``, config/common.py):
+:func:`~clustergate.rfm.point.modes.set_mode_tags` registers each
+acceptance test of a partition with a ``rotation`` extra here and puts a
+``cg_tonight`` callable in the test; the first call plans the cycle from
+every registered test, says the night in the session header and writes
+one line per point to a file (``$CG_ROTATION_DETAILS``, default
+``rotation-<system>.tsv`` next to the results database).
+
+Sentinels: what a budgeted partition must run every night, whatever the
+rotation (``extras['sentinels']``, :func:`mark_sentinels`): every point of
+the checks it names (``checks``, default ``['LinkMatrix']``: the link
+matrix over every fabric at the whole partition, so that a broken switch
+is found the next morning, not up to a cycle later) and, with
+``canaries`` (default true), one small point of each other check family
+it runs (its cheapest point, then the fewest ranks): a family whose
+build, binaries or environment broke is red the next morning. The
+sentinels' cost comes out of every night's budget first; sentinels that
+do not fit it stop the session with one line naming the file and the
+key. The header lists them; their tests get the tag ``sentinel``.
+
+Estimates per test case (check, partition, environment): the last
+measured duration in the results database (build, run including queue
+wait, and ReFrame's own phases, plus its share of the run fixtures it
+reads), 0 if its last record is a skip, else the median of the measured
+cases of its kind (check and node count: :func:`like_costs`), else the
+cost model's default for the family and node count
+(clustergate.planning.costmodel.default_case_seconds), scaled to the
+partition's declared node-link rate (``topology.node_rate``) and the
+test's ranks per node for the network-bound families: a fresh site's
+first night on slow links is planned at what those links take.
+Builds run once per environment per session and are not counted
+(:func:`case_costs`).
+
+The budget holds at run time too (:func:`budget_spent`): the plan is
+made from estimates, and a fresh site's first night, planned from the
+cost model's defaults, ran 3 times its estimate on the 12-node emulated
+site (2 cores). Once a partition's budget is spent (counted from the
+session's start), tonight's rotating points that have not started on it
+are not started: each is skipped saying so (its ``night_not_started``
+tells the results database that this was no measurement, so its
+estimate stays what it was), while the sentinels always run.
+"""
+
+import inspect
+import os
+import re
+import statistics
+import sys
+import time
+from typing import Dict, List, Optional, Tuple
+
+from clustergate.planning import costmodel
+from clustergate.planning import rotation
+from clustergate.results import timing
+from clustergate.site import extras as keys
+from clustergate.site import environment as cgenv
+from clustergate.rfm import adapter
+from clustergate.site.partition import partition_model
+
+#: system name -> {test name: test}; filled while ReFrame loads the checks
+_registered: Dict[str, Dict[str, object]] = {}
+#: system name -> names of tonight's tests, once planned
+_tonight: Dict[str, set] = {}
+
+
+def budgets(partitions) -> Dict[str, float]:
+    """Seconds of budget of each partition (fullname) that declares one."""
+    return {p.fullname: partition_model(p).rotation.budget_s
+            for p in partitions if partition_model(p).rotation is not None}
+
+
+def register(system: str, test) -> None:
+    _registered.setdefault(system, {})[test.display_name] = test
+    _tonight.pop(system, None)
+
+
+def family(test) -> str:
+    return timing.family_of({'filename': inspect.getfile(type(test))})
+
+
+def case_costs(reports) -> Dict[Tuple[str, str, str],
+                                 Tuple[float, Optional[float], str]]:
+    """(name, partition, environ) -> (seconds, last ran unix time or None,
+    source) of each test case, from its newest record in ``reports`` (run
+    reports as the results database stores them, oldest first).
+
+    What a night pays for a case: its own time plus its share of the *run*
+    fixtures it reads (HPCC's run: one job whose figures several checks
+    read, 32-88 s a run, while each reader's own time is under a second;
+    counting the readers alone planned 3 HPCC points at 0 s). A run
+    fixture is a fixture that ran a job (it has a completion time); build
+    fixtures are left out: they run once per environment per session,
+    whatever tonight's share is. A case whose newest record is a skip
+    (its binary is not installed, spack is not on PATH) costs a night
+    nothing until its cause is mended (source ``skipped``): counted at the
+    cost model's default, NPB and OSU took 6 of the 25 minutes of a night
+    on the emulated cluster and ran not a case.
+    """
+    out = {}
+    for report in reports:
+        when = float(report.get('session_info', {}).get('time_end_unix')
+                     or 0.0)
+        for run in report.get('runs', []):
+            for key, rec in _run_costs(run.get('testcases', [])):
+                # the newest session decides the cost; when it last ran is
+                # the newest run of any session (a skip does not run)
+                old = out.get(key)
+                last = max(filter(None, (rec[1], old and old[1])),
+                           default=None)
+                if old is None or old[3] <= when:
+                    out[key] = (rec[0], last, rec[2], when)
+                else:
+                    out[key] = old[:1] + (last,) + old[2:]
+
+    return {k: v[:3] for k, v in out.items()}
+
+
+def _run_costs(cases):
+    """(key, (seconds, completion or None, source)) per test case of one
+    run of a report (see :func:`case_costs`)."""
+    fixtures = {tc.get('unique_name'): tc for tc in cases
+                if tc.get('fixture')}
+    readers: Dict[str, int] = {}
+    for tc in cases:
+        for dep in tc.get('dependencies_actual') or []:
+            readers[dep[0]] = readers.get(dep[0], 0) + 1
+
+    for tc in cases:
+        if tc.get('fixture'):
+            continue
+
+        key = (tc.get('display_name') or tc.get('name'),
+               f'{tc.get("system")}:{tc.get("partition")}', tc.get('environ'))
+        done = tc.get('job_completion_time_unix')
+        if tc.get(NOT_STARTED):
+            # its night's budget was spent: no measurement, and not a
+            # skip that costs nothing until mended
+            continue
+
+        if tc.get('result') == 'skip':
+            yield key, (0.0, None, 'skipped')
+            continue
+
+        if done is None:
+            continue
+
+        sec = float(tc.get('time_total') or 0.0)
+        for dep in tc.get('dependencies_actual') or []:
+            fix = fixtures.get(dep[0])
+            # its job's time: a fixture's total spans its readers (ReFrame
+            # cleans it up after them)
+            if fix and fix.get('job_completion_time_unix'):
+                sec += float(fix.get('time_run') or 0.0) / readers[dep[0]]
+        yield key, (sec, float(done), 'measured')
+
+
+def measured(db: Optional[str]) -> Dict[Tuple[str, str, str],
+                                        Tuple[float, Optional[float], str]]:
+    """:func:`case_costs` of the results database (empty without one)."""
+    from clustergate.results import resultsdb
+
+    if not db or not os.path.exists(db):
+        return {}
+
+    return case_costs(resultsdb.stored_reports(db))
+
+
+#: the loggable variable of a point that its night's budget kept from
+#: starting (clustergate.rfm.point.base): the reason, '' when it started
+NOT_STARTED = 'night_not_started'
+
+#: estimate sources, least known first
+_SOURCES = ('default', 'like', 'skipped', 'measured')
+
+_NODES = re.compile(r'%(?:\w+\.)?num_nodes=(\d+)')
+
+
+def kind(display_name: str) -> Tuple[str, str]:
+    """(check, node count) of a test case's name: cases of one kind cost
+    alike (a BiPingPong on 4 nodes, whatever its size or fabric)."""
+    m = _NODES.search(display_name)
+    return display_name.split()[0], m.group(1) if m else ''
+
+
+def like_costs(records) -> Dict[Tuple[str, str, str, str], float]:
+    """(check, nodes, partition, environ) -> median seconds of the measured
+    cases of that kind: the estimate of a point never run itself. A
+    rotation runs each point once per cycle, so in the first cycle almost
+    every point is new; the cost model's per-family defaults planned the
+    emulated nightly of 2026-11-23 at 25 min and it ran in 10.
+
+    A kind whose every record is a skip costs 0 (NPB without spack:
+    skipped at every node count); under ``(check, '*', ...)`` the same
+    for the check at any node count, the fallback for a new node count.
+    """
+    groups: Dict[Tuple[str, str, str, str], Dict[str, List[float]]] = {}
+    for (name, part, env), (sec, _, source) in records.items():
+        check, nodes = kind(name)
+        for k in ((check, nodes, part, env), (check, '*', part, env)):
+            groups.setdefault(k, {}).setdefault(source, []).append(sec)
+
+    return {k: (statistics.median(v['measured']) if 'measured' in v else 0.0)
+            for k, v in groups.items()}
+
+
+def link_rate(part) -> Optional[float]:
+    """The node-link rate (MB/s) a partition declares
+    (``extras['topology']['node_rate']``), None where it declares none;
+    RotationError naming the partition for a malformed rate."""
+    topo = partition_model(part).topology
+    try:
+        return costmodel.link_mbs(topo.node_rate if topo else None)
+    except ValueError as err:
+        raise rotation.RotationError(
+            f'partition {part.fullname}: extras.{keys.TOPOLOGY}.node_rate: '
+            f'{err}') from None
+
+
+def default_seconds(test, part) -> float:
+    """The cost model's estimate of one case of ``test`` on ``part``:
+    its family's default at its node count, scaled to the partition's
+    link rate and the test's ranks per node where the rate is known."""
+    return costmodel.default_case_seconds(
+        family(test), getattr(test, 'num_nodes', 1) or 1,
+        ppn=getattr(test, 'ppn', 1) or 1, link=link_rate(part))
+
+
+def points(tests, budgeted: Dict[str, float], db: Optional[str]
+           ) -> List[rotation.Point]:
+    """A rotation point per registered test that has test cases on a
+    budgeted partition."""
+    records = measured(db)
+    alike = like_costs(records)
+    out = []
+    for test in tests:
+        cost, last, sources, cases = {}, None, set(), 0
+        combos = adapter.valid_combinations(test.valid_systems,
+                                            test.valid_prog_environs)
+        for part, envs in combos.items():
+            if part.fullname not in budgeted:
+                continue
+
+            for env in envs:
+                key = (test.display_name, part.fullname, env.name)
+                check, nodes = kind(key[0])
+                like = alike.get((check, nodes) + key[1:],
+                                 alike.get((check, '*') + key[1:]))
+                if key in records:
+                    sec, ran, source = records[key]
+                    last = max(filter(None, (last, ran)), default=None)
+                elif like is not None:
+                    sec, source = like, 'like'
+                else:
+                    sec, source = default_seconds(test, part), 'default'
+                sources.add(source)
+                cases += 1
+                cost[part.fullname] = cost.get(part.fullname, 0.0) + sec
+
+        if cost:
+            # a point is as well known as its least known case
+            source = next(s for s in _SOURCES if s in sources)
+            pinned = getattr(test, 'cg_pinned', False)
+            out.append(rotation.Point(
+                test.display_name, cost,
+                'nightly subset (pin_subset)' if pinned else '',
+                last, source, cases))
+
+    return out
+
+
+def rate_notes(pts, tests, partitions) -> List[str]:
+    """A line per budgeted partition that declares no node-link rate
+    while network-bound points of it are estimated from the defaults:
+    those are the rate the defaults were measured at, and a slower
+    fabric's first nights run past their budget."""
+    tests = {t.display_name: t for t in tests}
+    out = []
+    for part in partitions:
+        if partition_model(part).rotation is None or \
+                link_rate(part) is not None:
+            continue
+
+        bound = [pt for pt in pts if part.fullname in pt.cost and
+                 pt.source == 'default' and
+                 (costmodel.DEFAULT_FAMILIES.get(family(tests[pt.name]))
+                  or costmodel.Family('?', 1, 0)).link_mbs is not None]
+        if bound:
+            out.append(
+                f'  {len(bound)} network-bound point(s) of {part.fullname} '
+                f'estimated from the defaults at the node-link rate they '
+                f'were measured at (1 Gbit/s; the link matrix and NetPIPE '
+                f'250 Mbit/s): the partition declares no rate '
+                f'(extras.{keys.TOPOLOGY}.node_rate)')
+    return out
+
+
+class SentinelError(rotation.RotationError):
+    """A partition's ``sentinels`` cannot be met (one line naming the
+    partition and the key; :func:`plan_tonight` adds the file)."""
+
+
+def _ranks(test) -> int:
+    return (getattr(test, 'num_nodes', 1) or 1) * (getattr(test, 'ppn', 1)
+                                                    or 1)
+
+
+def canaries(pts, tests, partition: str, covered=()) -> Dict[str, object]:
+    """family -> its canary on ``partition``: the point of the family
+    that costs the partition least (then the fewest ranks, then a fixed
+    order), for each family the partition runs that is not in
+    ``covered`` (families with a sentinel already)."""
+    best: Dict[str, Tuple] = {}
+    for pt in pts:
+        if partition not in pt.cost:
+            continue
+
+        test = tests[pt.name]
+        fam = family(test)
+        key = (pt.cost[partition], _ranks(test), rotation.order_key(pt.name))
+        if fam not in covered and (fam not in best or key < best[fam][0]):
+            best[fam] = (key, pt)
+
+    return {fam: v[1] for fam, v in best.items()}
+
+
+def _mark_checks(pts, tests, part, names):
+    """Marks the points of the checks ``names`` on ``part``; the families
+    they cover. A check the partition declares and that has no point
+    there is an error (the default's link matrix on a 1-node partition
+    is not)."""
+    model = partition_model(part)
+    declared = model.sentinels.declared
+    # the interconnects the nightly subset names (a site's UCX paths of
+    # the same interfaces are in acceptance only): each interface's
+    # matrix once a night, not once per transport
+    nightly = model.sweep.subset('nightly')
+    ics = nightly.interconnects if nightly is not None else None
+    covered = set()
+    for check in names:
+        hits = [pt for pt in pts if part.fullname in pt.cost and
+                type(tests[pt.name]).__name__ == check and
+                (ics is None or getattr(tests[pt.name], 'interconnect',
+                                        None) in (None, *ics))]
+        if declared and not hits:
+            raise SentinelError(
+                f'partition {part.fullname}: extras.{keys.SENTINELS}.'
+                f'{keys.SENTINEL_CHECKS}: {check!r} has no point in the '
+                f"partition's acceptance space")
+
+        for pt in hits:
+            pt.sentinel = pt.sentinel or f'check {check}'
+            covered.add(family(tests[pt.name]))
+
+    return covered
+
+
+def mark_sentinels(pts, tests, partitions) -> None:
+    """Sets ``sentinel`` (why it runs every night) on the points that the
+    budgeted ``partitions`` (ReFrame partitions) want every night: the
+    points of their ``sentinels`` checks and, with ``canaries``, one
+    canary per other family (:func:`canaries`)."""
+    tests = {t.display_name: t for t in tests}
+    for part in partitions:
+        model = partition_model(part)
+        if model.rotation is None:
+            continue
+
+        spec = model.sentinels
+        covered = _mark_checks(pts, tests, part, spec.checks)
+        # a family with a point in the pinned nightly subset has its canary
+        covered |= {family(tests[pt.name]) for pt in pts
+                    if pt.sentinel and part.fullname in pt.cost}
+        if spec.canaries:
+            for fam, pt in canaries(pts, tests, part.fullname,
+                                    covered).items():
+                pt.sentinel = pt.sentinel or f'canary of {fam}'
+
+
+def _tag_sentinels(pts, tests) -> None:
+    """The sentinels' test objects get the tag ``sentinel`` and say so in
+    their description (``-L``, the run report)."""
+    tests = {t.display_name: t for t in tests}
+    for pt in pts:
+        if pt.sentinel:
+            test = tests[pt.name]
+            test.tags = set(test.tags) | {'sentinel'}
+            test.descr = f'{test.descr} [sentinel: {pt.sentinel}]'
+
+
+def _config_error(system: str, err: rotation.RotationError) -> str:
+    """The line of a rotation error; a sentinels error names the file
+    and the key."""
+    where = keys.source_of(system)
+    if isinstance(err, rotation.SentinelsOverBudget):
+        return (f'{where}: partition {err.partition}: extras.'
+                f'{keys.SENTINELS}: the sentinels take {err.used / 60:.1f} '
+                f'min of every night, above the {err.budget / 60:g} min '
+                f'budget (extras.{keys.ROTATION}.{keys.ROTATION_BUDGET})')
+
+    if isinstance(err, SentinelError):
+        return f'{where}: {err}'
+
+    return str(err)
+
+
+def _details_path(db: Optional[str], system: str) -> str:
+    path = cgenv.get(cgenv.ROTATION_DETAILS)
+    if path:
+        return path
+
+    base = os.path.dirname(db) if db else os.getcwd()
+    return os.path.join(base, f'rotation-{system}.tsv')
+
+
+def _say(lines):
+    for line in lines:
+        adapter.logger().info(line)
+
+
+def plan_tonight(system: str) -> set:
+    """Plans the cycle of the registered tests of ``system`` (once), says
+    the night and returns tonight's test names."""
+    if system in _tonight:
+        return _tonight[system]
+
+    _night_began.setdefault(system, time.time())
+
+    rt = adapter.runtime()
+    budgeted = budgets(rt.system.partitions)
+    db = adapter.option('storage/0/sqlite_db_file')
+    tests = list(_registered.get(system, {}).values())
+    try:
+        pts = points(tests, budgeted, db)
+        mark_sentinels(pts, tests, rt.system.partitions)
+        night = rotation.tonight(pts, budgeted)
+    except rotation.RotationError as err:
+        # inside ReFrame's filter an exception would only make every test
+        # "not selected" with a warning each: stop the session, one line
+        adapter.logger().error(f'nightly rotation: {_config_error(system, err)}')
+        sys.exit(1)
+
+    _tag_sentinels(pts, tests)
+
+    path = _details_path(db, system)
+    lines = rotation.header(night, pts, time.time())
+    lines += rate_notes(pts, tests, rt.system.partitions)
+    try:
+        with open(path, 'w') as fp:
+            fp.write('\n'.join(rotation.details(night, pts)) + '\n')
+        lines.append(f'  every point, its night, estimate and last run: '
+                     f'{path}')
+    except OSError as err:
+        lines.append(f'  (per-point details not written: {err})')
+
+    _say(lines)
+    _tonight[system] = set(night.names)
+    return _tonight[system]
+
+
+#: unix time each system's night began (its plan was made at the
+#: session's start): the clock of the budgets at run time
+_night_began: Dict[str, float] = {}
+
+
+def budget_spent(test, now: Optional[float] = None) -> Optional[str]:
+    """Why ``test``, about to start its job, must not start tonight: its
+    partition's night budget is spent (one line naming the partition and
+    the key); None for a sentinel, a test outside the rotation, a
+    session that planned no night, or while budget is left."""
+    tonight = getattr(test, 'cg_tonight', None)
+    system = getattr(tonight, 'system', None)
+    if system not in _night_began or 'sentinel' in (test.tags or ()):
+        return None
+
+    part = test.current_partition
+    model = partition_model(part)
+    if model.rotation is None:
+        return None
+
+    used = (time.time() if now is None else now) - _night_began[system]
+    budget = model.rotation.budget_s
+    if used < budget:
+        return None
+
+    return (f'not started: the night budget of {part.fullname} is spent '
+            f'({used / 60:.0f} min of {budget / 60:g}, extras.'
+            f'{keys.ROTATION}.{keys.ROTATION_BUDGET}); the next nights '
+            f'are planned from the times measured tonight')
+
+
+class Tonight:
+    """The ``cg_tonight`` of a test: True when the nightly rotation runs
+    it tonight (always True for a test outside the rotation)."""
+
+    def __init__(self, system: Optional[str] = None,
+                 name: Optional[str] = None):
+        self.system, self.name = system, name
+
+    def __call__(self) -> bool:
+        if self.system is None:
+            return True
+
+        return self.name in plan_tonight(self.system)
+
+    def __deepcopy__(self, memo):
+        return self
