@@ -125,11 +125,11 @@ def _load_system_modules():
         except Exception as err:
             # one line naming the file and the key, no traceback: ReFrame
             # prints a ConfigError as "failed to load configuration: ..."
-            from clustergate.site.errors import ExtrasError, SweepConfigError
+            from clustergate.site.errors import ExtrasError
             from reframe.core.exceptions import ConfigError
 
             sys.path[:] = _saved_sys_path
-            what = ('' if isinstance(err, (ExtrasError, SweepConfigError))
+            what = ('' if isinstance(err, ExtrasError)
                     else f'{type(err).__name__}: ')
             raise ConfigError(f'{path}: {what}{err}') from None
 

@@ -45,10 +45,10 @@ def test_help_has_no_rst_markup(name, parser):
 
 @pytest.mark.parametrize('name', sorted(commands.COMMANDS))
 def test_every_subcommand_helps_from_the_command_package(name):
-    # one layout: the subcommand's module is clustergate/commands/<name>.py
+    # one layout: the subcommand's module is clustergate/commands/<name>_cmd.py
     module = importlib.import_module(commands.COMMANDS[name])
     assert module.__file__ == os.path.join(ROOT, 'utils', 'clustergate',
-                                           'commands', f'{name}.py')
+                                           'commands', f'{name}_cmd.py')
     cp = subprocess.run([sys.executable, '-m', 'clustergate.cli', name,
                          '--help'], capture_output=True, text=True,
                         cwd=ROOT, timeout=120)

@@ -11,7 +11,6 @@ import pytest
 from clustergate.rfm.families.linkmatrix import declared_topology
 from clustergate.site import partition as model
 from clustergate.site.extras import ExtrasError
-from clustergate.site.sweep import SweepConfigError
 from conftest import ROOT
 
 ICS = {'shm': {'scope': 'node', 'env': {'openmpi': {'A': '1'}}},
@@ -73,13 +72,13 @@ def test_a_wrong_value_is_one_line_naming_the_partition_and_key(extras,
 def test_the_sweep_is_checked_when_asked_for():
     login = model.partition_model({}, 's:login')     # no sweep: parses
     assert not login.declares_sweep
-    with pytest.raises(SweepConfigError, match="partition 's:login': "
+    with pytest.raises(ExtrasError, match="partition 's:login': "
                        "extras.sweep is missing"):
         login.sweep
     bad = model.partition_model(
         {'sweep': {'nodes': [1], 'ppn': [1]},
          'interconnects': {'x': {'scope': 'bus', 'env': {}}}}, 's:p')
-    with pytest.raises(SweepConfigError, match="interconnect 'x' has "
+    with pytest.raises(ExtrasError, match="interconnect 'x' has "
                        "scope 'bus'"):
         bad.sweep
 

@@ -4,8 +4,10 @@ points and skip reasons."""
 import pytest
 
 from clustergate.site import sweep
+from clustergate.site.partition import axes_union
 from clustergate.site.partition import partition_model as model
-from clustergate.site.sweep import Requirements, SweepConfigError, SweepPoint
+from clustergate.site.errors import ExtrasError
+from clustergate.site.sweep import Requirements, SweepPoint
 
 
 def cluster_extras():
@@ -105,7 +107,7 @@ def test_axes_union_over_partitions():
                                                  'env': {'openmpi': {}}}}})
     # an empty env map is a config error, so give one variable
     local[1]['interconnects']['tcp']['env']['openmpi'] = {'X': '1'}
-    nodes, ppn, ics = sweep.axes_union(
+    nodes, ppn, ics = axes_union(
         model(extras, name) for name, extras in [login, emu, local])
     assert nodes == [1, 2, 4]
     assert ppn == [1, 2, 3]
@@ -115,9 +117,9 @@ def test_axes_union_over_partitions():
 def test_interconnect_env():
     env = sweep.interconnect_env(model(cluster_extras()), 'fab0', 'openmpi')
     assert env['OMPI_MCA_btl_tcp_if_include'] == 'fab0'
-    with pytest.raises(SweepConfigError, match="unknown interconnect 'ib0'"):
+    with pytest.raises(ExtrasError, match="unknown interconnect 'ib0'"):
         sweep.interconnect_env(model(cluster_extras()), 'ib0', 'openmpi')
-    with pytest.raises(SweepConfigError, match="MPI family 'intelmpi'"):
+    with pytest.raises(ExtrasError, match="MPI family 'intelmpi'"):
         sweep.interconnect_env(model(cluster_extras()), 'fab0', 'intelmpi')
 
 
@@ -136,7 +138,7 @@ def test_interconnect_env():
 def test_broken_descriptions_name_the_problem(mutate, message):
     ex = cluster_extras()
     mutate(ex)
-    with pytest.raises(SweepConfigError, match=message):
+    with pytest.raises(ExtrasError, match=message):
         sweep.describe(model(ex, 'emu'))
 
 

@@ -199,7 +199,7 @@ def test_malformed_verify_block_is_one_line_naming_the_interconnect():
               'interconnects': {'tcp': {
                   'scope': 'network', 'env': {'openmpi': {}},
                   'verify': {'openmpi': {'expect': {'x': '(unclosed'}}}}}}
-    with pytest.raises(sweep.SweepConfigError) as err:
+    with pytest.raises(sweep.ExtrasError) as err:
         sweep.describe(model(extras, 'sys:part'))
     assert str(err.value).startswith(
         "partition 'sys:part': interconnect 'tcp': "

@@ -1,10 +1,11 @@
 """The subcommands of ``clustergate``, one module each.
 
-Every module here is named after its subcommand and exposes
+Every module here is named after its subcommand, ``<name>_cmd.py``
+(``baseline_cmd`` for ``clustergate baseline``), and exposes
 ``add_parser(subparsers)``, which adds the subcommand and stores the
 handler as ``func``: it unpacks the parsed args, calls plain functions of
-the library (``commands.baseline`` on ``clustergate.refs.baseline``,
-``commands.cluster`` on the ``clustergate_lab.cluster`` package, ...; no
+the library (``commands.baseline_cmd`` on ``clustergate.refs.baseline``,
+``commands.npb_cmd`` on ``clustergate.parsers.npb_output``, ...; no
 library module takes parsed args) and returns the exit status. The flags,
 words and exit codes every subcommand shares are in
 ``clustergate.commands.sources`` (docs/cli.md). ``clustergate.cli`` adds them in

@@ -20,10 +20,8 @@ def add_parser(subparsers):
 
 def run(args, out=None, err=None):
     out, err = out or sys.stdout, err or sys.stderr
-    # imported here: the checks' base classes pull in ReFrame, which the
-    # other subcommands do not need
     from clustergate.results import timing
-    from clustergate.rfm.families.npb import cases_from_report, ppn_ratios
+    from clustergate.results.npbratios import cases_from_report, ppn_ratios
 
     try:
         rows = ppn_ratios(cases_from_report(timing.load_report(args.report)))

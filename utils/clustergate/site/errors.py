@@ -5,9 +5,7 @@ and by the functions that read the parsed model."""
 
 
 class ExtrasError(ValueError):
-    """A configuration's extras are wrong; the message is one line naming
-    the partition (or environment) and the key."""
-
-
-class SweepConfigError(ValueError):
-    """A partition's sweep description is malformed or incomplete."""
+    """A configuration's extras are wrong (its shape, its sweep, its
+    interconnects, any knob): the one error type of a site's
+    configuration; the message is one line naming the partition (or
+    environment) and the key."""

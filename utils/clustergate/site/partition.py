@@ -18,10 +18,10 @@ asks for the model and reads named attributes::
 ``extras`` and ``fullname``) or an extras mapping and a name, and caches
 the model by content: the first call validates and parses, the next ones
 return the same object. A wrong key or value raises the one-line error
-that names the partition and the key: :class:`~clustergate.site.errors.
-ExtrasError` for the keys, :class:`~clustergate.site.errors.
-SweepConfigError` for the sweep and its interconnects (read only when a
-check asks for the sweep, so a login partition without one parses).
+that names the partition and the key, always a
+:class:`~clustergate.site.errors.ExtrasError` (the sweep and its
+interconnects are read only when a check asks for the sweep, so a
+login partition without one parses).
 The shapes are a JSON schema (:data:`SCHEMA`, checked with
 ``jsonschema``) where a schema says it; the rules that relate keys to
 each other (a ppn above the cores, a subset naming an undeclared node
@@ -36,11 +36,11 @@ import copy
 import json
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Dict, Mapping, Optional, Tuple
+from typing import Dict, Iterable, Mapping, Optional, Tuple
 
 from clustergate.site import extras as keys
 from clustergate.site import transport
-from clustergate.site.errors import SweepConfigError
+from clustergate.site.errors import ExtrasError
 
 #: the scopes of an interconnect: 'node' joins ranks of one node only
 #: (shared memory), 'network' crosses nodes
@@ -212,7 +212,7 @@ class PartitionModel:
 
     @property
     def sweep(self) -> Sweep:
-        """The sweep; raises SweepConfigError naming what is wrong or
+        """The sweep; raises ExtrasError naming what is wrong or
         missing (a partition without a sweep runs no check)."""
         return _sweep_of(self)
 
@@ -266,7 +266,7 @@ def _check_schema(extras: Mapping, where: str):
                            key=lambda e: list(e.absolute_path))), None)
     if err is not None:
         path = '.'.join(str(p) for p in err.absolute_path)
-        raise keys.ExtrasError(f'{where}.{path}: {err.message}')
+        raise ExtrasError(f'{where}.{path}: {err.message}')
 
 
 def _plain(value):
@@ -283,7 +283,7 @@ def _plain(value):
 def _int_list(value, what, partition):
     if (not isinstance(value, (list, tuple)) or not value or
             not all(isinstance(v, int) and v > 0 for v in value)):
-        raise SweepConfigError(
+        raise ExtrasError(
             f'partition {partition!r}: extras.sweep.{what} must be a '
             f'non-empty list of positive integers, got {value!r}')
     return tuple(sorted(set(value)))
@@ -291,21 +291,21 @@ def _int_list(value, what, partition):
 
 def _check_interconnect(name, ic, partition):
     if not isinstance(ic, Mapping):
-        raise SweepConfigError(f'partition {partition!r}: interconnect {name!r} '
+        raise ExtrasError(f'partition {partition!r}: interconnect {name!r} '
                            f'must be a mapping with "scope" and "env"')
     if ic.get('scope') not in SCOPES:
-        raise SweepConfigError(
+        raise ExtrasError(
             f'partition {partition!r}: interconnect {name!r} has scope '
             f'{ic.get("scope")!r}; expected one of {SCOPES}')
     env = ic.get('env')
     if not isinstance(env, Mapping) or not env:
-        raise SweepConfigError(
+        raise ExtrasError(
             f'partition {partition!r}: interconnect {name!r} needs "env":'
             f' a mapping from MPI family to environment variables')
     for family, vars_ in env.items():
         if not isinstance(vars_, Mapping) or not all(
                 isinstance(v, str) for v in vars_.values()):
-            raise SweepConfigError(
+            raise ExtrasError(
                 f'partition {partition!r}: interconnect {name!r}, MPI '
                 f'family {family!r}: variables must be a str->str map')
     if 'verify' in ic:
@@ -313,7 +313,7 @@ def _check_interconnect(name, ic, partition):
             transport.validate(ic['verify'], f'partition {partition!r}: '
                                              f'interconnect {name!r}')
         except ValueError as err:
-            raise SweepConfigError(str(err)) from None
+            raise ExtrasError(str(err)) from None
 
 
 def _sweep_of(model: PartitionModel) -> Sweep:
@@ -324,12 +324,12 @@ def _sweep_of(model: PartitionModel) -> Sweep:
     src, partition = model._sweep_source, model.name
     sweep = src.get(keys.SWEEP)
     if not isinstance(sweep, Mapping):
-        raise SweepConfigError(
+        raise ExtrasError(
             f'partition {partition!r}: extras.sweep is missing '
             f'(it must declare the node counts and ppn values it can run)')
     ics = src.get(keys.INTERCONNECTS)
     if not isinstance(ics, Mapping) or not ics:
-        raise SweepConfigError(
+        raise ExtrasError(
             f'partition {partition!r}: extras.interconnects must map at '
             f'least one interconnect name to its settings')
     for name, ic in ics.items():
@@ -451,6 +451,29 @@ def _model(extras: Mapping, name: str, processor: Mapping) -> PartitionModel:
     return _MODELS[key]
 
 
+# -- the axes of a system's partitions ----------------------------------------
+
+def axes_union(models: Iterable[PartitionModel]) -> Tuple[list, list, list]:
+    """Union of the axes of the given partitions.
+
+    Partitions without a sweep description (e.g. a login partition) are
+    ignored. Returns ``(nodes, ppn, interconnects)`` as sorted lists; lists
+    are empty when no partition declares a sweep.
+    """
+    nodes, ppn, ics = set(), set(), []
+    for model in models:
+        if not model.declares_sweep:
+            continue
+
+        nodes.update(model.sweep.nodes)
+        ppn.update(model.sweep.ppn)
+        for ic in model.interconnect_settings():
+            if ic not in ics:
+                ics.append(ic)
+
+    return sorted(nodes), sorted(ppn), ics
+
+
 # -- a programming environment ---------------------------------------------
 
 @dataclass(frozen=True)
@@ -491,6 +514,6 @@ def config_partition_model(system: Mapping, part: Mapping) -> PartitionModel:
     name = f'{system.get("name", "?")}:{part.get("name", "?")}'
     extras = part.get('extras', {})
     if not isinstance(extras, Mapping):
-        raise keys.ExtrasError(f'partition {name}: extras: must be a mapping')
+        raise ExtrasError(f'partition {name}: extras: must be a mapping')
     # as written: a 'launcher' among the site's extras is an unknown key
     return _model(extras, name, part.get('processor', {}))

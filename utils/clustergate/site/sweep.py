@@ -21,9 +21,9 @@ the sweep once, these functions only decide.
 """
 
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
-from clustergate.site.errors import SweepConfigError
+from clustergate.site.errors import ExtrasError
 #: Interconnect scopes: 'node' works only inside one node (shared memory),
 #: 'network' crosses nodes (and is also used between ranks of one node).
 from clustergate.site.partition import SCOPES, PartitionModel  # noqa: F401
@@ -31,15 +31,25 @@ from clustergate.site.partition import SCOPES, PartitionModel  # noqa: F401
 
 @dataclass(frozen=True)
 class SweepPoint:
-    """One combination of the three axes."""
+    """One point of the sweep: a node count, processes per node and an
+    interconnect; its rank count is computed here and nowhere else."""
 
     nodes: int
     ppn: int
-    interconnect: str
+    interconnect: Optional[str]
 
     @property
     def ranks(self) -> int:
         return self.nodes * self.ppn
+
+
+def point_of(test) -> SweepPoint:
+    """The point of a test instance (or any object with ``num_nodes``,
+    ``ppn`` and ``interconnect``): 1 node, 1 ppn and no interconnect for
+    what it lacks (a family without the axes)."""
+    return SweepPoint(getattr(test, 'num_nodes', None) or 1,
+                      getattr(test, 'ppn', None) or 1,
+                      getattr(test, 'interconnect', None))
 
 
 @dataclass(frozen=True)
@@ -66,32 +76,10 @@ class Requirements:
 
 def describe(model: PartitionModel) -> Dict:
     """The partition's sweep, normalised: sorted ``nodes`` and ``ppn``,
-    and ``interconnects`` (name -> settings); raises SweepConfigError
+    and ``interconnects`` (name -> settings); raises ExtrasError
     naming what is wrong or missing."""
     return {'nodes': list(model.sweep.nodes), 'ppn': list(model.sweep.ppn),
             'interconnects': model.interconnect_settings()}
-
-
-def axes_union(models: Iterable[PartitionModel]):
-    """Union of the axes of the given partitions.
-
-    Partitions without a sweep description (e.g. a login partition) are
-    ignored. Returns ``(nodes, ppn, interconnects)`` as sorted lists; lists
-    are empty when no partition declares a sweep.
-    """
-    nodes, ppn, ics = set(), set(), []
-    for model in models:
-        if not model.declares_sweep:
-            continue
-
-        desc = describe(model)
-        nodes.update(desc['nodes'])
-        ppn.update(desc['ppn'])
-        for ic in desc['interconnects']:
-            if ic not in ics:
-                ics.append(ic)
-
-    return sorted(nodes), sorted(ppn), ics
 
 
 def _is_pow2(n):
@@ -207,14 +195,14 @@ def interconnect_env(model: PartitionModel, interconnect: str,
                      mpi_family: str) -> Dict[str, str]:
     """Environment variables that select ``interconnect`` for ``mpi_family``.
 
-    Raises :class:`SweepConfigError` naming what is missing.
+    Raises :class:`ExtrasError` naming what is missing.
     """
     partition = model.name
     desc = describe(model)
     try:
         ic = desc['interconnects'][interconnect]
     except KeyError:
-        raise SweepConfigError(
+        raise ExtrasError(
             f'unknown interconnect {interconnect!r} on partition '
             f'{partition!r} (known: {sorted(desc["interconnects"])})'
         ) from None
@@ -222,7 +210,7 @@ def interconnect_env(model: PartitionModel, interconnect: str,
     try:
         return dict(ic['env'][mpi_family])
     except KeyError:
-        raise SweepConfigError(
+        raise ExtrasError(
             f'interconnect {interconnect!r} on partition {partition!r} has '
             f'no settings for MPI family {mpi_family!r}'
         ) from None

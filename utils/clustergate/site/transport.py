@@ -21,9 +21,10 @@ itself (partition ``extras``)::
         },
     }
 
-:func:`mismatch` turns the job's output into a one-line reason, which the
-sweep axes (:mod:`clustergate.rfm.point.axes`) raise as a sanity failure. A run
-of one rank has no peer and is not verified.
+:func:`mismatch` turns the job's output into a one-line reason, which
+the placement (:func:`clustergate.rfm.point.placement.verify_transport`)
+raises as a sanity failure. A run of one rank has no peer and is not
+verified.
 """
 
 import re

@@ -128,7 +128,7 @@ class ContentionSuiteTest(CgProgramTest):
 
     def patterns(self):
         """The patterns this point can run."""
-        ranks = self.num_nodes * self.ppn
+        ranks = self.sweep_point().ranks
         return [p for p in PATTERNS if p.runs_at(ranks, self.ppn)]
 
     @run_before('run')

@@ -221,7 +221,7 @@ class HpccKernelTest(PointTest, rfm.RunOnlyRegressionTest):
     def several_ranks(self):
         """2+ ranks: a 1-rank run repeats the same work on every
         interconnect (and b_eff needs a pair), so ci runs only these."""
-        return self.num_nodes * self.ppn >= 2
+        return self.sweep_point().ranks >= 2
 
     def reference_axes(self):
         """The axes a reference key may name (clustergate.refs.references)."""

@@ -38,11 +38,11 @@ def network_interconnects(extras):
     return list(partition_model(extras).network_interconnects())
 
 
-def rank_iface_map(num_nodes, ppn, ifaces):
-    """``CG_NIC_IFACE_MAP`` value: rank r (block placement) gets
-    ``ifaces[local rank % len(ifaces)]``."""
-    return ' '.join(f'{r}:{ifaces[(r % ppn) % len(ifaces)]}'
-                    for r in range(num_nodes * ppn))
+def rank_iface_map(point, ifaces):
+    """``CG_NIC_IFACE_MAP`` value of a sweep point: rank r (block
+    placement) gets ``ifaces[local rank % len(ifaces)]``."""
+    return ' '.join(f'{r}:{ifaces[(r % point.ppn) % len(ifaces)]}'
+                    for r in range(point.ranks))
 
 
 class NicContentionTest(CgProgramTest):
@@ -103,8 +103,7 @@ class NicContentionTest(CgProgramTest):
         if self.layout == 'two_ifaces':
             # quoted: ReFrame writes "export NAME=value" verbatim
             self.env_vars['CG_NIC_IFACE_MAP'] = shlex.quote(rank_iface_map(
-                self.num_nodes, self.ppn,
-                [self.interconnect, self.second_iface()]))
+                self.sweep_point(), [self.interconnect, self.second_iface()]))
 
         # idle ranks wait in barriers: let them yield the (shared) cores
         self.env_vars['OMPI_MCA_mpi_yield_when_idle'] = '1'

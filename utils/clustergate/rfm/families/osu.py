@@ -93,7 +93,7 @@ class OsuTest(ThirdPartyTest):
 
     def point_reason(self, partition, mpi_family):
         reason = super().point_reason(partition, mpi_family)
-        ranks = self.num_nodes * self.ppn
+        ranks = self.sweep_point().ranks
         if reason is None and self.kind == 'mbw_mr' and ranks % 2:
             reason = f'{self.program} pairs ranks: {ranks} ranks is odd'
 

@@ -21,8 +21,7 @@ from reframe.core.builtins import (run_after, run_before, sanity_function,
                                    variable)
 
 from clustergate.site import benchmarks, sweep
-from clustergate.rfm.point.partitions import current_partitions
-from clustergate.rfm.point.base import PointTest
+from clustergate.rfm.point.base import PointTest, current_partitions
 from clustergate.site.partition import partition_model
 
 

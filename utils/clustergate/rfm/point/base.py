@@ -55,16 +55,35 @@ from reframe.core.exceptions import SanityError
 from clustergate.parsers import ParseError
 from clustergate.rfm import adapter
 from clustergate.rfm import session
-from clustergate.rfm.point import (axes, capable, joboptions, joboutput,
-                                   modes, nightly, placement, reference,
-                                   refmetrics)
+from clustergate.rfm.point import (capable, joboptions, joboutput, modes,
+                                   nightly, placement, reference, refmetrics)
 from clustergate.site import sweep
-from clustergate.site.partition import environment_model
+from clustergate.site.partition import (axes_union, environment_model,
+                                        partition_model)
 
 # a reframe command that loads clustergate's checks runs a session: its
 # end says what did not run and gives the verdict (clustergate.rfm.session;
 # loading the configuration alone arms nothing)
 session.arm()
+
+#: The axes of a class created without a system (a plain import, no
+#: ReFrame runtime, or no partition declaring a sweep)
+NO_SYSTEM_AXES = ([1], [1], ['shm'])
+
+
+def current_partitions():
+    """``(name, extras)`` of each partition of the system ReFrame is
+    loading checks for; empty without a runtime.
+
+    ReFrame parameters are fixed when a class is created, so the axes
+    are computed again for every class created (every time ReFrame's
+    loader loads a check file): a base class imported once would
+    otherwise keep the axes of the first system loaded in the process
+    (loading ``localhost`` after ``emucluster`` gave fab0/fab1 and 4
+    nodes)."""
+    system = adapter.current_system()
+    return [(p.name, partition_model(p, p.name))
+            for p in system.partitions] if system else []
 
 
 class PointTest(rfm.RegressionTestPlugin):
@@ -161,7 +180,10 @@ class PointTest(rfm.RegressionTestPlugin):
         if not cls.sweep_axes:
             return {}
 
-        nodes, ppn, ics = axes.axes_of(partitions)
+        nodes, ppn, ics = axes_union(partition_model(extras, name)
+                                     for name, extras in partitions)
+        if not nodes:
+            nodes, ppn, ics = NO_SYSTEM_AXES
         return {'num_nodes': nodes, 'ppn': ppn, 'interconnect': ics}
 
     @classmethod
@@ -279,7 +301,7 @@ def _declare_system_space(cls):
     ``reference_status`` where references are loaded, join the class's
     own body."""
     for name, values in cls.system_parameters(
-            axes.current_partitions()).items():
+            current_partitions()).items():
         adapter.declare_parameter(cls, name, parameter(values,
                                                         loggable=True))
 

@@ -3,17 +3,16 @@
 license for a job whose ranks talk over a network interconnect."""
 
 from clustergate.planning import concurrency
+from clustergate.site import sweep
 from clustergate.site.partition import partition_model
 
 
 def job_fabric(test):
     """The network interconnect ``test``'s ranks use, or None for a
     node-local job (no interconnect, one rank, shared memory)."""
-    ranks = (getattr(test, 'num_nodes', 1) or 1) * \
-        (getattr(test, 'ppn', 1) or 1)
+    point = sweep.point_of(test)
     return concurrency.uses_fabric(partition_model(test.current_partition),
-                                   getattr(test, 'interconnect', None),
-                                   ranks)
+                                   point.interconnect, point.ranks)
 
 
 def apply(test):

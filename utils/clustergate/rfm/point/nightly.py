@@ -59,6 +59,7 @@ from clustergate.planning import rotation
 from clustergate.results import timing
 from clustergate.site import extras as keys
 from clustergate.site import environment as cgenv
+from clustergate.site import sweep
 from clustergate.rfm import adapter
 from clustergate.site.partition import partition_model
 
@@ -304,11 +305,6 @@ class SentinelError(rotation.RotationError):
     partition and the key; :func:`plan_tonight` adds the file)."""
 
 
-def _ranks(test) -> int:
-    return (getattr(test, 'num_nodes', 1) or 1) * (getattr(test, 'ppn', 1)
-                                                    or 1)
-
-
 def canaries(pts, tests, partition: str, covered=()) -> Dict[str, object]:
     """family -> its canary on ``partition``: the point of the family
     that costs the partition least (then the fewest ranks, then a fixed
@@ -321,7 +317,8 @@ def canaries(pts, tests, partition: str, covered=()) -> Dict[str, object]:
 
         test = tests[pt.name]
         fam = family(test)
-        key = (pt.cost[partition], _ranks(test), rotation.order_key(pt.name))
+        key = (pt.cost[partition], sweep.point_of(test).ranks,
+               rotation.order_key(pt.name))
         if fam not in covered and (fam not in best or key < best[fam][0]):
             best[fam] = (key, pt)
 

@@ -23,8 +23,9 @@ def apply_sweep_point(test):
     family = test.mpi_family()
     reason = test.point_reason(part, family)
     test.skip_if(reason is not None, reason)
-    test.num_tasks = test.num_nodes * test.ppn
-    test.num_tasks_per_node = test.ppn
+    point = test.sweep_point()
+    test.num_tasks = point.ranks
+    test.num_tasks_per_node = point.ppn
     test.env_vars.update(sweep.interconnect_env(
         partition_model(part), test.interconnect, family))
     if test.num_tasks > 1:
