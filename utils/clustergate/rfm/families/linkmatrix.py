@@ -21,7 +21,7 @@ as ``slow node link n5 on fabric fab0: both ways 0.90x its baseline
 (-10.2 MADs: ...), 0.89x its peers (...)``. The named and
 the borderline node links are measured again in the same job, alone and
 in halving groups, until each decision is clear or ``retest_budget`` runs
-out (:mod:`clustergate.links.retest`); the verdict line says how sure. Each
+out (:mod:`clustergate.links.retest_rules`); the verdict line says how sure. Each
 pair counts at its fastest trial, which load elsewhere does not slow down and a
 slow link cannot beat. The median and the slowest pair are performance
 variables too, so a file reference also catches a fabric that is
@@ -88,7 +88,10 @@ from clustergate.parsers import cgoutput
 from clustergate.links import linkbaselines as linkbaseline
 from clustergate.links import judge as linkjudge
 from clustergate.links import matrix as linkmatrix
-from clustergate.links import retest as linkretest
+from clustergate.links import retest_candidates
+from clustergate.links import retest_driver
+from clustergate.links import retest_rules
+from clustergate.links import retest_verdict
 from clustergate.links import stats as linkstats
 from clustergate.refs import references
 from clustergate.rfm.point.reference import test_axes
@@ -159,7 +162,7 @@ class DecidedVerdict(rfm.RegressionTestPlugin):
         if lines:
             raise PerformanceError(
                 f'faults={len(lines)} verdicts: {"; ".join(lines)} '
-                f'({linkretest.DECIDED}; not measured again: -S '
+                f'({retest_verdict.DECIDED}; not measured again: -S '
                 f'retry_decided=true to measure again)')
 
 
@@ -195,13 +198,13 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
     peer_z = variable(float, value=linkjudge.PEER_Z, loggable=True)
 
     #: Seconds of adaptive retest of suspect and borderline node links in
-    #: the same job (:mod:`clustergate.links.retest`; 0: none). None: the
+    #: the same job (:mod:`clustergate.links.retest_driver`; 0: none). None: the
     #: partition's extras ``link_retest_budget_s``, else 120 s
     retest_budget = variable(float, type(None), value=None, loggable=True)
     #: A retest decision needs p below this (one-sided t-test)
-    retest_alpha = variable(float, value=linkretest.ALPHA, loggable=True)
+    retest_alpha = variable(float, value=retest_rules.ALPHA, loggable=True)
     #: A retested node link is slow below this fraction of its partners
-    retest_ratio = variable(float, value=linkretest.RATIO, loggable=True)
+    retest_ratio = variable(float, value=retest_rules.RATIO, loggable=True)
 
     #: 'topology': the rounds of the declared topology where there is one
     #: (else every pair); 'all-pairs': the N-1 shift rounds of every pair
@@ -357,12 +360,12 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
             return float(self.retest_budget)
         part = self.current_partition
         got = partition_model(part).link_retest_budget_s
-        return float(got) if got is not None else linkretest.BUDGET
+        return float(got) if got is not None else retest_driver.BUDGET
 
     @run_before('run')
     def set_retest(self):
         """After the matrix, the same job retests the suspect and
-        borderline node links (python -m clustergate.links.retest, with the
+        borderline node links (python -m clustergate.links.retest_driver, with the
         job's own launch line): only when the matrix succeeded."""
         if self.budget() <= 0:
             return
@@ -376,7 +379,7 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
                   'w') as fp:
             json.dump(self.retest_inputs(), fp)
         driver = ' '.join([
-            shlex.quote(sys.executable), '-m', 'clustergate.links.retest',
+            shlex.quote(sys.executable), '-m', 'clustergate.links.retest_driver',
             '--output', shlex.quote(str(self.job.stdout)),
             '--inputs', 'linkretest_inputs.json',
             '--launch', shlex.quote(launch),
@@ -411,7 +414,7 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
                        'peer_ratio': self.peer_ratio, 'peer_z': self.peer_z},
             'stats': {m: [st.median, st.mad, st.runs]
                       for m, st in (found[1] if found else {}).items()},
-            'topology': linkretest.topology_to_json(topo),
+            'topology': retest_driver.topology_to_json(topo),
         }
 
     def retest_result(self):
@@ -517,19 +520,19 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
         # each node link against its own baseline and its peers; a node
         # the fabric's verdict named already is not named twice
         found = self.link_baseline()
-        naming = linkretest.Bounds(self.link_ratio, self.link_z,
-                                   self.peer_ratio, self.peer_z)
-        figures, links, _ = linkretest.node_links(
+        naming = retest_candidates.Bounds(self.link_ratio, self.link_z,
+                                          self.peer_ratio, self.peer_z)
+        figures, links, _ = retest_driver.node_links(
             matrix, run, self.declared(), lines, found[1] if found else None,
             self.interconnect, naming,
             basis=found[0] if found else self.link_baseline_where())
         # the retests of the same job decide every named node link, gross
         # or not, and the borderline ones
         first = lines + links.lines
-        cands = linkretest.retest_candidates(lines, links, naming) \
+        cands = retest_candidates.retest_candidates(lines, links, naming) \
             if self.budget() > 0 else None
         retested = self.retest_result()
-        final, notes = linkretest.apply(
+        final, notes = retest_verdict.apply(
             first, retested, self.interconnect, cands,
             tree=self.declared() is not None)
         warned = []
@@ -537,16 +540,16 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
             # a borderline link the retest left within its noise: not a
             # verdict line, but said where the session's output shows it
             # and kept for the report (link_warnings)
-            if note.startswith(linkretest.WARNING):
+            if note.startswith(retest_verdict.WARNING):
                 self.logger.warning(f'link retest: {note}')
-                warned.append(note[len(linkretest.WARNING):])
+                warned.append(note[len(retest_verdict.WARNING):])
             else:
                 self.logger.info(f'link retest: {note}')
         self.link_warnings = warned
 
         self.logger.info(f'node links on fabric {self.interconnect}: '
                          f'{links.basis}')
-        if final and linkretest.decided_all(retested, cands):
+        if final and retest_verdict.decided_all(retested, cands):
             self.decided(final)
         result = (final, figures, links)
         # kept outside the test: ReFrame writes the test's attributes as
