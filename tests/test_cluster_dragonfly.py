@@ -373,7 +373,7 @@ def test_emucluster_declares_the_dragonfly(tmp_path, monkeypatch):
     assert os.path.isfile(os.path.join(ROOT, 'config', 'references',
                                        'emucluster.dragonfly.yaml'))
 
-    from clustergate.rfm.families.linkmatrix import declared_topology
+    from clustergate.links.matrixjob import declared_topology
     topo = declared_topology(extras['topology'])
     assert topo.dragonfly and topo.groups == ['group1', 'group2', 'group3']
     assert topo.capacity(('global', 'group1~group3', 'up')) == 200

@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from clustergate.report import fabricsvg
-from clustergate.links import retest as linkretest
+from clustergate.links import retest_driver
 from clustergate.links.topology import (Round, Topology, diagnose,
                                   parse_topology_conf, predict, shift_rounds)
 from conftest import FIXTURES, fixture_text
@@ -30,7 +30,7 @@ def _case(name):
     with open(os.path.join(d, 'report.json')) as fp:
         tc = json.load(fp)['runs'][0]['testcases'][0]
     with open(os.path.join(d, fabricsvg.RECORDED)) as fp:
-        topo = linkretest.topology_from_json(json.load(fp)['topology'])
+        topo = retest_driver.topology_from_json(json.load(fp)['topology'])
     return d, tc, topo
 
 

@@ -12,7 +12,7 @@ from clustergate.parsers import cgoutput
 from clustergate.links import matrix as linkmatrix
 from clustergate.links import topology
 from clustergate_lab.cluster import tree as tr
-from clustergate.rfm.families.linkmatrix import declared_topology
+from clustergate.links.matrixjob import declared_topology
 from conftest import fixture_text
 
 #: The emulated tree of the fixtures, as `clustergate-lab cluster up` declares

@@ -1,4 +1,5 @@
-"""The adaptive retest of node links (clustergate.links.retest): decisions on
+"""The adaptive retest of node links (clustergate.links.retest_candidates,
+retest_rules, retest_verdict, retest_driver): decisions on
 given retest vectors, the verdict lines after a retest, and the driver
 with the real cg_linkmatrix --pairs on this machine."""
 
@@ -14,7 +15,11 @@ from clustergate.parsers import cgoutput
 from clustergate.links import judge as linkjudge
 from clustergate.links import matrix as linkmatrix
 from clustergate.links import stats as linkstats
-from clustergate.links import retest as lr
+import dataclasses
+from clustergate.links import retest_candidates
+from clustergate.links import retest_driver
+from clustergate.links import retest_rules
+from clustergate.links import retest_verdict
 from clustergate.links.stats import NodeFigure
 from conftest import fixture_text, mpirun_env
 
@@ -59,27 +64,27 @@ def run_rounds(cands, n, refs=('n1', 'n2', 'n3', 'n4'), final=False,
     """Decisions of ``cands`` as the driver takes them: a round, then a
     decision for each open candidate, up to ``n`` rounds (``final``: the
     budget ends after them)."""
-    the_plan = lr.plan([c.node for c in cands], list(refs))
+    the_plan = retest_candidates.plan([c.node for c in cands], list(refs))
     rounds, out = [], {}
     for r in range(n):
         rounds.append(measured(the_plan, round_no=r, **faults))
         for c in cands:
             if c.node not in out:
-                d = lr.decide(rounds, c, the_plan)
+                d = retest_rules.decide(rounds, c, the_plan)
                 if d.status != 'open':
                     out[c.node] = d
     for c in cands:
         if c.node not in out:
-            out[c.node] = lr.decide(rounds, c, the_plan, final=final)
+            out[c.node] = retest_rules.decide(rounds, c, the_plan, final=final)
     return out
 
 
 def cand(node, why='named'):
-    return lr.Candidate(node, why, 'both ways 0.91x its peers (-6.0 MADs)')
+    return retest_candidates.Candidate(node, why, 'both ways 0.91x its peers (-6.0 MADs)')
 
 
 def test_plan_measures_each_candidate_with_partners_and_controls():
-    p = lr.plan(['n5', 'n6'], ['n1', 'n2', 'n3', 'n4', 'n7'])
+    p = retest_candidates.plan(['n5', 'n6'], ['n1', 'n2', 'n3', 'n4', 'n7'])
     assert p.partners == {'n5': ['n1', 'n2', 'n3', 'n4'],
                           'n6': ['n1', 'n2', 'n3', 'n4']}
     cycle = [('n1', 'n2'), ('n2', 'n3'), ('n3', 'n4'), ('n4', 'n1')]
@@ -90,9 +95,9 @@ def test_plan_measures_each_candidate_with_partners_and_controls():
     assert p.pairs[:2] == cycle[:2] and p.pairs[-2:] == cycle[2:]
     # no candidate is another candidate's partner
     assert ('n5', 'n6') not in p.pairs and ('n6', 'n5') not in p.pairs
-    assert lr.plan(['n5'], ['n1']) is None
+    assert retest_candidates.plan(['n5'], ['n1']) is None
     # partners per candidate: each with the controls among its own
-    p = lr.plan(['n5', 'n6'], {'n5': ['n1', 'n2'], 'n6': ['n7']})
+    p = retest_candidates.plan(['n5', 'n6'], {'n5': ['n1', 'n2'], 'n6': ['n7']})
     assert p.partners == {'n5': ['n1', 'n2']}
     assert p.controls == {'n5': [('n1', 'n2'), ('n2', 'n1')]}
 
@@ -110,8 +115,8 @@ def test_a_healthy_noisy_round_does_not_alarm():
                              '1.00x its partners alone, above 0.95x (p')
     line = ('slow node link n3 on fabric fab0: both ways 0.91x its peers '
             '[basis: peers only, no baseline]')
-    lines, notes = lr.apply([line], {'decisions': [lr.asdict(d)]}, 'fab0',
-                            [cand('n3')])
+    lines, notes = retest_verdict.apply([line], {'decisions': [dataclasses.asdict(d)]}, 'fab0',
+                                        [cand('n3')])
     assert lines == []
     assert notes == [f'{line} -- {d.text}']
 
@@ -128,8 +133,8 @@ def test_a_ten_percent_loss_is_named_with_its_confidence():
         d.text
     assert 'its own link' in d.text
     # borderline in the first round (not named): the retest names it
-    lines, _ = lr.apply([], {'decisions': [lr.asdict(d)]}, 'fab0',
-                        [cand('n5', 'borderline')])
+    lines, _ = retest_verdict.apply([], {'decisions': [dataclasses.asdict(d)]}, 'fab0',
+                                    [cand('n5', 'borderline')])
     assert len(lines) == 1
     assert lines[0].startswith('slow node link n5 on fabric fab0: retest: ')
     assert 'first round: both ways 0.91x' in lines[0]
@@ -159,8 +164,8 @@ def test_halving_tells_a_partners_link_from_the_nodes_own():
     assert d.status == 'partner', d
     assert d.blamed == ['n4'] and d.direction == 'sent'
     assert "not n3's own link" in d.text
-    lines, _ = lr.apply([], {'decisions': [lr.asdict(d)]}, 'fab0',
-                        [cand('n3', 'borderline')])
+    lines, _ = retest_verdict.apply([], {'decisions': [dataclasses.asdict(d)]}, 'fab0',
+                                    [cand('n3', 'borderline')])
     assert lines[0].startswith('slow link n3->n4 on fabric fab0: retest: ')
 
 
@@ -172,20 +177,20 @@ def test_budget_exhaustion_says_inconclusive():
     assert d.text.startswith('retest inconclusive after the time budget: ')
     line = ('slow node link n8 on fabric fab0: both ways 0.93x its '
             'baseline [basis: its baseline]')
-    lines, _ = lr.apply([line], {'decisions': [lr.asdict(d)]}, 'fab0',
-                        [cand('n8')])
+    lines, _ = retest_verdict.apply([line], {'decisions': [dataclasses.asdict(d)]}, 'fab0',
+                                    [cand('n8')])
     # a named link the budget left open keeps its verdict, saying so
     assert lines == [f'{line}; {d.text}']
     # a borderline one too: what the retest could not check is not passed
-    lines, notes = lr.apply([], {'decisions': [lr.asdict(d)]}, 'fab0',
-                            [cand('n8', 'borderline')])
+    lines, notes = retest_verdict.apply([], {'decisions': [dataclasses.asdict(d)]}, 'fab0',
+                                        [cand('n8', 'borderline')])
     assert lines == [f'undecided node link n8 on fabric fab0: {d.text} '
                      f'(first round: both ways 0.91x its peers (-6.0 '
                      f'MADs), not named on its own)']
 
 
 def test_borderline_is_halfway_to_both_bounds():
-    b = lr.Bounds()
+    b = retest_candidates.Bounds()
     base = linkjudge.LinkStat(1.0, 0.005, 8)
 
     def j(fig, direction='both', stat=base):
@@ -195,17 +200,17 @@ def test_borderline_is_halfway_to_both_bounds():
         stats = {f'peer_n1_{direction}': stat} if stat else None
         return linkjudge.judge(f, stats).judgements[0]
 
-    assert lr.is_borderline(j(0.97), b)         # 0.97x, -3 MADs
-    assert not lr.is_borderline(j(0.98), b)     # above 0.975x
-    assert not lr.is_borderline(j(0.93), b)     # named, not borderline
-    assert lr.is_borderline(j(0.94, 'sent'), b)
+    assert retest_candidates.is_borderline(j(0.97), b)         # 0.97x, -3 MADs
+    assert not retest_candidates.is_borderline(j(0.98), b)     # above 0.975x
+    assert not retest_candidates.is_borderline(j(0.93), b)     # named, not borderline
+    assert retest_candidates.is_borderline(j(0.94, 'sent'), b)
     # peers only: a 10 % loss (0.89x) is not named, but borderline
     assert not j(0.89, stat=None).named
-    assert lr.is_borderline(j(0.89, stat=None), b)
+    assert retest_candidates.is_borderline(j(0.89, stat=None), b)
     # peers only: a 5 % loss (0.95x, 5 MADs below) is retested, as with a
     # baseline: halfway to the ratio and half the naming z below
-    assert lr.is_borderline(j(0.95, stat=None), b)
-    assert not lr.is_borderline(j(0.98, stat=None), b)
+    assert retest_candidates.is_borderline(j(0.95, stat=None), b)
+    assert not retest_candidates.is_borderline(j(0.98, stat=None), b)
 
 
 def test_peers_only_borderline_on_the_campaign_first_rounds():
@@ -213,26 +218,26 @@ def test_peers_only_borderline_on_the_campaign_first_rounds():
     # baseline (the run's MAD at its 1 % floor): the 95 % links at
     # 0.93-0.96x of their peers, 2.6-5.6 MADs below, were retested in 1 of
     # 6 runs; a healthy link 2.4 MADs below is not retested
-    b = lr.Bounds()
+    b = retest_candidates.Bounds()
 
     def peers(fig, z, spread=0.01, count=27):
         return linkjudge.LinkJudgement('n3', 'both', fig, z, spread=spread,
                                        count=count)
 
     # 9 nodes (27 figures): 2.6 MADs
-    assert round(lr.tight_z(27, b), 1) == 2.6
+    assert round(retest_candidates.tight_z(27, b), 1) == 2.6
     for fig, z in ((0.956, -4.3), (0.959, -4.1), (0.930, -5.5),
                    (0.956, -4.1), (0.942, -4.7), (0.949, -5.4)):
-        assert lr.is_borderline(peers(fig, z), b), (fig, z)
-    assert not lr.is_borderline(peers(0.975, -2.4), b)
-    assert not lr.is_borderline(peers(0.96, -2.5), b)
+        assert retest_candidates.is_borderline(peers(fig, z), b), (fig, z)
+    assert not retest_candidates.is_borderline(peers(0.975, -2.4), b)
+    assert not retest_candidates.is_borderline(peers(0.96, -2.5), b)
     # 1,024 nodes: one healthy figure expected 5.1 MADs below
-    assert round(lr.tight_z(3072, b), 1) == 5.1
-    assert not lr.is_borderline(peers(0.95, -4.3, count=3072), b)
+    assert round(retest_candidates.tight_z(3072, b), 1) == 5.1
+    assert not retest_candidates.is_borderline(peers(0.95, -4.3, count=3072), b)
     # in a noisy run (MAD 3.4 % of the median) a 5 % loss is within the
     # spread: 7.5 MADs as before
-    assert not lr.is_borderline(peers(0.95, -5.4, spread=0.034), b)
-    assert lr.is_borderline(peers(0.95, -7.6, spread=0.034), b)
+    assert not retest_candidates.is_borderline(peers(0.95, -5.4, spread=0.034), b)
+    assert retest_candidates.is_borderline(peers(0.95, -7.6, spread=0.034), b)
 
 
 # -- the driver with the real program --------------------------------------
@@ -284,7 +289,7 @@ def test_driver_retests_in_the_job_and_stops_at_its_budget(built_programs,
               f'{built_programs}/cg_linkmatrix --any-placement --bytes 64K')
     res = tmp_path / 'res.json'
     cp = subprocess.run(
-        [sys.executable, '-m', 'clustergate.links.retest',
+        [sys.executable, '-m', 'clustergate.links.retest_driver',
          '--output', str(tmp_path / 'out'), '--inputs',
          str(tmp_path / 'in.json'), '--launch', launch, '--budget', '0.5',
          '--trials', '3', '--result', str(res), '--log',
@@ -297,7 +302,7 @@ def test_driver_retests_in_the_job_and_stops_at_its_budget(built_programs,
     # half a second: the budget is spent before the rounds a decision
     # needs (a round takes 0.3 s and more: one at most, none under load,
     # the launch killed at the budget); the launches never run past it
-    assert result['rounds'] < lr.MIN_RETESTS, result
+    assert result['rounds'] < retest_rules.MIN_RETESTS, result
     # give or take the kill of the launch in flight and the clock's
     # rounding (1.0 s seen in CI); a launch left to finish ran 10 s past
     assert result['elapsed_s'] <= 0.5 + 1.0, result
@@ -385,20 +390,20 @@ def test_the_driver_judges_the_first_round_on_the_declared_tree():
     from clustergate_lab.cluster import tree as tr
     tree = tr.leafspine([f'n{i}' for i in range(1, 10)], 3)
     topo = topology.parse_topology_conf(tree.topology_conf(250, 375))
-    data = json.loads(json.dumps(lr.topology_to_json(topo)))
-    assert lr.topology_from_json(data) == topo
+    data = json.loads(json.dumps(retest_driver.topology_to_json(topo)))
+    assert retest_driver.topology_from_json(data) == topo
     text = fixture_text('cg-outputs', 'emu-linkmatrix-tree9-healthy.out')
     base = {f'peer_n{i}_{d}': [1.0, 0.01, 8] for i in range(1, 10)
             for d in ('sent', 'recv')}
     base['peer_n5_sent'] = [1.12, 0.01, 8]
-    first = lr.first_round(
+    first = retest_driver.first_round(
         text, {'fabric': 'fab0', 'stats': base, 'topology': data})
     assert first.lines == [] and first.named == []
-    cands = lr.candidates(first.verdict, lr.Bounds())
+    cands = retest_candidates.candidates(first.verdict, retest_candidates.Bounds())
     assert 'n5' in [c.node for c in cands]
     assert next(c for c in cands if c.node == 'n5').why == 'named'
     # flat, the same matrix is judged against the flat median instead
-    flat = lr.first_round(text, {'fabric': 'fab0'})
+    flat = retest_driver.first_round(text, {'fabric': 'fab0'})
     assert flat.figures != first.figures
 
 
@@ -406,8 +411,8 @@ def test_a_healthy_first_round_does_not_import_the_statistics():
     """The retest's statistics (scipy) took 3 s to import on a loaded
     node: a job whose first round has nothing to retest must not pay it
     (a fresh interpreter, as in the job)."""
-    code = ('import sys; from clustergate.links import retest as lr; '
-            'r = lr.retest(open(sys.argv[1]).read(), {"fabric": "fab0"}, '
+    code = ('import sys; from clustergate.links import retest_driver; '
+            'r = retest_driver.retest(open(sys.argv[1]).read(), {"fabric": "fab0"}, '
             '"false", 120.0); print(r["notes"], "scipy" in sys.modules)')
     path = os.path.join(os.path.dirname(__file__), 'fixtures', 'cg-outputs',
                         'emu-linkmatrix-4MB-fab0-busy.out')
@@ -427,15 +432,15 @@ def test_the_driver_fits_the_fabric_once(monkeypatch, name):
     from clustergate_lab.cluster import tree as tr
     tree = tr.leafspine([f'n{i}' for i in range(1, 10)], 3)
     topo = topology.parse_topology_conf(tree.topology_conf(250, 375))
-    inputs = {'fabric': 'fab0', 'topology': lr.topology_to_json(topo)}
+    inputs = {'fabric': 'fab0', 'topology': retest_driver.topology_to_json(topo)}
     text = fixture_text('cg-outputs', f'emu-linkmatrix-tree9-{name}.out')
     calls = _count_calls(monkeypatch, topology, 'diagnose')
-    first = lr.first_round(text, inputs)
+    first = retest_driver.first_round(text, inputs)
     assert len(calls) == 1
     # the same judgement with the fit made again for each figure set
     run = cgoutput.parse(text)
-    again = lr.node_links(first.matrix, run, topo, first.lines, None,
-                          'fab0', lr.Bounds())
+    again = retest_driver.node_links(first.matrix, run, topo, first.lines, None,
+                                     'fab0', retest_candidates.Bounds())
     assert len(calls) > 1
     assert again[0] == first.figures and again[2] == first.named
     assert [j.node for j in again[1].judgements if j.named] == \
@@ -448,7 +453,7 @@ def test_a_healthy_first_round_parses_the_output_once(monkeypatch):
     a retest is launched."""
     text = fixture_text('cg-outputs', 'emu-linkmatrix-4MB-fab0-busy.out')
     calls = _count_calls(monkeypatch, cgoutput, 'parse')
-    result = lr.retest(text, {'fabric': 'fab0'}, 'false', 120.0)
+    result = retest_driver.retest(text, {'fabric': 'fab0'}, 'false', 120.0)
     assert result['notes'] == ['no suspect or borderline node link']
     assert len(calls) == 1
 
@@ -473,8 +478,8 @@ def test_a_launch_whose_teardown_failed_keeps_its_whole_output(tmp_path):
     ranks.update({m['dst']: int(m['dst_rank']) for m in run.measurements})
     pairs = [(m['src'], m['dst']) for m in run.measurements]
     notes = []
-    got = lr._measure(_teardown_launch(tmp_path, text), ranks, pairs, 4,
-                      open(os.devnull, 'w'), 60, notes)
+    got = retest_driver._measure(_teardown_launch(tmp_path, text), ranks, pairs, 4,
+                                 open(os.devnull, 'w'), 60, notes)
     assert len(got) == 12 and got[pairs[0]] > 20
     (note,) = notes
     assert note.startswith('retest launch exited 143 after its last '
@@ -483,5 +488,5 @@ def test_a_launch_whose_teardown_failed_keeps_its_whole_output(tmp_path):
     cut = text[:text.index('CG_DONE')]
     with pytest.raises(RuntimeError, match='retest launch exited 143: '
                        'srun: Force Terminated'):
-        lr._measure(_teardown_launch(tmp_path, cut), ranks, pairs, 4,
-                    open(os.devnull, 'w'), 60, [])
+        retest_driver._measure(_teardown_launch(tmp_path, cut), ranks, pairs, 4,
+                               open(os.devnull, 'w'), 60, [])

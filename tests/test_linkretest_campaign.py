@@ -18,7 +18,10 @@ import os
 import pytest
 
 from clustergate.links import judge as linkjudge
-from clustergate.links import retest as lr
+from clustergate.links import retest_candidates
+from clustergate.links import retest_driver
+from clustergate.links import retest_rules
+from clustergate.links import retest_verdict
 from conftest import FIXTURES, fixture_text
 from test_linkretest_faults import inputs
 from test_linkretest_load import RATE, Launches, subjects
@@ -41,21 +44,21 @@ def _id(x):
 
 
 def replay(rec, baseline=True):
-    """``rec`` decided again by :func:`lr.adaptive`, each launch giving the
+    """``rec`` decided again by :func:`retest_driver.adaptive`, each launch giving the
     next recorded figure of each direction it measures; the rounds end
     when a direction it needs has no more recorded figures (the budget)."""
     stats = {m: linkjudge.LinkStat(*v) for m, v in rec['baseline'].items()}
-    levels, basis = lr.baseline_levels(rec['node'], stats if baseline
-                                       else None, lr.Bounds())
-    cand = lr.Candidate(rec['node'], rec['why'], 'replayed', 0.9,
-                        levels, basis)
+    levels, basis = retest_rules.baseline_levels(rec['node'], stats if baseline
+                                                 else None, retest_candidates.Bounds())
+    cand = retest_candidates.Candidate(rec['node'], rec['why'], 'replayed', 0.9,
+                                       levels, basis)
     left = {dr: iter(v) for dr, v in rec['values'].items()}
     clock = itertools.count()
     node = rec['node']
 
     def measure(the_plan, timeout):
         fig = {}
-        for dr in lr.DIRECTIONS:
+        for dr in retest_candidates.DIRECTIONS:
             if any((p[0] == node) == (dr == 'sent') and node in p
                    for p in the_plan.pairs):
                 fig[dr] = next(left[dr], None)
@@ -65,8 +68,8 @@ def replay(rec, baseline=True):
                                 fig['recv'] if d == node else 1.0)
                 for s, d in the_plan.pairs}
 
-    return lr.adaptive([cand], {node: PARTNERS}, measure, 1e9,
-                       lambda: next(clock))[node]
+    return retest_driver.adaptive([cand], {node: PARTNERS}, measure, 1e9,
+                                  lambda: next(clock))[node]
 
 
 def test_the_fixture_is_the_whole_campaign():
@@ -124,11 +127,11 @@ def test_without_a_baseline_the_campaign_decides_alike(rec):
 
 
 def test_baseline_levels():
-    b = lr.Bounds()
+    b = retest_candidates.Bounds()
 
     def level(median, mad):
         stats = {'peer_n1_sent': linkjudge.LinkStat(median, mad, 10)}
-        levels, basis = lr.baseline_levels('n1', stats, b)
+        levels, basis = retest_rules.baseline_levels('n1', stats, b)
         assert basis.startswith('per-link baseline (sent ')
         return round(levels['sent'], 4)
 
@@ -141,7 +144,7 @@ def test_baseline_levels():
     # a median above 1 (its peers' flows held it back in the matrix)
     # does not raise the level of a figure taken alone
     assert level(1.13, 0.01) == 0.975
-    assert lr.baseline_levels('n1', {}, b) == ({}, '')
+    assert retest_rules.baseline_levels('n1', {}, b) == ({}, '')
 
 
 #: the campaign's n8 at 95 % on fab1 (second run), its retest figures per
@@ -157,18 +160,18 @@ def test_the_driver_names_a_95_percent_link_by_its_baseline(monkeypatch):
     # tight baseline (0.96x of it), alone at the recorded 95 % figures:
     # named slow, the line saying what its retest was judged against
     text = fixture_text('cg-outputs', 'emu-linkmatrix-tree9-healthy.out')
-    first = lr.first_round(text, inputs())
+    first = retest_driver.first_round(text, inputs())
     stats = {f'peer_{n}_{d}': [f.peer * (1.045 if n == 'n1' else 1.0),
                                0.008, 10]
              for (n, d), f in first.figures.items()}
     launches = Launches(noisy='n1', sent=SENT, recv=RECV)
-    monkeypatch.setattr(lr, '_measure', launches)
-    result = lr.retest(text, inputs(stats), 'scripted', 120.0,
-                       clock=launches.clock)
-    first = lr.first_round(text, inputs(stats))
-    cands = lr.retest_candidates(first.lines, first.verdict, lr.Bounds())
+    monkeypatch.setattr(retest_driver, '_measure', launches)
+    result = retest_driver.retest(text, inputs(stats), 'scripted', 120.0,
+                                  clock=launches.clock)
+    first = retest_driver.first_round(text, inputs(stats))
+    cands = retest_candidates.retest_candidates(first.lines, first.verdict, retest_candidates.Bounds())
     assert [c.why for c in cands if c.node == 'n1'] == ['borderline']
-    lines, _ = lr.apply(first.lines + first.verdict.lines, result, 'fab0',
-                        cands, tree=True)
+    lines, _ = retest_verdict.apply(first.lines + first.verdict.lines, result, 'fab0',
+                                    cands, tree=True)
     assert subjects(lines) == ['slow node link n1'], lines
     assert 'the borderline bound of its per-link baseline' in lines[0]

@@ -14,7 +14,9 @@ import itertools
 
 import pytest
 
-from clustergate.links import retest as lr
+from clustergate.links import retest_candidates
+from clustergate.links import retest_driver
+from clustergate.links import retest_rules
 from clustergate_lab import simulate
 
 PARTNERS = ['p1', 'p2', 'p3', 'p4']
@@ -24,31 +26,31 @@ RATE = 30.0
 def test_the_correction_scales_with_the_links_tested():
     # the emulated fabrics (4-24 nodes) keep their thresholds
     for links in (0, 4, 9, 24, 32):
-        assert lr.family_alpha(links) == lr.ALPHA
-        assert lr.health_se(links) == pytest.approx(lr.HEALTH_SE)
-    assert lr.family_alpha(1024) == pytest.approx(0.01 * 32 / 1024)
-    assert lr.health_se(1024) == pytest.approx(3.19, abs=0.01)
-    assert lr.health_se(10240) > lr.health_se(1024)
+        assert retest_rules.family_alpha(links) == retest_rules.ALPHA
+        assert retest_rules.health_se(links) == pytest.approx(retest_rules.HEALTH_SE)
+    assert retest_rules.family_alpha(1024) == pytest.approx(0.01 * 32 / 1024)
+    assert retest_rules.health_se(1024) == pytest.approx(3.19, abs=0.01)
+    assert retest_rules.health_se(10240) > retest_rules.health_se(1024)
     # on the rounds' own standard error (Student's t), shared among the
     # retest's looks at the series: wider at few rounds and at many
-    assert lr.health_se(1024, 12) == pytest.approx(5.68, abs=0.01)
-    assert lr.health_se(1024, 12) > lr.health_se(1024, 29) > \
-        lr.health_se(1024)
-    assert lr._t_isf(0.025, 1000) == pytest.approx(1.962, abs=0.001)
-    assert lr._t_isf(0.05, 1) == pytest.approx(6.314, abs=0.001)
+    assert retest_rules.health_se(1024, 12) == pytest.approx(5.68, abs=0.01)
+    assert retest_rules.health_se(1024, 12) > retest_rules.health_se(1024, 29) > \
+        retest_rules.health_se(1024)
+    assert retest_rules._t_isf(0.025, 1000) == pytest.approx(1.962, abs=0.001)
+    assert retest_rules._t_isf(0.05, 1) == pytest.approx(6.314, abs=0.001)
 
 
 def retested(sent, recv, links):
     """A borderline ``n1`` retested on the recorded round figures until
-    they run out (the budget), then :func:`lr.unresolved` as the driver
+    they run out (the budget), then :func:`retest_rules.unresolved` as the driver
     calls it; its decision."""
-    cand = lr.Candidate('n1', 'borderline', 'recv 0.88x its peers', 0.88)
+    cand = retest_candidates.Candidate('n1', 'borderline', 'recv 0.88x its peers', 0.88)
     left = {'sent': iter(sent), 'recv': iter(recv)}
     clock = itertools.count()
 
     def measure(the_plan, timeout):
         fig = {}
-        for dr in lr.DIRECTIONS:
+        for dr in retest_candidates.DIRECTIONS:
             if any((p[0] == 'n1') == (dr == 'sent') and 'n1' in p
                    for p in the_plan.pairs):
                 fig[dr] = next(left[dr], None)
@@ -59,9 +61,9 @@ def retested(sent, recv, links):
                                 fig['recv'] if d == 'n1' else 1.0)
                 for s, d in the_plan.pairs}
 
-    got = lr.adaptive([cand], {'n1': PARTNERS}, measure, 1e9,
-                      lambda: next(clock), links=links)
-    lr.unresolved(got, [cand], links=links)
+    got = retest_driver.adaptive([cand], {'n1': PARTNERS}, measure, 1e9,
+                                 lambda: next(clock), links=links)
+    retest_rules.unresolved(got, [cand], links=links)
     return got['n1']
 
 
@@ -85,8 +87,8 @@ def test_leaning_to_a_loss_is_told_against_the_links_tested():
     on_9 = retested(HEALTHY, LOW, 9)
     assert on_9.status == 'inconclusive', on_9.text
     on_1024 = retested(HEALTHY, LOW, 1024)
-    assert on_1024.status == lr.UNRESOLVED, on_1024.text
-    assert f'within {lr.health_se(1024, 14):.2g} standard errors' in \
+    assert on_1024.status == retest_rules.UNRESOLVED, on_1024.text
+    assert f'within {retest_rules.health_se(1024, 14):.2g} standard errors' in \
         on_1024.text
 
 

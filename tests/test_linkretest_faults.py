@@ -18,7 +18,10 @@ import pytest
 
 from clustergate.links import linkbaselines as linkbaseline
 from clustergate.links import topology
-from clustergate.links import retest as lr
+from clustergate.links import retest_candidates
+from clustergate.links import retest_driver
+from clustergate.links import retest_rules
+from clustergate.links import retest_verdict
 from clustergate_lab.cluster import tree as tr
 from conftest import fixture_text
 
@@ -78,7 +81,7 @@ def fabric(tmp_path, node=None, trunk=None, miscabled=None, sleep=0.0):
 
 
 def inputs(stats=None):
-    return {'fabric': 'fab0', 'topology': lr.topology_to_json(TOPO),
+    return {'fabric': 'fab0', 'topology': retest_driver.topology_to_json(TOPO),
             'stats': stats or {}}
 
 
@@ -87,12 +90,12 @@ def run(tmp_path, name, budget=120.0, stats=None, **faults):
     composes it."""
     text = fixture_text('cg-outputs', f'emu-linkmatrix-tree9-{name}.out')
     launch, _ = fabric(tmp_path, **faults)
-    result = json.loads(json.dumps(lr.retest(text, inputs(stats), launch,
-                                             budget, trials=3)))
-    first = lr.first_round(text, inputs(stats))
-    cands = lr.retest_candidates(first.lines, first.verdict, lr.Bounds())
-    lines, notes = lr.apply(first.lines + first.verdict.lines, result,
-                            'fab0', cands, tree=True)
+    result = json.loads(json.dumps(retest_driver.retest(text, inputs(stats), launch,
+                                                        budget, trials=3)))
+    first = retest_driver.first_round(text, inputs(stats))
+    cands = retest_candidates.retest_candidates(first.lines, first.verdict, retest_candidates.Bounds())
+    lines, notes = retest_verdict.apply(first.lines + first.verdict.lines, result,
+                                        'fab0', cands, tree=True)
     return result, lines, notes, first
 
 
@@ -113,7 +116,7 @@ def test_beside_a_miscabled_node_a_named_innocent_is_cleared(tmp_path):
     got = decisions(result)
     assert 'n1' in got and 'n2' not in got
     assert all(d['status'] == 'healthy' for d in got.values()), got
-    assert result['rounds'] == lr.MIN_RETESTS
+    assert result['rounds'] == retest_rules.MIN_RETESTS
     # one explanation: the miscabled node, and which basis judged it
     assert len(lines) == 1
     assert lines[0].startswith('miscabled node n2 on fabric fab0: ')
@@ -151,7 +154,7 @@ def test_a_gross_node_link_the_retest_clears_is_not_named(tmp_path):
 def baseline_naming(node, name):
     """A baseline of each node link at what it did in ``name``, but
     ``node``'s 12 % higher: the first round names ``node``."""
-    first = lr.first_round(fixture_text(
+    first = retest_driver.first_round(fixture_text(
         'cg-outputs', f'emu-linkmatrix-tree9-{name}.out'), inputs())
     return {f'peer_{n}_{d}': [f.peer * (1.12 if n == node else 1.0), 0.005, 8]
             for (n, d), f in first.figures.items()}
@@ -177,17 +180,17 @@ def test_behind_a_cut_uplink_partners_avoid_it(tmp_path):
 
 
 def test_partners_of_a_node_behind_a_cut_uplink_are_on_its_leaf():
-    faults = lr.FabricFaults(trunks=[('switch', 'leaf2', 'up'),
-                                     ('switch', 'leaf2', 'down')])
-    refs = lr.refs_of(['n4', 'n1'], ['n9', 'n5', 'n1', 'n6', 'n2', 'n3'],
-                      faults, TOPO)
+    faults = retest_candidates.FabricFaults(trunks=[('switch', 'leaf2', 'up'),
+                                                    ('switch', 'leaf2', 'down')])
+    refs = retest_candidates.refs_of(['n4', 'n1'], ['n9', 'n5', 'n1', 'n6', 'n2', 'n3'],
+                                     faults, TOPO)
     assert refs == {'n4': ['n5', 'n6'], 'n1': ['n9', 'n1', 'n2', 'n3']}
     # a miscabled node's pairs go where it really is
     faults.miscabled = {'n9': 'leaf2'}
-    refs = lr.refs_of(['n1'], ['n9', 'n7'], faults, TOPO)
+    refs = retest_candidates.refs_of(['n1'], ['n9', 'n7'], faults, TOPO)
     assert refs == {'n1': ['n7']}
     # a named pair is not measured
-    assert lr.refs_of(['n1'], ['n2', 'n3'], lr.FabricFaults(
+    assert retest_candidates.refs_of(['n1'], ['n2', 'n3'], retest_candidates.FabricFaults(
         pairs=[('n2', 'n1')]), None) == {'n1': ['n3']}
 
 
@@ -199,7 +202,7 @@ def test_the_retests_stop_at_their_budget_and_fail_undecided(tmp_path):
     stats = baseline_naming('n4', 'healthy')
     result, lines, _, _ = run(tmp_path, 'healthy', budget=1.3, stats=stats,
                               sleep=0.5)
-    assert 1 <= result['rounds'] < lr.MIN_RETESTS, result
+    assert 1 <= result['rounds'] < retest_rules.MIN_RETESTS, result
     # the budget holds, give or take the kill of the launch in flight and
     # the decision after the last round (1.9 s measured on an idle machine;
     # 0.7-1.1 s at load 20 with 3 busy loops once the driver stopped
@@ -226,23 +229,23 @@ def test_a_launch_past_the_budget_is_killed(tmp_path):
 def test_without_a_retest_result_a_named_link_says_so():
     line = ('slow node link n4 on fabric fab0: both ways 0.89x its baseline'
             ' [basis: its baseline]')
-    cand = lr.Candidate('n4', 'named', 'both ways 0.89x')
-    lines, _ = lr.apply([line], None, 'fab0', [cand])
+    cand = retest_candidates.Candidate('n4', 'named', 'both ways 0.89x')
+    lines, _ = retest_verdict.apply([line], None, 'fab0', [cand])
     assert lines == [f'{line}; not retested: no retest result']
     # a borderline one is not passed silently either
-    lines, _ = lr.apply([], None, 'fab0', [lr.Candidate(
+    lines, _ = retest_verdict.apply([], None, 'fab0', [retest_candidates.Candidate(
         'n7', 'borderline', 'sent 0.91x its peers')])
     assert lines == ['undecided node link n7 on fabric fab0: not retested: '
                      'no retest result (first round: sent 0.91x its peers, '
                      'not named on its own)']
     # the retest off (budget 0): the first round stands as it is
-    assert lr.apply([line], None, 'fab0', None)[0] == [line]
-    assert not lr.decided_all(None, [cand])
-    assert lr.decided_all({'decisions': [{'node': 'n4'}]}, [cand])
-    assert lr.decided_all({'decisions': [{'node': 'n4', 'status': 'slow'}]},
-                          [cand])
+    assert retest_verdict.apply([line], None, 'fab0', None)[0] == [line]
+    assert not retest_verdict.decided_all(None, [cand])
+    assert retest_verdict.decided_all({'decisions': [{'node': 'n4'}]}, [cand])
+    assert retest_verdict.decided_all({'decisions': [{'node': 'n4', 'status': 'slow'}]},
+                                      [cand])
     # left inconclusive at the end of its budget: a retry measures again
-    assert not lr.decided_all({'decisions': [
+    assert not retest_verdict.decided_all({'decisions': [
         {'node': 'n4', 'status': 'inconclusive'}]}, [cand])
 
 

@@ -14,7 +14,10 @@ link under the emulation's usual noise, stay named.
 
 import itertools
 
-from clustergate.links import retest as lr
+from clustergate.links import retest_candidates
+from clustergate.links import retest_driver
+from clustergate.links import retest_rules
+from clustergate.links import retest_verdict
 
 PARTNERS = ['p1', 'p2', 'p3', 'p4']
 RATE = 30.0
@@ -29,15 +32,15 @@ N11_RECV = [0.99, 1.01, 0.98, 1.0, 0.97, 1.02, 0.99, 1.0, 0.98, 1.01,
 def decided(node, why, sent, recv, faults=()):
     """``node`` retested round by round on the recorded figures until
     they run out (the budget), then the driver's rules at the budget
-    (:func:`lr.explain`, :func:`lr.unresolved`); ``(decision, candidate)``.
+    (:func:`retest_rules.explain`, :func:`retest_rules.unresolved`); ``(decision, candidate)``.
     """
-    cand = lr.Candidate(node, why, 'sent 0.93x its peers (-3.0 MADs)', 0.93)
+    cand = retest_candidates.Candidate(node, why, 'sent 0.93x its peers (-3.0 MADs)', 0.93)
     left = {'sent': iter(sent), 'recv': iter(recv)}
     clock = itertools.count()
 
     def measure(the_plan, timeout):
         fig = {}
-        for dr in lr.DIRECTIONS:
+        for dr in retest_candidates.DIRECTIONS:
             if any((p[0] == node) == (dr == 'sent') and node in p
                    for p in the_plan.pairs):
                 fig[dr] = next(left[dr], None)
@@ -48,18 +51,18 @@ def decided(node, why, sent, recv, faults=()):
                                 fig['recv'] if d == node else 1.0)
                 for s, d in the_plan.pairs}
 
-    got = lr.adaptive([cand], {node: PARTNERS}, measure, 1e9,
-                      lambda: next(clock))
-    lr.explain(got, [cand], list(faults))
-    lr.unresolved(got, [cand])
+    got = retest_driver.adaptive([cand], {node: PARTNERS}, measure, 1e9,
+                                 lambda: next(clock))
+    retest_rules.explain(got, [cand], list(faults))
+    retest_rules.unresolved(got, [cand])
     return got[node], cand
 
 
 def verdict(d, cand, lines=()):
     """The check's lines and notes after the retest."""
     from dataclasses import asdict
-    return lr.apply(list(lines), {'decisions': [asdict(d)]}, 'fab1', [cand],
-                    tree=True)
+    return retest_verdict.apply(list(lines), {'decisions': [asdict(d)]}, 'fab1', [cand],
+                                tree=True)
 
 
 def test_a_healthy_link_within_the_noise_is_a_warning():
@@ -67,10 +70,10 @@ def test_a_healthy_link_within_the_noise_is_a_warning():
     s = d.directions['sent']['values']
     assert len(s) == 12 and sum(v <= 0.95 for v in s) == 5
     assert round(sum(s) / len(s), 2) == 0.97
-    assert d.status == lr.UNRESOLVED, d.text
+    assert d.status == retest_rules.UNRESOLVED, d.text
     lines, notes = verdict(d, cand)
     assert lines == []          # the run does not fail
-    (warn,) = [n for n in notes if n.startswith(lr.WARNING)]
+    (warn,) = [n for n in notes if n.startswith(retest_verdict.WARNING)]
     assert warn.startswith('WARNING: undecided node link n11 on fabric '
                            'fab1 (sent 0.93x its peers')
     assert 'sent median 0.97x of 12' in warn
@@ -81,7 +84,7 @@ def test_one_round_beside_a_cut_uplink_does_not_name_an_innocent():
     d, cand = decided('n8', 'borderline', [1.06], [1.04],
                       faults=['uplink leaf4-spine'])
     assert d.retests == 1
-    assert d.status == lr.UNRESOLVED, d.text
+    assert d.status == retest_rules.UNRESOLVED, d.text
     up = 'uplink leaf4-spine on fabric fab1: trunk at 0.32x'
     lines, notes = verdict(d, cand, [up])
     assert lines == [up + ' [basis: fabric model]']
@@ -95,19 +98,19 @@ def test_one_round_left_by_a_failed_launch_is_a_warning():
     # and the first round did not name it
     d, cand = decided('n10', 'borderline', [0.9801], [0.9431])
     assert d.retests == 1
-    assert d.status == lr.UNRESOLVED, d.text
+    assert d.status == retest_rules.UNRESOLVED, d.text
     lines, notes = verdict(d, cand)
     assert lines == []
     assert any(n.startswith('WARNING: undecided node link n10')
                for n in notes)
     # three rounds at that level lean to a loss: the run fails
     d, _ = decided('n10', 'borderline', [0.98] * 3, [0.943, 0.94, 0.945])
-    assert d.status != lr.UNRESOLVED, d.text
+    assert d.status != retest_rules.UNRESOLVED, d.text
 
 
 def test_a_borderline_link_no_round_fitted_is_a_warning():
     d, cand = decided('n8', 'borderline', [], [])
-    assert d.retests == 0 and d.status == lr.UNRESOLVED, d.text
+    assert d.retests == 0 and d.status == retest_rules.UNRESOLVED, d.text
     assert verdict(d, cand)[0] == []
 
 
@@ -157,8 +160,8 @@ def test_a_link_the_noise_cannot_tell_from_health_is_a_warning():
     # noise a 5 % loss cannot be told from health within the budget, and
     # the warning says which loss it could
     d, cand = decided('n177', 'borderline', NOISY_SENT, [1.0] * 10)
-    assert d.status == lr.UNRESOLVED, d.text
+    assert d.status == retest_rules.UNRESOLVED, d.text
     lines, notes = verdict(d, cand)
     assert lines == []
-    (warn,) = [n for n in notes if n.startswith(lr.WARNING)]
+    (warn,) = [n for n in notes if n.startswith(retest_verdict.WARNING)]
     assert 'a loss under 8% is not told from health at this noise' in warn

@@ -16,7 +16,10 @@ import itertools
 
 import pytest
 
-from clustergate.links import retest as lr
+from clustergate.links import retest_candidates
+from clustergate.links import retest_driver
+from clustergate.links import retest_rules
+from clustergate.links import retest_verdict
 from conftest import fixture_text
 from test_linkretest_faults import inputs
 
@@ -79,7 +82,7 @@ def baseline(name, factors):
     """A per-link baseline of the fixture ``name``'s first round, each
     node link at what it did times its factor (above 1: the first round
     is below its baseline)."""
-    first = lr.first_round(fixture_text(
+    first = retest_driver.first_round(fixture_text(
         'cg-outputs', f'emu-linkmatrix-tree9-{name}.out'), inputs())
     return {f'peer_{n}_{d}': [f.peer * factors.get(n, 1.0), 0.005, 8]
             for (n, d), f in first.figures.items()}
@@ -91,13 +94,13 @@ def retest(monkeypatch, name, factors, launches, budget=120.0):
     them."""
     text = fixture_text('cg-outputs', f'emu-linkmatrix-tree9-{name}.out')
     stats = baseline(name, factors)
-    monkeypatch.setattr(lr, '_measure', launches)
-    result = lr.retest(text, inputs(stats), 'scripted', budget,
-                       clock=launches.clock)
-    first = lr.first_round(text, inputs(stats))
-    cands = lr.retest_candidates(first.lines, first.verdict, lr.Bounds())
-    lines, notes = lr.apply(first.lines + first.verdict.lines, result,
-                            'fab0', cands, tree=True)
+    monkeypatch.setattr(retest_driver, '_measure', launches)
+    result = retest_driver.retest(text, inputs(stats), 'scripted', budget,
+                                  clock=launches.clock)
+    first = retest_driver.first_round(text, inputs(stats))
+    cands = retest_candidates.retest_candidates(first.lines, first.verdict, retest_candidates.Bounds())
+    lines, notes = retest_verdict.apply(first.lines + first.verdict.lines, result,
+                                        'fab0', cands, tree=True)
     return result, lines, notes
 
 
@@ -115,7 +118,7 @@ def test_compound_case_names_the_culprits_not_the_innocent(monkeypatch):
     result, lines, notes = retest(monkeypatch, *COMPOUND, launches)
     got = {d['node']: d for d in result['decisions']}
     assert got['n7']['status'] == 'slow', got['n7']
-    assert got['n1']['status'] in lr.CLEARED, got['n1']
+    assert got['n1']['status'] in retest_verdict.CLEARED, got['n1']
     assert subjects(lines) == ['slow node link n7', 'uplink leaf2-spine']
     assert any(n.startswith('borderline node link n1 on fabric fab0') for
                n in notes), notes
@@ -143,7 +146,7 @@ def test_a_short_budget_goes_to_the_named_link_first(monkeypatch):
                                   budget=44.0)
     got = {d['node']: d for d in result['decisions']}
     assert got['n7']['status'] == 'slow', got['n7']
-    assert got['n1']['status'] == lr.UNRESOLVED, got['n1']
+    assert got['n1']['status'] == retest_rules.UNRESOLVED, got['n1']
     assert subjects(lines) == ['slow node link n7', 'uplink leaf2-spine']
     assert any(n.startswith('WARNING: undecided node link n1 on fabric')
                for n in notes), notes
@@ -157,9 +160,9 @@ def test_undecided_but_not_leaning_to_a_loss_is_a_warning(monkeypatch):
     result, lines, notes = retest(monkeypatch, 'healthy', {'n1': 1.035},
                                   launches, budget=60.0)
     (d,) = result['decisions']
-    assert d['status'] == lr.UNRESOLVED, d
+    assert d['status'] == retest_rules.UNRESOLVED, d
     assert lines == []
-    (note,) = [n for n in notes if n.startswith(lr.WARNING)]
+    (note,) = [n for n in notes if n.startswith(retest_verdict.WARNING)]
     assert note.startswith('WARNING: undecided node link n1 on fabric fab0')
     assert 'within the retest\'s noise' in note
 
@@ -202,10 +205,10 @@ def test_the_t_test_needs_no_scipy_in_the_job():
     from scipy import stats
     for df in (1, 2, 3, 6, 11, 30):
         for t in (-4.0, -1.2, 0.0, 0.4, 2.1, 3.7, 9.0):
-            assert lr._t_sf(t, df) == pytest.approx(
+            assert retest_rules._t_sf(t, df) == pytest.approx(
                 float(stats.t.sf(t, df)), abs=1e-12)
-    code = ('import sys; from clustergate.links import retest as lr; '
-            'lr._t_sf(2.0, 5); lr.Series([0.9, 0.95, 0.93], 0.95).state(); '
+    code = ('import sys; from clustergate.links import retest_rules; '
+            'retest_rules._t_sf(2.0, 5); retest_rules.Series([0.9, 0.95, 0.93], 0.95).state(); '
             'print(sorted(m for m in sys.modules if m.startswith("scipy")))')
     out = subprocess.run([sys.executable, '-c', code], capture_output=True,
                          text=True, check=True).stdout

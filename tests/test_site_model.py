@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from clustergate.rfm.families.linkmatrix import declared_topology
+from clustergate.links.matrixjob import declared_topology
 from clustergate.site import partition as model
 from clustergate.site.extras import ExtrasError
 from conftest import ROOT

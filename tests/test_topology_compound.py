@@ -8,7 +8,7 @@ cg_linkmatrix is measured as its max-min fair share on the faulty tree x
 0.9 (the protocol's efficiency) x lognormal noise (sigma 0.05, seeded),
 written as the CG lines cg_linkmatrix prints, and judged the way the
 check judges a job's output (fabric verdict, then each node link against
-its peers: :func:`clustergate.links.retest.first_round`, no retest).
+its peers: :func:`clustergate.links.retest_driver.first_round`, no retest).
 """
 
 import math
@@ -17,7 +17,7 @@ import random
 import pytest
 
 from clustergate.parsers import cgoutput
-from clustergate.links import retest as linkretest
+from clustergate.links import retest_driver
 from clustergate.links import stats as linkstats
 from clustergate.links import topology
 from clustergate_lab.cluster import tree as tr
@@ -68,9 +68,9 @@ def synthetic_output(faults, seed, sigma=0.05, topo=TREE, nodes=NODES):
 def verdict(text, fabric='fab0', topo=TREE):
     """``(fabric lines, node-link lines, figures)`` as the check has them
     before the retest."""
-    first = linkretest.first_round(
+    first = retest_driver.first_round(
         text, {'fabric': fabric,
-               'topology': linkretest.topology_to_json(topo)})
+               'topology': retest_driver.topology_to_json(topo)})
     return first.lines, first.verdict.lines, first.figures
 
 

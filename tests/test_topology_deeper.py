@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from clustergate.links import retest as lr
+from clustergate.links import retest_driver
 from clustergate.links.topology import Topology, diagnose, schedule
 from clustergate.links.topology.analysis import Fault, Prepared
 from clustergate_lab import scale
@@ -36,7 +36,7 @@ def test_dragonfly_routes_between_groups_over_their_global_link():
     assert DF.describe(('global', 'group1~group4', 'down')) == \
         'global link group1-group4 (group4->group1)'
     # the retest's copy of the declared fabric keeps it a dragonfly
-    back = lr.topology_from_json(lr.topology_to_json(DF))
+    back = retest_driver.topology_from_json(retest_driver.topology_to_json(DF))
     assert back.path(a, b) == DF.path(a, b)
 
 

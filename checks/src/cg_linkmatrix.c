@@ -24,7 +24,7 @@
  * --pairs S0-D0,S1-D1,...: instead of the matrix, the listed pairs (rank
  * numbers), one after the other, each ALONE (no other rank sends or
  * receives while it is timed): the retest of suspect node links
- * (clustergate.links.retest). One line per pair, round=<i> (1-based position
+ * (clustergate.links.retest_driver). One line per pair, round=<i> (1-based position
  * in the list) alone=1.
  *
  * Payload (every message is checked, none of it inside the timed part):

@@ -16,7 +16,7 @@ and prints one line per size and phase:
   :func:`clustergate.links.judge.judge`);
 * ``retest plan``: the candidates, their partners clear of the named
   faults and the first retest round
-  (:func:`clustergate.links.retest.plan`).
+  (:func:`clustergate.links.retest_candidates.plan`).
 
 The measurement is simulated (fair share on the faulty fabric x
 lognormal noise, :mod:`clustergate_lab.simulate`) and not counted. CPU
@@ -51,7 +51,7 @@ def one(nodes, fabric='tree3', per_leaf=32, leaves_per_spine=8,
     {phase: CPU s}, 'peak_mib': ..., 'rounds': ..., 'flows': ...,
     'verdict': [lines]}``."""
     from clustergate.links import judge as linkjudge
-    from clustergate.links import retest as lr
+    from clustergate.links import retest_candidates
     from clustergate.links import stats as linkstats
     from clustergate.links.topology.analysis import FABRIC_KINDS
     secs = {}
@@ -87,14 +87,14 @@ def one(nodes, fabric='tree3', per_leaf=32, leaves_per_spine=8,
 
     t0 = clock()
     fabric_lines = an.messages()
-    cands = lr.retest_candidates(fabric_lines, judged, lr.Bounds())
+    cands = retest_candidates.retest_candidates(fabric_lines, judged, retest_candidates.Bounds())
     names = [c.node for c in cands]
-    ff = lr.fabric_faults(an)
+    ff = retest_candidates.fabric_faults(an)
     gross = set(ff.nodes) | set(ff.miscabled)
-    healthy = lr.partners_of([n for n in topo.nodes if (n, 'both') in figs],
-                             figs, gross | set(names))
-    refs = lr.refs_of(names, healthy, ff, topo, limit=lr.MAX_PARTNERS)
-    first = lr.plan(names, refs)
+    healthy = retest_candidates.partners_of([n for n in topo.nodes if (n, 'both') in figs],
+                                            figs, gross | set(names))
+    refs = retest_candidates.refs_of(names, healthy, ff, topo, limit=retest_candidates.MAX_PARTNERS)
+    first = retest_candidates.plan(names, refs)
     secs['retest plan'] = clock() - t0
 
     return {'nodes': nodes, 'fabric': topo.source, 'rounds': len(rounds),

@@ -58,7 +58,7 @@ from dataclasses import asdict, dataclass, field
 from typing import List, Optional
 
 from clustergate import PROJECT_ROOT
-from clustergate.links import retest as linkretest
+from clustergate.links import retest_verdict
 from clustergate.site import environment as cgenv
 from clustergate_lab.fattree3_cases import FATTREE3_CASES
 
@@ -73,7 +73,7 @@ SESSION_TIMEOUT = 900
 _NODE = re.compile(r'(?:(?:suspect|miscabled) node|(?:slow|undecided) node '
                    r'link) (n\d+)')
 # a link verdict of the matrix, or of its retest (a pair, not a node:
-# clustergate.links.retest)
+# clustergate.links.retest_verdict)
 _LINK = re.compile(r'(?:suspect|slow) link (n\d+)(?:<->|->|<-)(n\d+)')
 # a leaf's uplink (leaf2-spine, leaf2-spine1, leaf3-group2 on a
 # dragonfly) or a spine's trunk to the core of a three-level tree
@@ -301,7 +301,7 @@ def read_report(path):
 
     # a retry of a verdict the retest decided fails before its job with
     # that verdict (clustergate.rfm.families.linkmatrix.DecidedVerdict)
-    if linkretest.DECIDED in reason:
+    if retest_verdict.DECIDED in reason:
         return 'fail', 'performance', reason, uuid
 
     return 'error', phase, reason, uuid

@@ -292,9 +292,11 @@ def verdict(topo, prepared, measured, sigma, true_faults, rng, scale,
     and ``stats`` (a per-link baseline; None: peers only), then the
     retest of the named and borderline node links (:func:`retest`: the
     check's own rounds and decisions) and the verdict lines after it
-    (:func:`clustergate.links.retest.apply`)."""
+    (:func:`clustergate.links.retest_verdict.apply`)."""
     from clustergate.links import judge as linkjudge
-    from clustergate.links import retest as linkretest
+    import dataclasses
+    from clustergate.links import retest_candidates
+    from clustergate.links import retest_verdict
     from clustergate.links import stats as linkstats
     from clustergate.links.topology.analysis import FABRIC_KINDS
     an = diagnose(topo, measured, fabric='sim', sigma=sigma,
@@ -306,13 +308,13 @@ def verdict(topo, prepared, measured, sigma, true_faults, rng, scale,
                                        slow)
     judged = linkjudge.judge(figs, stats, 'sim', skip=sorted(slow))
     fabric = an.messages()
-    cands = linkretest.retest_candidates(fabric, judged,
-                                         linkretest.Bounds())
+    cands = retest_candidates.retest_candidates(fabric, judged,
+                                                retest_candidates.Bounds())
     decided, seconds = retest(topo, true_faults, cands, figs, rng, sigma,
                               scale, bytes_, an)
-    lines, _ = linkretest.apply(
+    lines, _ = retest_verdict.apply(
         fabric + judged.lines,
-        {'decisions': [linkretest.asdict(d) for d in decided.values()]},
+        {'decisions': [dataclasses.asdict(d) for d in decided.values()]},
         'sim', cands, tree=True)
     names = set()
     for v in an.verdicts:
@@ -322,7 +324,7 @@ def verdict(topo, prepared, measured, sigma, true_faults, rng, scale,
                   (v.kind, v.subject[0]) if v.kind != 'link' else
                   ('link',) + v.subject)
     for ln in lines:
-        node = linkretest.node_link_of(ln) or _undecided(ln)
+        node = retest_candidates.node_link_of(ln) or _undecided(ln)
         if node is not None:
             names.add(('node', node))
         elif ln.startswith('slow link '):
@@ -339,27 +341,29 @@ def _undecided(line):
 # check's adaptive rounds on a simulated clock
 def retest(topo, true_faults, cands, figs, rng, sigma, scale, bytes_=4e6,
            analysis=None):
-    """The retest as the check runs it (:func:`clustergate.links.retest.
+    """The retest as the check runs it (:func:`clustergate.links.retest_driver.
     adaptive`, the same partners, rounds, decisions and budget), its
     launches simulated: each pair alone at the slower of its links on the
     true fabric x ``scale`` x fresh noise, each launch costing
     ``TRIALS x (OVERHEAD + bytes / rate)`` per pair on a simulated clock
     (a launch past the budget is cut at it). ``({node: Decision},
     seconds)``."""
-    from clustergate.links import retest as lr
+    from clustergate.links import retest_candidates
+    from clustergate.links import retest_driver
+    from clustergate.links import retest_rules
     from clustergate.links.topology.fairshare import predict
     if not cands:
         return {}, 0.0
     true = topo
     for f in true_faults:
         true = f.apply(true)
-    faults = lr.fabric_faults(analysis) if analysis is not None else \
-        lr.FabricFaults()
+    faults = retest_candidates.fabric_faults(analysis) if analysis is not None else \
+        retest_candidates.FabricFaults()
     gross = set(faults.nodes) | set(faults.miscabled)
     names = [c.node for c in cands]
-    healthy = lr.partners_of([n for n in topo.nodes if (n, 'both') in figs],
-                             figs, gross | set(names))
-    refs = lr.refs_of(names, healthy, faults, topo, limit=lr.MAX_PARTNERS)
+    healthy = retest_candidates.partners_of([n for n in topo.nodes if (n, 'both') in figs],
+                                            figs, gross | set(names))
+    refs = retest_candidates.refs_of(names, healthy, faults, topo, limit=retest_candidates.MAX_PARTNERS)
     rate = {}
     clock = [0.0]
 
@@ -369,7 +373,7 @@ def retest(topo, true_faults, cands, figs, rng, sigma, scale, bytes_=4e6,
         return rate[(s, d)]
 
     def measure(the_plan, timeout):
-        cost = sum(lr.TRIALS * (OVERHEAD + bytes_ / 1e6 / alone(*p))
+        cost = sum(retest_driver.TRIALS * (OVERHEAD + bytes_ / 1e6 / alone(*p))
                    for p in the_plan.pairs)
         if cost > timeout:
             clock[0] += timeout
@@ -378,13 +382,13 @@ def retest(topo, true_faults, cands, figs, rng, sigma, scale, bytes_=4e6,
         return {p: alone(*p) * math.exp(rng.gauss(0.0, sigma))
                 for p in the_plan.pairs}
 
-    links = lr.links_tested(figs)
-    decided = lr.adaptive(cands, refs, measure, lr.BUDGET,
-                          clock=lambda: clock[0], links=links)
+    links = retest_rules.links_tested(figs)
+    decided = retest_driver.adaptive(cands, refs, measure, retest_driver.BUDGET,
+                                     clock=lambda: clock[0], links=links)
     lines = analysis.messages() if analysis is not None else []
-    lr.explain(decided, cands, lr.confirmed_faults(lines, decided))
+    retest_rules.explain(decided, cands, retest_rules.confirmed_faults(lines, decided))
     # as the driver: within the noise
-    lr.unresolved(decided, cands, links=links)
+    retest_rules.unresolved(decided, cands, links=links)
     return decided, clock[0]
 
 

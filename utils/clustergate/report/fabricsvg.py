@@ -295,7 +295,7 @@ def recorded_tree(matrix_dir: str):
     """(topology, why): the switch tree the check recorded beside its
     matrix (its declared tree, :data:`RECORDED`), or None and one line
     saying why there is none to draw."""
-    from clustergate.links import retest as linkretest
+    from clustergate.links import retest_driver
     from clustergate.links import topology
     path = os.path.join(matrix_dir, RECORDED)
     try:
@@ -310,7 +310,7 @@ def recorded_tree(matrix_dir: str):
         return None, ('no fabric drawing: no switch tree declared for this '
                       'fabric (the flat matrix was judged)')
     try:
-        return linkretest.topology_from_json(data['topology']), ''
+        return retest_driver.topology_from_json(data['topology']), ''
     except (KeyError, TypeError, topology.TopologyError) as err:
         return None, f'no fabric drawing: {path}: bad topology ({err})'
 

@@ -21,7 +21,7 @@ as ``slow node link n5 on fabric fab0: both ways 0.90x its baseline
 (-10.2 MADs: ...), 0.89x its peers (...)``. The named and
 the borderline node links are measured again in the same job, alone and
 in halving groups, until each decision is clear or ``retest_budget`` runs
-out (:mod:`clustergate.links.retest`); the verdict line says how sure. Each
+out (:mod:`clustergate.links.retest_rules`); the verdict line says how sure. Each
 pair counts at its fastest trial, which load elsewhere does not slow down and a
 slow link cannot beat. The median and the slowest pair are performance
 variables too, so a file reference also catches a fabric that is
@@ -69,11 +69,8 @@ those nodes. Its name does not start with ``LinkMatrix``: a selection
 ``-n '^LinkMatrix'`` (campaigns, drills) keeps the whole matrix only.
 """
 
-import json
 import os
-import shlex
 import statistics
-import subprocess
 import sys
 
 import reframe as rfm
@@ -88,7 +85,12 @@ from clustergate.parsers import cgoutput
 from clustergate.links import linkbaselines as linkbaseline
 from clustergate.links import judge as linkjudge
 from clustergate.links import matrix as linkmatrix
-from clustergate.links import retest as linkretest
+from clustergate.links import matrixjob
+from clustergate.links.matrixjob import declared_topology
+from clustergate.links import retest_candidates
+from clustergate.links import retest_driver
+from clustergate.links import retest_rules
+from clustergate.links import retest_verdict
 from clustergate.links import stats as linkstats
 from clustergate.refs import references
 from clustergate.rfm.point.reference import test_axes
@@ -102,15 +104,9 @@ from clustergate.rfm.point import bounds, modes
 from clustergate.rfm.families.cgprogram import CgProgramTest
 
 
-#: the job script writes the matrix's exit status here for the retest
-#: driver started beside it (``--after``)
-RC_FILE = 'cg_matrix_rc'
 #: values of LinkMatrixTest.link_schedule
 SCHEDULES = ('topology', 'all-pairs')
 
-#: The job's limit (s) for the declared tree's rounds, where no
-#: ``time_limit`` is set: a schedule of more rounds gets as much more
-LIMIT_S = 600
 #: judge()'s result per test instance (id) and output text
 _JUDGED = {}
 #: the failing verdicts the retest decided, per test case of the session
@@ -159,7 +155,7 @@ class DecidedVerdict(rfm.RegressionTestPlugin):
         if lines:
             raise PerformanceError(
                 f'faults={len(lines)} verdicts: {"; ".join(lines)} '
-                f'({linkretest.DECIDED}; not measured again: -S '
+                f'({retest_verdict.DECIDED}; not measured again: -S '
                 f'retry_decided=true to measure again)')
 
 
@@ -195,13 +191,13 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
     peer_z = variable(float, value=linkjudge.PEER_Z, loggable=True)
 
     #: Seconds of adaptive retest of suspect and borderline node links in
-    #: the same job (:mod:`clustergate.links.retest`; 0: none). None: the
+    #: the same job (:mod:`clustergate.links.retest_driver`; 0: none). None: the
     #: partition's extras ``link_retest_budget_s``, else 120 s
     retest_budget = variable(float, type(None), value=None, loggable=True)
     #: A retest decision needs p below this (one-sided t-test)
-    retest_alpha = variable(float, value=linkretest.ALPHA, loggable=True)
+    retest_alpha = variable(float, value=retest_rules.ALPHA, loggable=True)
     #: A retested node link is slow below this fraction of its partners
-    retest_ratio = variable(float, value=linkretest.RATIO, loggable=True)
+    retest_ratio = variable(float, value=retest_rules.RATIO, loggable=True)
 
     #: 'topology': the rounds of the declared topology where there is one
     #: (else every pair); 'all-pairs': the N-1 shift rounds of every pair
@@ -221,7 +217,7 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
     #: The matrix is of the whole partition: all its nodes, one rank each
     sweep_requirements = sweep.Requirements(min_nodes=2, max_ppn=1,
                                             all_nodes=True)
-    #: None: LIMIT_S scaled by the rounds the job runs (job_limit); a
+    #: None: matrixjob.LIMIT_S scaled by the rounds the job runs (job_limit); a
     #: limit set (-S LinkMatrix.time_limit=2h) is kept as it is
     time_limit = None
     mode_selection = modes.EVERY_MODE
@@ -334,21 +330,8 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
 
     def job_limit(self, rounds):
         """The job's time limit in seconds for ``rounds`` (None: every
-        pair): LIMIT_S for the declared tree's rounds, times the rounds the
-        job runs over the tree's. Every pair's N-1 rounds are more than a
-        tree's: on the emulated 24-node three-level tree 24 against 14, and
-        with a spine-core trunk at 25 % every pair's job ran 13m52s where
-        its 10 minutes had cut it after 12 rounds
-        (docs/reports/fault-campaign.md). Without a declared tree every
-        pair is the only schedule: LIMIT_S."""
-        ran = (len(rounds) if rounds is not None
-               else topology.all_pairs_rounds(self.num_nodes))
-        topo = self.declared()
-        tree = ran
-        if topo is not None:
-            tree = min(len(topology.schedule(topo, topo.nodes)),
-                       topology.all_pairs_rounds(len(topo.nodes)))
-        return round(LIMIT_S * max(1.0, ran / max(tree, 1)))
+        pair): :func:`clustergate.links.matrixjob.job_limit`."""
+        return matrixjob.job_limit(rounds, self.num_nodes, self.declared())
 
     def budget(self):
         """The retest budget in seconds: the variable, else the
@@ -357,12 +340,12 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
             return float(self.retest_budget)
         part = self.current_partition
         got = partition_model(part).link_retest_budget_s
-        return float(got) if got is not None else linkretest.BUDGET
+        return float(got) if got is not None else retest_driver.BUDGET
 
     @run_before('run')
     def set_retest(self):
         """After the matrix, the same job retests the suspect and
-        borderline node links (python -m clustergate.links.retest, with the
+        borderline node links (python -m clustergate.links.retest_driver, with the
         job's own launch line): only when the matrix succeeded."""
         if self.budget() <= 0:
             return
@@ -372,26 +355,12 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
         self.job.num_tasks_per_node = self.num_tasks_per_node
         launch = (f'{self.job.launcher.run_command(self.job)} '
                   f'{self.program_path()} --bytes {self.msg_bytes}')
-        with open(os.path.join(self.stagedir, 'linkretest_inputs.json'),
-                  'w') as fp:
-            json.dump(self.retest_inputs(), fp)
-        driver = ' '.join([
-            shlex.quote(sys.executable), '-m', 'clustergate.links.retest',
-            '--output', shlex.quote(str(self.job.stdout)),
-            '--inputs', 'linkretest_inputs.json',
-            '--launch', shlex.quote(launch),
-            '--budget', str(self.budget()),
-            '--result', self.retest_name('json'),
-            '--log', self.retest_name('log')])
-        # started beside the matrix, it waits for its exit status (and
-        # retests only after a matrix that succeeded): the interpreter's
-        # start is not added to the job (docs/fault-campaign.md#speed)
-        self.prerun_cmds += [f'rm -f {RC_FILE}',
-                             f'{driver} --after {RC_FILE} & cg_retest=$!']
-        self.postrun_cmds = ['cg_rc=$?',
-                             f'echo $cg_rc > {RC_FILE}.new && '
-                             f'mv {RC_FILE}.new {RC_FILE}',
-                             'wait $cg_retest', 'exit $cg_rc']
+        matrixjob.write_inputs(os.path.join(
+            self.stagedir, 'linkretest_inputs.json'), self.retest_inputs())
+        prerun, self.postrun_cmds = matrixjob.retest_commands(
+            launch, self.job.stdout, 'linkretest_inputs.json', self.budget(),
+            self.retest_name('json'), self.retest_name('log'))
+        self.prerun_cmds += prerun
 
     def retest_inputs(self):
         """What the retest driver needs to judge the first round as
@@ -411,7 +380,7 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
                        'peer_ratio': self.peer_ratio, 'peer_z': self.peer_z},
             'stats': {m: [st.median, st.mad, st.runs]
                       for m, st in (found[1] if found else {}).items()},
-            'topology': linkretest.topology_to_json(topo),
+            'topology': retest_driver.topology_to_json(topo),
         }
 
     def retest_result(self):
@@ -419,12 +388,8 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
         None: it wrote none (it did not run, or its file is unreadable)."""
         if self.stagedir is None:
             return None
-        try:
-            with open(os.path.join(self.stagedir,
-                                   self.retest_name('json'))) as fp:
-                return json.load(fp)
-        except (OSError, ValueError):
-            return None
+        return matrixjob.read_result(os.path.join(self.stagedir,
+                                                  self.retest_name('json')))
 
     # -- output -----------------------------------------------------------
 
@@ -517,19 +482,19 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
         # each node link against its own baseline and its peers; a node
         # the fabric's verdict named already is not named twice
         found = self.link_baseline()
-        naming = linkretest.Bounds(self.link_ratio, self.link_z,
-                                   self.peer_ratio, self.peer_z)
-        figures, links, _ = linkretest.node_links(
+        naming = retest_candidates.Bounds(self.link_ratio, self.link_z,
+                                          self.peer_ratio, self.peer_z)
+        figures, links, _ = retest_driver.node_links(
             matrix, run, self.declared(), lines, found[1] if found else None,
             self.interconnect, naming,
             basis=found[0] if found else self.link_baseline_where())
         # the retests of the same job decide every named node link, gross
         # or not, and the borderline ones
         first = lines + links.lines
-        cands = linkretest.retest_candidates(lines, links, naming) \
+        cands = retest_candidates.retest_candidates(lines, links, naming) \
             if self.budget() > 0 else None
         retested = self.retest_result()
-        final, notes = linkretest.apply(
+        final, notes = retest_verdict.apply(
             first, retested, self.interconnect, cands,
             tree=self.declared() is not None)
         warned = []
@@ -537,16 +502,16 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
             # a borderline link the retest left within its noise: not a
             # verdict line, but said where the session's output shows it
             # and kept for the report (link_warnings)
-            if note.startswith(linkretest.WARNING):
+            if note.startswith(retest_verdict.WARNING):
                 self.logger.warning(f'link retest: {note}')
-                warned.append(note[len(linkretest.WARNING):])
+                warned.append(note[len(retest_verdict.WARNING):])
             else:
                 self.logger.info(f'link retest: {note}')
         self.link_warnings = warned
 
         self.logger.info(f'node links on fabric {self.interconnect}: '
                          f'{links.basis}')
-        if final and linkretest.decided_all(retested, cands):
+        if final and retest_verdict.decided_all(retested, cands):
             self.decided(final)
         result = (final, figures, links)
         # kept outside the test: ReFrame writes the test's attributes as
@@ -622,23 +587,12 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
         """``linkmatrix_<fabric>.png`` from the CSV, in a separate Python:
         matplotlib is slow to import, and optional."""
         png = os.path.join(self.stagedir, self.png_name())
-        cmd = [sys.executable, '-m', 'clustergate.cli', 'linkmatrix',
-               os.path.join(self.stagedir, self.csv_name()), png,
-               '--fraction', str(self.fraction),
-               '--fabric', self.interconnect,
-               '--title', self.heatmap_title()]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True,
-                                  timeout=120)
-            failed = not os.path.exists(png)
-        except (OSError, subprocess.SubprocessError) as err:
-            proc, failed = err, True
-
-        if failed:
-            tail = getattr(proc, 'stderr', str(proc)) or ''
+        tail = matrixjob.draw_heatmap(
+            os.path.join(self.stagedir, self.csv_name()), png, self.fraction,
+            self.interconnect, self.heatmap_title())
+        if tail is not None:
             self.logger.info(f'no heat map (matplotlib missing? pip '
-                             f'install clustergate[report]): '
-                             f'{tail.strip().splitlines()[-1:]}')
+                             f'install clustergate[report]): {tail}')
 
     # -- performance ------------------------------------------------------
 
@@ -723,8 +677,7 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
         the retest clears is not a fault."""
         low = {f.node for f in figures.values() if f.peer < self.fraction}
         result = self.retest_result() if low and self.budget() > 0 else None
-        healthy = {d['node'] for d in (result or {}).get('decisions', [])
-                   if d.get('status') == 'healthy'}
+        healthy = matrixjob.cleared_nodes(result)
         if low and low <= healthy:
             self.logger.info(f'peer_min not bounded: {", ".join(sorted(low))}'
                              f' below {self.fraction:g}x of its peers in the '
@@ -749,47 +702,6 @@ def _nightly_fabric(model, interconnect):
     sub = model.sweep.subset('nightly')
     return sub is None or sub.interconnects is None or \
         interconnect in sub.interconnects
-
-
-def declared_topology(spec, run=subprocess.run):
-    """The switch tree a partition's ``topology`` extra points at (see the
-    module doc). Raises :class:`clustergate.links.topology.TopologyError` with a
-    one-line cause."""
-    if not isinstance(spec, dict):
-        raise topology.TopologyError(
-            f"extras 'topology' must be a dict such as {{'source': "
-            f"'scontrol'}} or {{'file': PATH}}, not {spec!r}")
-
-    rates = {k: spec[k] for k in ('node_rate', 'uplink_rate', 'dragonfly')
-             if k in spec}
-    if 'file' in spec:
-        path = spec['file']
-        try:
-            with open(path) as fp:
-                text = fp.read()
-        except OSError as err:
-            raise topology.TopologyError(
-                f"extras 'topology' file {path}: {err.strerror}") from None
-
-        return topology.parse_topology_conf(text, source=path, **rates)
-
-    if spec.get('source') != 'scontrol':
-        raise topology.TopologyError(
-            f"extras 'topology' needs 'file' or 'source': 'scontrol', has "
-            f"{sorted(spec)}")
-
-    cmd = ['scontrol', 'show', 'topology']
-    try:
-        proc = run(cmd, capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.SubprocessError) as err:
-        raise topology.TopologyError(f'{" ".join(cmd)}: {err}') from None
-
-    if proc.returncode != 0 or 'SwitchName=' not in proc.stdout:
-        why = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or \
-            ['no switch (is TopologyPlugin=topology/tree set?)']
-        raise topology.TopologyError(f'{" ".join(cmd)}: {why[0]}')
-
-    return topology.parse_scontrol_topology(proc.stdout, **rates)
 
 
 #: (partition name, its topology extra) -> its span's nodes, or the
