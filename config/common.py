@@ -5,7 +5,7 @@ and sites keep perflogs and the results database where they want them.
 
 import os
 
-from clustergate.rfm import session as notrun
+from clustergate.rfm import session
 from clustergate.site import environment as cgenv
 
 _project = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -78,8 +78,8 @@ _adopt_startup_log(STARTUP_LOG)
 # when a family a partition expects ran not at all or nothing was selected
 # (clustergate.rfm.session, clustergate.planning.selection), and the verdict block
 # (clustergate.results.verdict). Here only the files it reads are named:
-# the handler is armed only in a reframe run or listing (notrun.configure)
-notrun.configure(SESSION_LOG, PERF_TABLE)
+# the handler is armed only in a reframe run or listing (session.configure)
+session.configure(SESSION_LOG, PERF_TABLE)
 
 # Benchmarks must not disturb each other: one job after the other, unless
 # a system's partitions declare a concurrency rule with policy 'async'

@@ -11,7 +11,7 @@ first line says about it then), so that, for instance, the
 emulated cluster wins over the catch-all ``localhost`` when ``SLURM_CONF``
 points at it. ``localhost`` is always last; it matches any host only
 while no site system is configured, otherwise it runs only when named
-(``--system localhost``), see clustergate.site.syschoice.
+(``--system localhost``), see clustergate.rfm.syschoice.
 """
 
 import importlib.util
@@ -224,10 +224,10 @@ def _check_names(systems, modes, argv, environ):
     exist here; else ReFrame's one line (a ConfigError) naming the ones
     that do (ReFrame's own says "invalid mode: 'x'" or "could not find a
     configuration entry", without them)."""
-    from clustergate.rfm import session as notrun
+    from clustergate.rfm import session
     from reframe.core.exceptions import ConfigError
 
-    if not notrun.in_reframe_command():
+    if not session.in_reframe_command():
         return
 
     why = None
@@ -260,8 +260,8 @@ _check_names(_systems, common.site_configuration['modes'] + _modes,
 def _choose_system(systems, notes):
     """A site system is chosen by name or by its hostname pattern;
     ``localhost`` matches any host only while no site system is
-    configured (clustergate.site.syschoice)."""
-    from clustergate.site import syschoice
+    configured (clustergate.rfm.syschoice)."""
+    from clustergate.rfm import syschoice
 
     try:
         syschoice.apply(systems, os.path.abspath(__file__), notes)

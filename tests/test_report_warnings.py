@@ -4,7 +4,7 @@ retest left within its noise (``undecided node link n5 on fabric fab0
 loggable ``link_warnings`` (so the run report, the results database and
 the perflog hold it) and ``clustergate report`` and the session's
 VERDICT block list it as a warning, the verdict and exit status
-unchanged (clustergate.report.casewarnings)."""
+unchanged (clustergate.results.casewarnings)."""
 
 import copy
 import json
@@ -15,7 +15,7 @@ from conftest import ROOT
 from test_linkmatrix_check import (check, on_tree, perf,  # noqa: F401
                                    retest_file)
 
-from clustergate.report import casewarnings
+from clustergate.results import casewarnings
 from clustergate.results import verdict as session_verdict
 
 BIN = os.path.dirname(__import__('sys').executable)

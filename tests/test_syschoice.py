@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from clustergate.site import syschoice
+from clustergate.rfm import syschoice
 from conftest import ROOT, reframe_cmd
 
 LOCAL = {'name': 'localhost', 'hostnames': ['.*']}

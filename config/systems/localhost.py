@@ -1,7 +1,7 @@
 """The embedded default system: this machine as a one-node cluster.
 
 Matches any host while no site system is configured; with one, it runs
-only when named (``--system localhost``; clustergate.site.syschoice). Local
+only when named (``--system localhost``; clustergate.rfm.syschoice). Local
 scheduler, mpirun launcher, 1 node, ppn the powers of two up to the
 cores of the machine, half and all of them in acceptance (a handful in ci
 and nightly: clustergate.planning.modesize), interconnects ``shm``

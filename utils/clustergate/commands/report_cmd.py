@@ -37,7 +37,7 @@ import re
 import sys
 
 from clustergate import PROJECT_ROOT
-from clustergate.report import casewarnings
+from clustergate.results import casewarnings
 from clustergate.report import page as report
 from clustergate.results import times
 from clustergate.results import timing

@@ -261,7 +261,7 @@ class Verdict:
     metrics: int
     referenced: int
     #: what the session's cases said without failing
-    #: (:mod:`clustergate.report.casewarnings`): listed, not judged
+    #: (:mod:`clustergate.results.casewarnings`): listed, not judged
     warnings: List = field(default_factory=list)
 
     @property

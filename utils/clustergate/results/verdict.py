@@ -291,7 +291,7 @@ def block(report, not_run: int, red_reasons: Sequence[str] = (),
 
     # said, not failed: the verdict above stands (clustergate report
     # lists them alike)
-    from clustergate.report import casewarnings
+    from clustergate.results import casewarnings
     warned = [f'{w.name} @{w.where}: {w.text}'
               for w in casewarnings.warnings_of(report)]
     if warned:

@@ -135,12 +135,12 @@ def apply(systems: List[Mapping], settings_path: str,
     line) and, when the command runs or lists checks, print the choice
     once. ``systems``: the configuration's list, in ReFrame's order;
     ``notes``: as for :func:`choose`."""
-    from clustergate.rfm import session as notrun
+    from clustergate.rfm import session
     from clustergate.planning import selection
     from reframe.core.exceptions import ConfigError
 
     restrict_localhost(systems)
-    if not notrun.in_reframe_command():
+    if not session.in_reframe_command():
         return
 
     try:
