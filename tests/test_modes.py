@@ -195,7 +195,7 @@ def test_capable_partitions_are_chosen_before_the_mode_tags(relpath,
                                                            monkeypatch):
     # the tags judge the subsets of the partitions that can run the point:
     # the base's last init hook, after every family's, chooses them first
-    from clustergate.rfm import adapter
+    from clustergate import adapter
     from clustergate.rfm.point import capable, modes
     calls = []
     monkeypatch.setattr(capable, 'keep_capable_points',

@@ -1,11 +1,11 @@
-"""The ReFrame internals clustergate uses (clustergate.rfm.adapter) exist and
+"""The ReFrame internals clustergate uses (clustergate.adapter) exist and
 behave as used: a ReFrame upgrade that changes one fails here, by name."""
 
 import reframe as rfm
 from reframe.core.builtins import parameter, run_after, run_before, variable
 from reframe.core.exceptions import ReframeFatalError
 
-from clustergate.rfm import adapter
+from clustergate import adapter
 from rfm_loader import load_checks, system_runtime
 
 
@@ -120,3 +120,47 @@ def test_launchers_by_name():
     import clustergate.rfm.point.launchers  # noqa: F401  (registers cg-mpirun)
     for name in ('local', 'srun', 'mpirun', 'cg-mpirun'):
         assert adapter.launcher_name(adapter.launcher(name)) == name
+
+
+def test_storage_logging_and_expansion_internals(tmp_path, monkeypatch):
+    # the results database reader, the perflog guard and the session's
+    # end use these, through the adapter only
+    monkeypatch.setenv('CG_ADAPTER_PROBE', 'x1')
+    assert adapter.expanded('a-$CG_ADAPTER_PROBE') == 'a-x1'
+    with system_runtime('localhost'):
+        assert adapter.runtime_or_builtin() is adapter.runtime()
+        logger = adapter.perf_logger()
+        assert logger is None or callable(logger.addFilter)
+    import sqlite3
+    db = tmp_path / 'empty.db'
+    sqlite3.connect(db).close()
+    # an SQLite file without ReFrame's tables: the storage API's own error
+    try:
+        sessions = adapter.stored_sessions(str(db),
+                                           'storage/sqlite_db_file')
+    except sqlite3.Error:
+        sessions = None
+    assert sessions in (None, [])
+    assert callable(adapter.shutdown_logging)
+
+
+def test_no_package_module_imports_reframe_internals_but_the_adapter():
+    # ReFrame's public API (the test classes' builtins, sanity, exceptions,
+    # documented launchers and logging) is used by the test classes; its
+    # internals (runtime, configuration, storage, utilities) only here
+    import os
+    import re
+
+    root = os.path.join(os.path.dirname(adapter.__file__))
+    internal = re.compile(r'^\s*(from|import) reframe\.(core\.runtime|'
+                          r'core\.config|frontend|utility\.osext)', re.M)
+    found = []
+    for folder, _, files in os.walk(root):
+        for name in files:
+            path = os.path.join(folder, name)
+            if not name.endswith('.py') or path == adapter.__file__:
+                continue
+            with open(path) as fp:
+                if internal.search(fp.read()):
+                    found.append(os.path.relpath(path, root))
+    assert found == []

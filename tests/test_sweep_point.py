@@ -8,7 +8,7 @@ import pytest
 from reframe.core.exceptions import SanityError
 
 from clustergate.parsers import ParseError
-from clustergate.rfm import adapter
+from clustergate import adapter
 from clustergate.rfm.point import capable, joboptions as concurrency, modes, placement, base as point, reference, refmetrics
 from rfm_loader import load_checks
 

@@ -11,7 +11,7 @@ installs it when it is created in a dry-run session (modes.guard_dry_run).
 
 import logging
 
-from reframe.core import logging as rfm_logging
+from clustergate import adapter
 
 
 def is_dry_run_record(record) -> bool:
@@ -30,7 +30,7 @@ class DropDryRuns(logging.Filter):
 def install():
     """Filter ReFrame's current perflog logger (once); a no-op when
     logging is not configured (the checks loaded by a unit test)."""
-    logger = rfm_logging.getperflogger(None).logger
+    logger = adapter.perf_logger()
     if logger is None:
         return
 

@@ -5,7 +5,7 @@ takes its file lock, so a read never sees a session half written by a
 running ``reframe``.
 
 The API reads its options (the database file, the connection timeout)
-from ReFrame's runtime. Outside a ReFrame session (``clustergate
+from ReFrame's runtime (all of it through :mod:`clustergate.adapter`). Outside a ReFrame session (``clustergate
 baseline --db``, ``report``, ``timing``) there is none: one is made from
 ReFrame's built-in configuration. Inside one (tests that loaded checks)
 the existing runtime is used, with the file set for the duration of the
@@ -16,22 +16,10 @@ import os
 import sqlite3
 from typing import Dict, List
 
+from clustergate import adapter
+
 #: as ReFrame's command line sets it (RFM_SQLITE_DB_FILE)
 _DB_OPTION = 'storage/sqlite_db_file'
-
-
-def _runtime():
-    import reframe.core.config as config
-    import reframe.core.runtime as rt
-    from reframe.core.exceptions import ReframeFatalError
-
-    try:
-        return rt.runtime()
-    except ReframeFatalError:
-        site = config.load_config()
-        site.select_subconfig('generic')
-        rt.init_runtime(site)
-        return rt.runtime()
 
 
 #: the tables ReFrame's results database holds (its storage schema)
@@ -75,20 +63,9 @@ def _check_database(path):
 def stored_reports(path: str) -> List[Dict]:
     """Every session stored in the results database ``path``, each as the
     JSON run report ReFrame stored for it (oldest first)."""
-    from reframe.frontend.reporting.storage import StorageBackend
-    from reframe.frontend.reporting.utility import QuerySelectorTestcase
-
     _check_database(path)
-    site = _runtime().site_config
-    site.add_sticky_option(_DB_OPTION, os.path.abspath(path))
     try:
-        backend = StorageBackend.create('sqlite')
-    finally:
-        site.remove_sticky_option(_DB_OPTION)
-
-    try:
-        sessions = backend.fetch_sessions(QuerySelectorTestcase(
-            sess_filter='True'))
+        sessions = adapter.stored_sessions(path, _DB_OPTION)
     except sqlite3.Error as err:
         raise ValueError(f'{path}: cannot read the results database: '
                          f'{err}') from None

@@ -53,6 +53,7 @@ import time
 import xml.etree.ElementTree as ET
 from collections import OrderedDict, defaultdict
 
+from clustergate import adapter
 from clustergate.results import score
 from clustergate.results import timing
 from clustergate.results import verdict
@@ -384,16 +385,13 @@ def session_end(start, log_path, perf_table=None):
     """Print the NOT RUN block, the time breakdown and the verdict of the
     session that started at ``start`` (or the line saying it selected
     nothing); return True when it must exit non-zero."""
-    from reframe.core.runtime import runtime
-    from reframe.utility import osext
-
-    rt = runtime()
+    rt = adapter.runtime()
     empty = _nothing_selected(rt, start, log_path)
     if empty:
         print(empty)
         return True
 
-    path = _report_path(osext.expandvars(
+    path = _report_path(adapter.expanded(
         rt.get_option('general/0/report_file')))
     if not path or not os.path.isfile(path) or \
             os.path.getmtime(path) < start:
@@ -413,7 +411,7 @@ def session_end(start, log_path, perf_table=None):
     reasons = skip_reasons(log_path)
     junit = rt.get_option('general/0/report_junit')
     if junit:
-        mark_junit_skips(osext.expandvars(junit), report, reasons)
+        mark_junit_skips(adapter.expanded(junit), report, reasons)
 
     expected = _expected_by_partition(rt.system)
     selected, ran, missed = not_run(report, reasons)
@@ -441,11 +439,7 @@ def session_end(start, log_path, perf_table=None):
 
 
 def _at_exit():
-    try:
-        from reframe.core.exceptions import ReframeFatalError
-        from reframe.core.runtime import runtime
-        runtime()
-    except ReframeFatalError:
+    if adapter.runtime() is None:
         return      # the configuration did not load: no session ran
 
     try:
@@ -462,8 +456,7 @@ def _at_exit():
         # sys.exit is ignored in an atexit handler: flush what the later
         # handlers would have (ReFrame's and Python's logging) and leave
         import logging
-        from reframe.core import logging as rlog
-        rlog.shutdown()
+        adapter.shutdown_logging()
         logging.shutdown()
         sys.stdout.flush()
         sys.stderr.flush()

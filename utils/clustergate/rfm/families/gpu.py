@@ -13,7 +13,7 @@ import reframe as rfm
 from reframe.core.builtins import run_after, run_before, variable
 from reframe.core.exceptions import SanityError
 
-from clustergate.rfm import adapter
+from clustergate import adapter
 from clustergate.rfm.families import gpujudge
 from clustergate.rfm.point.base import PointTest
 from clustergate.rfm.families.thirdparty import (ANY_MPI, BenchmarkBinaries,

@@ -99,7 +99,7 @@ from clustergate.site import sweep
 from clustergate.site.partition import Subset, partition_model
 from clustergate.links import topology
 from clustergate.links.topology import span
-from clustergate.rfm import adapter
+from clustergate import adapter
 from clustergate.rfm.point import bounds, modes
 from clustergate.rfm.families.cgprogram import CgProgramTest
 
@@ -117,7 +117,7 @@ def _run_of_session():
     """Which run of the ReFrame session this is (0: the first; retries
     and reruns count on). ReFrame 4.10 tells a test nothing else about
     retries; its runtime context's ``current_run`` is the one place."""
-    from clustergate.rfm import adapter
+    from clustergate import adapter
     return adapter.current_run()
 
 

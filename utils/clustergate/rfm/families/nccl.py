@@ -16,7 +16,7 @@ from reframe.core.builtins import (fixture, performance_function, run_after,
 from reframe.core.exceptions import SanityError
 
 from clustergate.parsers import parse_nccl_tests
-from clustergate.rfm import adapter
+from clustergate import adapter
 from clustergate.rfm.families.gpu import (GpuJob, NcclTestsBinaries, OsuGpuBinaries,
                                  gpu_counts, gpu_point_reason)
 from clustergate.rfm.families.osu import OsuTest

@@ -18,7 +18,7 @@ from reframe.core.builtins import (fixture, parameter, performance_function,
 from reframe.core.exceptions import SanityError
 
 from clustergate.parsers import parse_stream
-from clustergate.rfm import adapter
+from clustergate import adapter
 from clustergate.rfm.point.base import PointTest
 from clustergate.rfm.families.thirdparty import (ANY_MPI, StreamBinaries,
                                         restrict_environs, set_binary)

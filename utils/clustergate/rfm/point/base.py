@@ -41,7 +41,7 @@ through one protocol: :meth:`~PointTest.parse` (output text -> result,
 raising :class:`clustergate.parsers.ParseError`) and
 :meth:`~PointTest.check` (result -> None, raising ReFrame's
 SanityError); the sanity function is ``check(parse(output_text()))``.
-Every use of ReFrame's internals is in :mod:`clustergate.rfm.adapter`.
+Every use of ReFrame's internals is in :mod:`clustergate.adapter`.
 """
 
 import sys
@@ -53,7 +53,7 @@ from reframe.core.builtins import (parameter, run_after, run_before,
 from reframe.core.exceptions import SanityError
 
 from clustergate.parsers import ParseError
-from clustergate.rfm import adapter
+from clustergate import adapter
 from clustergate.rfm import session
 from clustergate.rfm.point import (capable, joboptions, joboutput, modes,
                                    nightly, placement, reference, refmetrics)

@@ -8,7 +8,7 @@ little memory) stays a skip with the reason.
 """
 
 from clustergate.site import sweep
-from clustergate.rfm import adapter
+from clustergate import adapter
 from clustergate.site.partition import environment_model, partition_model
 
 

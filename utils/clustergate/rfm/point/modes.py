@@ -25,7 +25,7 @@ tonight's share and the partition's sentinels, which run every night
 from typing import Iterable, Mapping
 
 from clustergate.results import perflogguard
-from clustergate.rfm import adapter
+from clustergate import adapter
 from clustergate.rfm.point import nightly
 from clustergate.planning import modesize
 from clustergate.site.partition import partition_model

@@ -60,7 +60,7 @@ from clustergate.results import timing
 from clustergate.site import extras as keys
 from clustergate.site import environment as cgenv
 from clustergate.site import sweep
-from clustergate.rfm import adapter
+from clustergate import adapter
 from clustergate.site.partition import partition_model
 
 #: system name -> {test name: test}; filled while ReFrame loads the checks

@@ -9,7 +9,7 @@ from reframe.core.exceptions import SanityError
 
 from clustergate.site import sweep
 from clustergate.site import transport
-from clustergate.rfm import adapter
+from clustergate import adapter
 from clustergate.site.partition import environment_model, partition_model
 
 

@@ -13,7 +13,7 @@ from reframe.core.exceptions import ConfigError
 
 from clustergate.refs import refcheck
 from clustergate.refs.references import ReferenceFileError
-from clustergate.rfm import adapter
+from clustergate import adapter
 
 
 def reference_names_reported_metrics(test):

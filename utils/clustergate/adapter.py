@@ -5,7 +5,10 @@ test attributes its documentation lists) has no way to do a few things
 clustergate needs: know the system being loaded while a check class is
 created, add a parameter to a class from a hook of its base, read the
 performance records after the performance stage, know which run of the
-session this is. What is done here relies on ReFrame's private names;
+session this is, read the results database through ReFrame's storage,
+filter its perflog, end a red session from an exit handler. Every module
+of the package that needs one of these calls this one (the test classes,
+the session's end, the results database reader, the perflog guard). What is done here relies on ReFrame's private names;
 ``tests/test_rfm_adapter.py`` asserts each of them exists and behaves as
 used, so that an upgrade of ReFrame that changes one fails there, with
 the name, rather than deep in a check.
@@ -136,3 +139,60 @@ def launcher(name):
 def launcher_name(job_launcher):
     """The name a launcher is registered under (srun, mpirun, ...)."""
     return type(job_launcher).registered_name
+
+
+def runtime_or_builtin():
+    """ReFrame's runtime; outside a ReFrame session (``clustergate
+    baseline --db``, ``report``, ``timing``) one made from ReFrame's
+    built-in configuration."""
+    import reframe.core.config as config
+    import reframe.core.runtime as rt
+
+    try:
+        return rt.runtime()
+    except ReframeFatalError:
+        site = config.load_config()
+        site.select_subconfig('generic')
+        rt.init_runtime(site)
+        return rt.runtime()
+
+
+def stored_sessions(db_path, db_option):
+    """Every session ReFrame's storage API reads from the SQLite results
+    database ``db_path`` (its file lock taken), the file set as the
+    runtime's option ``db_option`` for the duration of the call; raises
+    sqlite3.Error as the storage does."""
+    import os
+
+    from reframe.frontend.reporting.storage import StorageBackend
+    from reframe.frontend.reporting.utility import QuerySelectorTestcase
+
+    site = runtime_or_builtin().site_config
+    site.add_sticky_option(db_option, os.path.abspath(db_path))
+    try:
+        backend = StorageBackend.create('sqlite')
+    finally:
+        site.remove_sticky_option(db_option)
+
+    return backend.fetch_sessions(QuerySelectorTestcase(sess_filter='True'))
+
+
+def perf_logger():
+    """The Python logger behind ReFrame's perflog handlers, or None when
+    logging is not configured (checks loaded by a unit test)."""
+    from reframe.core import logging as rfm_logging
+    return rfm_logging.getperflogger(None).logger
+
+
+def expanded(text):
+    """``text`` with environment variables expanded as ReFrame expands
+    its options' values."""
+    from reframe.utility import osext
+    return osext.expandvars(text)
+
+
+def shutdown_logging():
+    """Flush and close ReFrame's log handlers (an exit handler that ends
+    the process itself must)."""
+    from reframe.core import logging as rlog
+    rlog.shutdown()
