@@ -15,7 +15,7 @@ import pytest
 
 from clustergate.links.topology import (all_pairs_rounds, parse_topology_conf, schedule,
                                         schedule_text)
-from clustergate.links.topology.analysis import Fault
+from clustergate.links.topology.flowfit import Fault
 from clustergate_lab.cli import build_parser
 from clustergate_lab.cluster import dragonfly as df
 from clustergate_lab.cluster import lifecycle, netns, procs
