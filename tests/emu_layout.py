@@ -82,7 +82,7 @@ def simulated_verdicts(topo, fault, seed, sigma=0.05):
     lab's simulator with ``fault`` (None: healthy) at noise ``sigma``."""
     import random
     from clustergate.links.topology import diagnose, schedule
-    from clustergate.links.topology.analysis import Prepared
+    from clustergate.links.topology.flowfit import Prepared
     from clustergate_lab import simulate as sim
     rounds = schedule(topo, topo.nodes)
     prepared = Prepared(topo, [r.flows for r in rounds])

@@ -15,10 +15,10 @@ import pytest
 
 from clustergate.links.topology import (all_pairs_rounds, parse_topology_conf, schedule,
                                         schedule_text)
-from clustergate.links.topology.analysis import Fault
+from clustergate.links.topology.flowfit import Fault
 from clustergate_lab.cli import build_parser
 from clustergate_lab.cluster import dragonfly as df
-from clustergate_lab.cluster import lifecycle, netns
+from clustergate_lab.cluster import lifecycle, netns, procs
 from clustergate_lab.cluster import state as st
 from clustergate_lab.cluster import tree as tr
 from clustergate_lab.cluster.layout import FABRICS, MAX_NODES, Layout
@@ -272,7 +272,7 @@ def running(tmp_path, monkeypatch):
     state['phase'] = 'up'
     st.save(state, paths)
     applied = []
-    monkeypatch.setattr(netns, '_batch', lambda cmd, lines: applied.append(
+    monkeypatch.setattr(procs, 'run_batch', lambda cmd, lines: applied.append(
         (cmd, list(lines))))
     monkeypatch.setattr(netns, 'recable', lambda *a: applied.append(
         (['recable'], list(a[:3]))))

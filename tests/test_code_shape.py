@@ -22,9 +22,11 @@ TOPS = ('utils', 'tests', 'checks', 'config', 'ci')
 ALLOWED_LONG = {
     'utils/clustergate/commands/baseline_cmd.py': {'run'},
     'utils/clustergate/links/retest_rules.py': {'decide'},
-    'utils/clustergate/links/topology/analysis.py': {
-        '_pick_verdicts', '_candidates', '_verdict', 'diagnose'},
+    'utils/clustergate/links/topology/analysis.py': {'diagnose'},
+    'utils/clustergate/links/topology/faultcandidates.py': {'candidates'},
     'utils/clustergate/links/topology/model.py': {'_build'},
+    'utils/clustergate/links/topology/verdictchoice.py': {
+        'pick_verdicts', 'verdict'},
     'utils/clustergate/parsers/imb_output.py': {'parse_imb'},
     'utils/clustergate/parsers/npb_output.py': {'parse_npb'},
     'utils/clustergate/parsers/osu_output.py': {'parse_osu'},

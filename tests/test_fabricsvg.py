@@ -1,4 +1,4 @@
-"""The picture of a fabric's verdict (clustergate.report.page.fabricsvg): the verdict
+"""The picture of a fabric's verdict (clustergate.report.fabricsvg): the verdict
 lines of real LinkMatrix failures parsed into culprits, the declared tree
 drawn as SVG with each culprit where it is, and the report's figure.
 

@@ -18,7 +18,7 @@ from reframe.core.exceptions import SanityError
 
 from clustergate.links import topology
 from clustergate.links.topology import Topology
-from clustergate.links.topology.analysis import Prepared
+from clustergate.links.topology.flowfit import Prepared
 from clustergate.links.topology.rounds import (INTRA_SHIFTS, schedule, schedule_text,
                                                valid_rounds, Round)
 from clustergate.parsers import cgoutput

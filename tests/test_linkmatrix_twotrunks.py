@@ -7,7 +7,7 @@ cross both cut trunks: they run slowest."""
 import re
 
 from clustergate.links import topology
-from clustergate.links.topology import analysis
+from clustergate.links.topology import flowfit
 from clustergate.parsers import cgoutput
 from clustergate_lab.cluster import tree as tr
 from conftest import fixture_text
@@ -55,7 +55,7 @@ def test_the_choice_follows_the_measurements():
 
 
 def _cut(leaf, factor):
-    return analysis.Fault('uplink', leaf, (('switch', leaf, 'up'),
+    return flowfit.Fault('uplink', leaf, (('switch', leaf, 'up'),
                                            ('switch', leaf, 'down')),
                           factor, 'spine')
 
@@ -66,7 +66,7 @@ def test_the_fair_share_alone_cannot_tell_them_apart():
     topo = topology.parse_topology_conf(TREE.topology_conf(250, 375))
     rounds = topology.rounds_from_measurements(cgoutput.parse(
         fixture_text('cg-outputs', NAME)).measurements)
-    fit = analysis._Fit(topo, rounds, analysis.DEFAULT_SIGMA)
+    fit = flowfit.Fit(topo, rounds, flowfit.DEFAULT_SIGMA)
     right = fit.rates_for([_cut('leaf1', 0.34), _cut('leaf3', 0.39)])
     wrong = fit.rates_for([_cut('leaf1', 0.34), _cut('leaf2', 0.39)])
     assert right == wrong

@@ -10,6 +10,7 @@ import pytest
 from clustergate.results.samples import Key, Sample
 from clustergate.links import matrix as lm
 from clustergate.report import page as report
+from clustergate.report import samplestatus, trends
 
 pytest.importorskip('matplotlib')
 
@@ -47,10 +48,10 @@ def test_status_and_band():
     ok = _s('A', '*', 'bw', 95.0, 'MB/s', 1, 100.0, -0.1, None)
     bad = _s('A', '*', 'bw', 80.0, 'MB/s', 1, 100.0, -0.1, None)
     noref = _s('A', '*', 'bw', 80.0, 'MB/s', 1, 0.0, None, None)
-    assert report.status(ok) == 'ok'
-    assert report.status(bad) == 'out of reference'
-    assert report.status(noref) == 'no reference'
-    assert report.band(ok) == (90.0, None)
+    assert samplestatus.status(ok) == 'ok'
+    assert samplestatus.status(bad) == 'out of reference'
+    assert samplestatus.status(noref) == 'no reference'
+    assert samplestatus.band(ok) == (90.0, None)
 
 
 def test_render_all_sections(tmp_path):
@@ -212,13 +213,13 @@ def test_size_figures_show_one_session_with_the_mpi():
     a = [Sample(s.key, s.value, s.unit, s.time, f'1@{s.time}',
                          'pass')
          for s in a]
-    assert sorted(s.value for s in report.latest_session(a)) == [6.0, 8.0]
+    assert sorted(s.value for s in samplestatus.latest_session(a)) == [6.0, 8.0]
     # results-DB samples: by session id, whatever the gaps
     b = [Sample(s.key, s.value, s.unit, s.time,
                          'u1:0' if s.time < 5000 else 'u2:0', 'pass')
          for s in a]
     b.append(Sample(a[0].key, 7.0, 'us', 20000.0, 'u2:0', 'pass'))
-    assert sorted(s.value for s in report.latest_session(b)) == [6.0, 7.0,
+    assert sorted(s.value for s in samplestatus.latest_session(b)) == [6.0, 7.0,
                                                                   8.0]
 
 
@@ -268,7 +269,7 @@ def test_a_single_run_is_not_drawn_as_a_trend(tmp_path):
     one = _s('A', '*', 'bw', 80.0, 'MB/s', 1000.0, 100.0, -0.1, None)
     two = [_s('B', '*', 'bw', v, 'MB/s', t, 100.0, -0.1, None)
            for v, t in ((99.0, 1000.0), (80.0, 2000.0))]
-    figs = report.trend_figures(report._by_run_and_key([one] + two),
+    figs = trends.trend_figures(report._by_run_and_key([one] + two),
                                 str(tmp_path))
     drawn = [f for f in figs if f.get('file')]
     assert [f['title'] for f in drawn] == [two[0].key.label()]

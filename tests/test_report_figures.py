@@ -9,7 +9,7 @@ import os
 import pytest
 
 from clustergate.report import page as report
-from clustergate.report import nodefigures
+from clustergate.report import nodefigures, sizefigures, trends
 from clustergate.results.samples import Key, Sample, read_perflogs
 
 pytest.importorskip('matplotlib')
@@ -40,12 +40,12 @@ def _suite_samples(t=1000.0, run='s1:0'):
 
 def test_contention_suite_sizes_come_from_its_metric_names(tmp_path):
     groups = report._by_run_and_key(_suite_samples())
-    figs = report.size_figures(groups, str(tmp_path))
+    figs = sizefigures.size_figures(groups, str(tmp_path))
     assert sorted(f['file'] for f in figs) == [
         'size_localhost_local_ContentionSuite_alltoall.png',
         'size_localhost_local_ContentionSuite_naive_bcast.png',
         'size_localhost_local_ContentionSuite_pingpong.png']
-    series = report._size_series(groups)
+    series = sizefigures._size_series(groups)
     pp = series[('localhost', 'local', 'ContentionSuite pingpong')]
     assert sorted(pp['latency']['openmpi shm 1n x 2ppn']) == [
         (8.0, 1.5), (1000.0, 2.5), (1000000.0, 300.0)]
@@ -63,7 +63,7 @@ def test_contention_suite_ppn_ratios_at_equal_nodes_and_size(tmp_path):
                        s.key.metric), s.value, s.unit, s.time, s.run,
                    s.result) for s in _suite_samples()]
     groups = report._by_run_and_key(two + more)
-    figs = report.ppn_ratio_figures(groups, str(tmp_path))
+    figs = sizefigures.ppn_ratio_figures(groups, str(tmp_path))
     assert 'ppn_localhost_local_ContentionSuite_pingpong.png' in \
         [f['file'] for f in figs]
 
@@ -106,9 +106,9 @@ def test_a_point_measured_before_its_reference_is_not_drawn_within_it(
     ss = [Sample(key, v, 'MB/s', 1000.0 + i, f'r{i}:0', 'pass',
                  *((100.0, -0.1, 0.1) if i >= 3 else (0.0, None, None)))
           for i, v in enumerate([50.0, 60.0, 100.0, 101.0, 99.0, 70.0])]
-    assert report.judged_points(ss) == ['no reference'] * 3 + [
+    assert trends.judged_points(ss) == ['no reference'] * 3 + [
         'ok', 'ok', 'out of reference']
-    figs = report.trend_figures({key: ss}, str(tmp_path))
+    figs = trends.trend_figures({key: ss}, str(tmp_path))
     assert figs[0]['text'].endswith('(3 of 6 point(s) measured with no '
                                     'reference: not judged, drawn hollow)')
 
@@ -120,7 +120,7 @@ def test_the_nightly_contention_suite_is_drawn_per_pattern(tmp_path):
     samples = read_perflogs([NIGHTLY])
     groups = report._by_run_and_key(
         [s for s in samples if s.key.check == 'ContentionSuite'])
-    series = report._size_series(groups)
+    series = sizefigures._size_series(groups)
     assert sorted(name for _, _, name in series) == [
         f'ContentionSuite {p}' for p in (
             'allreduce', 'alltoall', 'bipingpong', 'complement', 'hotspot',
@@ -130,7 +130,7 @@ def test_the_nightly_contention_suite_is_drawn_per_pattern(tmp_path):
     assert list(lat) == ['openmpi shm 1n x 2ppn']
     assert [x for x, _ in sorted(lat['openmpi shm 1n x 2ppn'])] == [
         8.0, 10000.0, 1000000.0]
-    assert len(report.size_figures(groups, str(tmp_path))) == 9
+    assert len(sizefigures.size_figures(groups, str(tmp_path))) == 9
 
 
 def test_on_one_node_the_ppn_ratio_is_against_the_fewest_ppn(tmp_path):
@@ -143,6 +143,6 @@ def test_on_one_node_the_ppn_ratio_is_against_the_fewest_ppn(tmp_path):
                                s.key.metric), s.value * lat, s.unit, s.time,
                            s.run, s.result) for s in _suite_samples()]
     groups = report._by_run_and_key(samples)
-    figs = report.ppn_ratio_figures(groups, str(tmp_path))
+    figs = sizefigures.ppn_ratio_figures(groups, str(tmp_path))
     assert 'ppn_localhost_local_ContentionSuite_pingpong.png' in \
         [f['file'] for f in figs]

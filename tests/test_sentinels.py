@@ -20,7 +20,7 @@ from clustergate.links import topology
 from clustergate_lab.cluster import tree as tr
 from clustergate.links.topology import span
 from clustergate_lab import simulate
-from clustergate.links.topology.analysis import Prepared
+from clustergate.links.topology.flowfit import Prepared
 from conftest import ROOT, edited_config, reframe_cmd
 from emu_layout import environment
 

@@ -14,7 +14,7 @@ from test_site_init import init, project_copy, recorded, runner_for
 
 from clustergate.commands import site_cmd as site
 from clustergate.siteinit import discover
-from clustergate.siteinit import siteconfig
+from clustergate.siteinit import siteconfig, spackenv
 
 #: the flat site of Debian's system MPIs (test_site_init)
 FLAT = 'no-topology'
@@ -114,7 +114,7 @@ def test_a_mpi_built_by_spack_is_loaded_and_not_an_external():
         '/abcdefghijklmnopqrstuvwxyz234567)"']
     assert env['name'] == 'spack-mpich-4_2_1'
     assert env['extras']['mpi_family'] == 'mpich'
-    spack = siteconfig.spack_env(desc)
+    spack = spackenv.spack_env(desc)
     assert '    # spack find --json: mpich@4.2.1 /abcdefg, installed by ' \
         'Spack: built by this Spack, not an external' in spack
     assert '- spec: mpich' not in spack and 'prefix: None' not in spack
@@ -122,7 +122,7 @@ def test_a_mpi_built_by_spack_is_loaded_and_not_an_external():
     # Cray MPICH is its own package (not mpich) with its own srun plugin
     cray = discover.spack_mpi_entries([dict(built[0], package='cray-mpich')],
                                       [], [])[0]
-    assert siteconfig.spack_package(cray) == 'cray-mpich'
+    assert spackenv.spack_package(cray) == 'cray-mpich'
     assert "'srun_options': ['--mpi=cray_shasta']" in \
         siteconfig.system_module(dict(desc, mpis=[cray]))
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from clustergate.siteinit import siteconfig
+from clustergate.siteinit import spackenv
 
 ROOT = Path(__file__).resolve().parent.parent / 'spack-env'
 COMMON = ROOT / 'common'
@@ -144,7 +144,7 @@ def test_site_init_writes_the_specs_of_the_tracked_environments(mpis):
     # Concretized --fresh with Spack 1.1, unpinned specs built NPB classes
     # S,W,A-F and STREAM with stream_array_size=none (10M elements).
     desc = {'name': 'newsite', 'mpis': mpis}
-    written = yaml.safe_load(siteconfig.spack_env(desc))['spack']
+    written = yaml.safe_load(spackenv.spack_env(desc))['spack']
     tracked = load(ROOT / 'localhost' / 'spack.yaml')['spack']
     assert written['specs'] == tracked['specs']
     assert ('../common', False) in [

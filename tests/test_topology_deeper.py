@@ -12,7 +12,7 @@ import pytest
 
 from clustergate.links import retest_driver
 from clustergate.links.topology import Topology, diagnose, schedule
-from clustergate.links.topology.analysis import Fault, Prepared
+from clustergate.links.topology.flowfit import Fault, Prepared
 from clustergate_lab import scale
 from clustergate_lab import simulate as sim
 
@@ -130,12 +130,12 @@ def test_at_1024_nodes_the_node_not_its_neighbour_is_named(df1k_prepared,
 
 
 def test_leaves_ranked_by_the_fit_of_the_nodes_own_flows(df1k_prepared):
-    from clustergate.links.topology import analysis as ta
+    from clustergate.links.topology import flowfit
     from clustergate.links.topology import rehome
     f = Fault('miscabled', 'n733', (), 1.0, 'leaf3')
     measured = sim.measure(DF1K, df1k_prepared.models, [f],
                            random.Random(2), 0.05, 0.9)
-    fit = ta._Fit(DF1K, measured, 0.05, df1k_prepared)
+    fit = flowfit.Fit(DF1K, measured, 0.05, df1k_prepared)
     c = fit.scale_of(fit.e0)
     options = [lf for lf in DF1K.leaves if lf != 'leaf23']
     levels = rehome.LinkLevels(fit, DF1K, fit.base)

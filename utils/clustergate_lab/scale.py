@@ -9,7 +9,7 @@ and prints one line per size and phase:
 
 * ``schedule``: the declared fabric and its rounds;
 * ``fabric fit``: the predicted fair share of every flow of every round
-  (:class:`~clustergate.links.topology.analysis.Prepared`) and the fit of
+  (:class:`~clustergate.links.topology.flowfit.Prepared`) and the fit of
   the fabric's faults (:func:`~clustergate.links.topology.diagnose`);
 * ``node links``: each node link against the fitted fabric and its peers
   (:func:`clustergate.links.stats.predicted_figures`,
@@ -32,7 +32,8 @@ import subprocess
 import sys
 import time
 
-from clustergate.links.topology.analysis import DEFAULT_SIGMA, Prepared, diagnose
+from clustergate.links.topology.analysis import diagnose
+from clustergate.links.topology.flowfit import DEFAULT_SIGMA, Prepared
 from clustergate.links.topology.rounds import schedule
 from clustergate_lab import simulate as sim
 

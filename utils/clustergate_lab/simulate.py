@@ -49,7 +49,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-from clustergate.links.topology.analysis import DEFAULT_SIGMA, Fault, Prepared, diagnose
+from clustergate.links.topology.analysis import diagnose
+from clustergate.links.topology.flowfit import DEFAULT_SIGMA, Fault, Prepared
 from clustergate.links.topology.model import Topology
 from clustergate.links.topology.rounds import Round, schedule
 

@@ -39,6 +39,7 @@ import sys
 from clustergate import PROJECT_ROOT
 from clustergate.results import casewarnings
 from clustergate.report import page as report
+from clustergate.report import plotting
 from clustergate.results import times
 from clustergate.results import timing
 from clustergate.results.samples import on_system
@@ -99,7 +100,7 @@ def run(args):
     dirs = args.matrices if args.matrices is not None else \
         [os.path.join(PROJECT_ROOT, 'output')]
     try:
-        report.pyplot()
+        plotting.pyplot()
     except ImportError as err:
         print(f'clustergate report: needs matplotlib (pip install '
               f'clustergate[report]): {err}', file=sys.stderr)

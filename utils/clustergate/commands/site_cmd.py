@@ -34,7 +34,7 @@ import subprocess
 from clustergate import PROJECT_ROOT
 from clustergate.commands import sources
 from clustergate.siteinit import discover
-from clustergate.siteinit import gpuconfig, prebuilt, siteconfig
+from clustergate.siteinit import gpuconfig, prebuilt, siteconfig, spackenv
 
 #: seconds one probe may take (an srun waits for a node)
 TIMEOUT = 300
@@ -184,7 +184,7 @@ def write_site(desc, root, force=False):
 
     texts = {'system': siteconfig.system_module(desc),
              'references': siteconfig.references_file(desc),
-             'spack': siteconfig.spack_env(desc)}
+             'spack': spackenv.spack_env(desc)}
     gpu_env = gpuconfig.spack_env(desc)
     if gpu_env is not None:
         # the GPU benchmarks' own environment (OSU is built twice)

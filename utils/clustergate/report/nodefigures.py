@@ -13,6 +13,8 @@ latest session: what the main job measures on one node.
 import re
 from typing import Dict, List
 
+from clustergate.report import plotting, samplestatus
+
 _STRIDE = re.compile(r'^(bw1|bw|ratio)_s(\d+)$')
 _LEVEL = re.compile(r'^lat_(\w+?)(_k)?$')
 #: levels in the order of the memory hierarchy
@@ -21,14 +23,12 @@ _LEVEL_ORDER = ('L1', 'L2', 'L3', 'L4', 'DRAM')
 
 def _latest(groups):
     """{key: latest value} of each check's latest session."""
-    from clustergate.report import page
-
     by_check = {}
     for key, ss in groups.items():
         by_check.setdefault((key.system, key.partition, key.check),
                             []).extend(ss)
     keep = {id(s) for v in by_check.values()
-            for s in page.latest_session(v)}
+            for s in samplestatus.latest_session(v)}
     out = {}
     for key, ss in groups.items():
         mine = [s for s in ss if id(s) in keep]
@@ -98,8 +98,6 @@ _ALONE, _ALL = ' 1 rank', ' all ranks'
 def _plot(ax, lines, pos=None):
     """One line per label; a kernel's (or point's) 1-rank and all-ranks
     lines share colour and marker, solid and dashed."""
-    from clustergate.report import page
-
     bases = sorted({label.replace(_ALONE, '').replace(_ALL, '')
                     for label in lines})
     for label, pts in sorted(lines.items()):
@@ -107,7 +105,7 @@ def _plot(ax, lines, pos=None):
         pts = sorted(pts, key=lambda p: (p[0] != 0, p[0]))
         xs = [pos[x] if pos is not None else x for x, _ in pts]
         ax.plot(xs, [y for _, y in pts], label=label, color=f'C{i % 10}',
-                marker=page._MARKERS[i % len(page._MARKERS)],
+                marker=plotting.MARKERS[i % len(plotting.MARKERS)],
                 ls='--' if label.endswith(_ALL) else '-', markersize=4)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7, loc='upper left', bbox_to_anchor=(1.01, 1.0),
@@ -117,9 +115,7 @@ def _plot(ax, lines, pos=None):
 def memory_figures(groups, outdir) -> List[Dict]:
     """The memory figures of each system and partition (latest
     session)."""
-    from clustergate.report import page
-
-    plt = page.pyplot()
+    plt = plotting.pyplot()
     figs = []
     for (system, part), kinds in sorted(memory_series(groups).items()):
         where = f'{system}:{part}'
@@ -131,7 +127,7 @@ def memory_figures(groups, outdir) -> List[Dict]:
             ax.set_ylabel('bandwidth per rank (MB/s)')
             ax.set_title(f'{where} memory bandwidth per rank: 1 rank '
                          f'active and all ranks active', fontsize=10)
-            figs.append(dict(page._saved(
+            figs.append(dict(plotting.saved(
                 plt, fig, outdir, ('memory', system, part, 'bandwidth'),
                 f'memory bandwidth per rank vs stride ({where})'),
                 wide=True))
@@ -143,7 +139,7 @@ def memory_figures(groups, outdir) -> List[Dict]:
             ax.set_ylabel('time ratio (all ranks) / (1 rank)')
             ax.set_title(f'{where} memory: all ranks of the point active '
                          f'over one rank alone', fontsize=10)
-            figs.append(dict(page._saved(
+            figs.append(dict(plotting.saved(
                 plt, fig, outdir, ('memory', system, part, 'ratio'),
                 f'memory (all ranks)/(1 rank) ratio vs stride ({where})'),
                 wide=True))
@@ -159,7 +155,7 @@ def memory_figures(groups, outdir) -> List[Dict]:
             ax.set_ylabel('latency per access (ns)')
             ax.set_title(f'{where} memory latency: 1 rank and all ranks '
                          f'at once', fontsize=10)
-            figs.append(dict(page._saved(
+            figs.append(dict(plotting.saved(
                 plt, fig, outdir, ('memory', system, part, 'latency'),
                 f'memory latency per level ({where})'), wide=True))
 

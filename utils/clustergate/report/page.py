@@ -7,42 +7,17 @@ import datetime as dt
 import glob
 import math
 import os
-import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence
 
 from clustergate.refs import baseline
 from clustergate.results import samples as results_samples
 from clustergate.results.samples import Key, Sample
-from clustergate.report import fabricsvg
-from clustergate.report import nodefigures
-from clustergate.report import sizes
-from clustergate.report.trends import judged_points, trend_figures  # noqa: F401
+from clustergate.report import (fabricsvg, nodefigures, plotting,
+                                samplestatus, sizefigures, trends)
 from clustergate.results import history
 from clustergate.links import matrix as linkmatrix
 from clustergate.refs import references
-
-#: perflog samples carry no session id: samples further apart than this
-#: belong to different sessions (a night's run has no such gap)
-SESSION_GAP_S = 3600
-
-
-def pyplot():
-    """matplotlib.pyplot on the Agg backend (no display); imported on
-    first use: the report extra is optional."""
-    import matplotlib
-    matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
-    return plt
-
-
-def _slug(text):
-    return re.sub(r'[^A-Za-z0-9_.-]+', '_', text).strip('_')[:120]
-
-
-def _axes(point):
-    return references.parse_axes(point) if point != '*' else {}
-
 
 # -- data ------------------------------------------------------------------
 
@@ -190,29 +165,6 @@ def _by_run_and_key(samples):
     return groups
 
 
-def status(s: Sample) -> str:
-    """'ok', 'out of reference' or 'no reference' of one sample."""
-    if references.status_of(s.ref, s.lower, s.upper) == \
-            references.NO_REFERENCE:
-        return references.NO_REFERENCE
-
-    lo = s.ref * (1 + s.lower) if s.lower is not None else None
-    hi = s.ref * (1 + s.upper) if s.upper is not None else None
-    if (lo is not None and s.value < lo) or (hi is not None and s.value > hi):
-        return 'out of reference'
-
-    return 'ok'
-
-
-def band(s: Sample):
-    if s.ref in (None, 0):
-        return None, None
-
-    lo = s.ref * (1 + s.lower) if s.lower is not None else None
-    hi = s.ref * (1 + s.upper) if s.upper is not None else None
-    return lo, hi
-
-
 @dataclass
 class Deviation:
     """A latest value out of its reference, and which way."""
@@ -232,7 +184,7 @@ def deviations(groups) -> List[Deviation]:
     out = []
     for key, ss in groups.items():
         s = ss[-1]
-        if status(s) != 'out of reference':
+        if samplestatus.status(s) != 'out of reference':
             continue
 
         # a bound of 0 (the link matrix's ``faults``: no verdict expected)
@@ -337,7 +289,7 @@ class Verdict:
 def verdict(samples, outcomes=None, warnings=()) -> Verdict:
     groups = _by_run_and_key(samples)
     referenced = sum(1 for ss in groups.values()
-                     if status(ss[-1]) != references.NO_REFERENCE)
+                     if samplestatus.status(ss[-1]) != references.NO_REFERENCE)
     changes = [c for c in history.analyse(samples)
                if c.band != 'improvement']
     return Verdict(outcomes, deviations(groups), changes, len(groups),
@@ -410,194 +362,6 @@ def junit(ver: Verdict) -> str:
 
 # -- figures ---------------------------------------------------------------
 
-def _latest_value(ss):
-    return ss[-1].value
-
-
-def _session(sample: Sample) -> str:
-    """Session id of a sample of a results DB or JSON report, '' for a
-    perflog sample (job@time)."""
-    return sample.run.split(':')[0] if '@' not in sample.run else ''
-
-
-def latest_session(
-        samples: Sequence[Sample]) -> List[Sample]:
-    """The samples of the most recent session: by session id where the
-    source has one, else the samples after the last gap of more than
-    SESSION_GAP_S (perflogs), so that a figure never mixes two runs."""
-    if not samples:
-        return []
-
-    newest = max(samples, key=lambda s: s.time)
-    if _session(newest):
-        return [s for s in samples if _session(s) == _session(newest)]
-
-    times = sorted(s.time for s in samples)
-    start = times[0]
-    for a, b in zip(times, times[1:]):
-        if b - a > SESSION_GAP_S:
-            start = b
-
-    return [s for s in samples if s.time >= start]
-
-
-def _size_series(groups):
-    """{(system, partition, series): {metric: {label: [(size, value)]}}}
-    of the latency and bandwidth of the latest session, one label per MPI,
-    interconnect and scale; the size is the point's ``msg_bytes`` or, in a
-    suite, in the metric's name (clustergate.report.sizes)."""
-    series = {}
-    by_check = {}
-    for key, ss in groups.items():
-        by_check.setdefault((key.system, key.partition, key.check),
-                            []).extend(ss)
-    latest = {k: {id(s) for s in latest_session(v)}
-              for k, v in by_check.items()}
-    for key, all_ss in groups.items():
-        found = sizes.sized(key.check, key.point, key.metric)
-        if found is None or found[1] <= 0:
-            continue
-
-        ss = [s for s in all_ss if id(s) in
-              latest[(key.system, key.partition, key.check)]]
-        if not ss:
-            continue
-
-        name, size, metric = found
-        ax = _axes(key.point)
-        label = (f'{ax.get("environ", "?")} {ax.get("interconnect", "?")} '
-                 f'{ax.get("num_nodes", "?")}n x {ax.get("ppn", "?")}ppn')
-        series.setdefault((key.system, key.partition, name), {}) \
-            .setdefault(metric, {}).setdefault(label, []) \
-            .append((size, _latest_value(ss)))
-
-    return series
-
-
-#: line styles cycled with the colours: with many lines (MPI x fabric x
-#: scale) colours repeat and some cannot be told apart without colour vision
-_MARKERS = 'os^vD<>px*'
-_DASHES = ('-', '--', ':', '-.')
-
-
-def _size_lines(ax, lines, ylabel, title):
-    """One line per label of ``lines`` (label -> [(size, value)]) against
-    the message size on a log axis; the legend outside the axes (a dozen
-    labels inside hid the data)."""
-    for i, (label, pts) in enumerate(sorted(lines.items())):
-        pts = sorted(pts)
-        ax.plot([p[0] for p in pts], [p[1] for p in pts],
-                marker=_MARKERS[i % len(_MARKERS)],
-                ls=_DASHES[(i // 10) % len(_DASHES)], label=label,
-                markersize=4)
-
-    ax.set_xscale('log')
-    ax.set_xlabel('message size (B)')
-    ax.set_ylabel(ylabel)
-    ax.grid(True, which='both', alpha=0.3)
-    ax.legend(fontsize=7, loc='upper left', bbox_to_anchor=(1.01, 1.0),
-              borderaxespad=0)
-    ax.set_title(title, fontsize=10)
-
-
-def _saved(plt, fig, outdir, name_parts, title) -> Dict:
-    """Writes ``fig`` as ``<kind>_<system>_<partition>_<check>.png``
-    (``name_parts``) in ``outdir``: its entry in the page."""
-    fig.tight_layout()
-    name = '_'.join([name_parts[0]] + [_slug(p) for p in name_parts[1:]])
-    name += '.png'
-    fig.savefig(os.path.join(outdir, name), dpi=100)
-    plt.close(fig)
-    return {'file': name, 'title': title}
-
-
-def size_figures(groups, outdir) -> List[Dict]:
-    """Latency and bandwidth vs message size per check (log-log), of one
-    session: a line joins the points of one MPI, interconnect and scale."""
-    plt = pyplot()
-    series = _size_series(groups)
-    figs = []
-    for (system, part, check), metrics in sorted(series.items()):
-        names = [m for m in ('latency', 'bandwidth') if m in metrics]
-        # one above the other, legends on the right: side by side, two
-        # 6-inch panels were shrunk to half their size on the page
-        fig, axs = plt.subplots(len(names), 1,
-                                figsize=(9.5, 3.8 * len(names)),
-                                squeeze=False)
-        for ax, metric in zip(axs[:, 0], names):
-            _size_lines(ax, metrics[metric],
-                        'latency (us)' if metric == 'latency'
-                        else 'bandwidth (MB/s)', f'{check} {metric}')
-            ax.set_yscale('log')
-
-        fig.suptitle(f'{system}:{part} {check}: {" and ".join(names)} vs '
-                     f'message size (latest session)', fontsize=10)
-        figs.append(dict(_saved(plt, fig, outdir,
-                                ('size', system, part, check),
-                                f'{check} vs message size ({system}:'
-                                f'{part})'), wide=True))
-
-    return figs
-
-
-def ppn_ratio_figures(groups, outdir) -> List[Dict]:
-    """(k ppn)/(1 ppn) of the latency (time) at equal nodes, interconnect
-    and size; where a point has no 1 ppn (one node: a pattern needs 2
-    ranks), against its fewest ppn."""
-    plt = pyplot()
-    values = {}
-    for key, ss in groups.items():
-        found = sizes.sized(key.check, key.point, key.metric)
-        if found is None or found[2] != 'latency':
-            continue
-
-        ax = _axes(key.point)
-        if 'ppn' not in ax:
-            continue
-
-        rest = {k: v for k, v in ax.items() if k != 'ppn'}
-        rest['msg_bytes'] = f'{found[1]:g}'
-        values.setdefault((key.system, key.partition, found[0]), {})[
-            (references.format_axes(rest), int(ax['ppn']))] = \
-            _latest_value(ss)
-
-    figs = []
-    for (system, part, check), vals in sorted(values.items()):
-        lines = {}
-        # against 1 ppn, or the fewest ranks per node the point has: on
-        # one node the suite's smallest point is 2 ppn (2 ranks)
-        low = {}
-        for (rest, k) in vals:
-            low[rest] = min(k, low.get(rest, k))
-        for (rest, k), v in vals.items():
-            base = vals.get((rest, low[rest]))
-            if k == low[rest] or not base:
-                continue
-
-            r = _axes(rest)
-            size = float(r.get('msg_bytes', 0) or 0)
-            label = (f'{r.get("environ", "?")} {r.get("interconnect", "?")} '
-                     f'{r.get("num_nodes", "?")}n, {k} ppn / {low[rest]} '
-                     f'ppn')
-            lines.setdefault(label, []).append((size, v / base))
-
-        if not lines:
-            continue
-
-        fig, ax = plt.subplots(figsize=(6.5, 4.2))
-        # 0 B on a log axis: drawn at 1 B
-        _size_lines(ax, {label: [(max(x, 1), y) for x, y in pts]
-                         for label, pts in lines.items()},
-                    'time ratio (k ppn) / (fewest ppn)',
-                    f'{system}:{part} {check}: (k ppn)/(1 ppn, or the '
-                    f'fewest)')
-        ax.axhline(1.0, color='grey', lw=0.8)
-        figs.append(_saved(plt, fig, outdir, ('ppn', system, part, check),
-                           f'{check}: (k ppn)/(1 ppn) ({system}:{part})'))
-
-    return figs
-
-
 def find_matrices(dirs: Sequence[str]) -> Dict[str, str]:
     """Latest ``linkmatrix_<fabric>.csv`` per system/partition/fabric
     below ReFrame output (or stage) directories."""
@@ -643,7 +407,7 @@ def matrix_figures(dirs, outdir, fraction=linkmatrix.DEFAULT_FRACTION,
         analysis = linkmatrix.analyse(mat, fraction, fabric)
         when = dt.datetime.fromtimestamp(os.path.getmtime(path),
                                          dt.timezone.utc)
-        name = f'linkmatrix_{_slug(label)}.png'
+        name = f'linkmatrix_{plotting.slug(label)}.png'
         linkmatrix.heatmap(mat, os.path.join(outdir, name),
                            f'{label}: link matrix (MB/s), '
                            f'{when:%Y-%m-%d %H:%M} UTC', fraction, analysis)
@@ -675,9 +439,9 @@ def _rows(groups):
     counts = {'ok': 0, 'out of reference': 0, references.NO_REFERENCE: 0}
     for key in sorted(groups, key=lambda k: k.label()):
         latest = groups[key][-1]
-        verdict = status(latest)
+        verdict = samplestatus.status(latest)
         counts[verdict] += 1
-        lo, hi = band(latest)
+        lo, hi = samplestatus.band(latest)
         rows.append({
             'key': key, 'value': _number(latest.value),
             'unit': latest.unit or '',
@@ -727,15 +491,16 @@ def render(samples, outdir, matrix_dirs=(), max_trends=40,
     groups = _by_run_and_key(samples)
     ver = ver or verdict(samples, outcomes)
     sections = [
-        ('Latency and bandwidth vs message size', size_figures(groups,
-                                                               outdir)),
-        ('(k ppn) / (1 ppn) ratios', ppn_ratio_figures(groups, outdir)),
+        ('Latency and bandwidth vs message size',
+         sizefigures.size_figures(groups, outdir)),
+        ('(k ppn) / (1 ppn) ratios',
+         sizefigures.ppn_ratio_figures(groups, outdir)),
         ('Memory: bandwidth, (all ranks)/(1 rank), latency',
          nodefigures.memory_figures(groups, outdir)),
         ('Link matrices', matrix_figures(matrix_dirs, outdir,
                                          verdicts=verdicts)),
         ('Trends with reference bands and change points',
-         trend_figures(groups, outdir, max_trends, ver.changes)),
+         trends.trend_figures(groups, outdir, max_trends, ver.changes)),
     ]
     rows, summary = _rows(groups)
     span = ''

@@ -8,22 +8,16 @@ import os
 from typing import Dict, List, Sequence
 
 from clustergate.refs import references
+from clustergate.report import plotting
+from clustergate.report.samplestatus import band, status
 from clustergate.results import history
-
-
-def _page():
-    # the page's helpers (status, band, pyplot); imported late: the page
-    # imports this module
-    from clustergate.report import page
-    return page
 
 
 def trend_figures(groups, outdir, max_figures=40,
                   changes: Sequence[history.Finding] = ()) -> List[Dict]:
     """Value over time with the reference band and the change points, for
     metrics that have a reference or a change point."""
-    plt = _page().pyplot()
-    status = _page().status
+    plt = plotting.pyplot()
     found = history.by_key(changes)
     keys = [k for k, ss in groups.items()
             if (status(ss[-1]) != references.NO_REFERENCE or k in found)
@@ -52,7 +46,7 @@ def judged_points(ss) -> List[str]:
     """How each point of a trend was judged when it ran (status()): 'ok',
     'out of reference', or 'no reference' for a point measured before its
     metric had a reference (the band drawn is today's)."""
-    return [_page().status(s) for s in ss]
+    return [status(s) for s in ss]
 
 
 def _trend_text(key, ss, changes) -> str:
@@ -65,8 +59,6 @@ def _trend_text(key, ss, changes) -> str:
 
 
 def _trend_figure(plt, key, ss, changes, outdir) -> Dict:
-    page = _page()
-    status, band, _slug = page.status, page.band, page._slug
     fig, ax = plt.subplots(figsize=(6.5, 3.2))
     times = [dt.datetime.fromtimestamp(s.time, dt.timezone.utc) for s in ss]
     vals = [s.value for s in ss]
@@ -109,8 +101,8 @@ def _trend_figure(plt, key, ss, changes, outdir) -> Dict:
     ax.grid(True, alpha=0.3)
     fig.autofmt_xdate()
     fig.tight_layout()
-    name = f'trend_{_slug(key.system)}_{_slug(key.check)}_' \
-           f'{_slug(key.point)}_{_slug(key.metric)}.png'
+    name = 'trend_' + '_'.join(plotting.slug(part) for part in (
+        key.system, key.check, key.point, key.metric)) + '.png'
     fig.savefig(os.path.join(outdir, name), dpi=90)
     plt.close(fig)
     return {'file': name, 'title': key.label(),

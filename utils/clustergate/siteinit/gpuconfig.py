@@ -9,6 +9,7 @@ with and without ``+cuda``).
 from typing import List, Optional
 
 from clustergate.site import gpus
+from clustergate.siteinit import spackenv
 
 #: the Spack specs of the GPU benchmarks; {variant}: +cuda or +rocm,
 #: {arch}: cuda_arch=90 or amdgpu_target=gfx942
@@ -108,8 +109,6 @@ def spack_env(desc) -> Optional[str]:
                     if p.get('gpus')})
     if not archs:
         return None
-    from clustergate.siteinit import siteconfig
-
     specs = []
     for arch in archs:
         variant, av = _arch_variant(arch)
@@ -117,8 +116,8 @@ def spack_env(desc) -> Optional[str]:
                   for s in GPU_SPECS]
     # the CPU environment's text (the site's MPIs as externals), the GPU
     # benchmarks as its specs
-    text = siteconfig.spack_env(desc).replace(
-        '\n'.join(siteconfig.SPACK_SPECS), '\n'.join(specs))
+    text = spackenv.spack_env(desc).replace(
+        '\n'.join(spackenv.SPACK_SPECS), '\n'.join(specs))
     head = (f'# clustergate GPU benchmarks for system {desc["name"]} '
             f'(clustergate site init), built for '
             f'{", ".join(a or "?" for a in archs)}')

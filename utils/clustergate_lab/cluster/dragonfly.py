@@ -26,6 +26,7 @@ The leaves' bridges stay learning bridges (each is a tree under its
 group). Pure functions but :func:`apply_fdb`.
 """
 
+from . import procs
 from .layout import FABRICS, fabric_index, node_index
 from .tree import real_cabling
 
@@ -116,8 +117,7 @@ def fdb_lines(layout, tree, cabling=None):
 
 def apply_fdb(layout, tree, cabling=None):
     """Write the groups' forwarding entries into the kernel."""
-    from .netns import _batch
-    _batch(['bridge'], fdb_lines(layout, tree, cabling))
+    procs.run_batch(['bridge'], fdb_lines(layout, tree, cabling))
 
 
 def route(layout, tree, src, dst, fabric='fab0', cabling=None):

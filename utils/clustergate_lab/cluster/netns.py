@@ -10,7 +10,7 @@ import re
 import subprocess
 import sys
 
-from . import dragonfly, shaping
+from . import dragonfly, procs, shaping
 from .layout import FABRICS
 from .procs import ClusterError, run
 
@@ -108,10 +108,6 @@ def node_batch(layout, node, tree=None):
     return lines
 
 
-def _batch(cmd, lines):
-    run(cmd + ['-batch', '-'], input='\n'.join(lines) + '\n')
-
-
 def tree_devices(tree):
     """Names of the host devices a tree adds: leaf (and spine) bridges and
     the lower ends of the uplinks (and trunks); deleting one end of a veth
@@ -148,15 +144,15 @@ def build(layout, rates, on_created, tree=None, uplink_rates=None):
     for n in layout.node_names:
         on_created(f'netns:{n}')
 
-    _batch(['ip'], host_batch(layout, tree))
-    procs = [
+    procs.run_batch(['ip'], host_batch(layout, tree))
+    children = [
         subprocess.Popen(['ip', '-n', n, '-batch', '-'],
                          stdin=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
         for n in layout.node_names
     ]
     errors = []
-    for n, p in zip(layout.node_names, procs):
+    for n, p in zip(layout.node_names, children):
         _, err = p.communicate('\n'.join(node_batch(layout, n, tree)) +
                                '\n', timeout=30)
         if p.returncode:
@@ -183,7 +179,7 @@ def uplink_batch(tree, uplink_rates):
 
 def apply_uplink_rates(tree, uplink_rates):
     if uplink_rates:
-        _batch(['tc'], uplink_batch(tree, uplink_rates))
+        procs.run_batch(['tc'], uplink_batch(tree, uplink_rates))
 
 
 def recable(node, fabric, bridge, layout):
@@ -231,9 +227,9 @@ def apply_rates(layout, rates, nodes=None):
     nodes = nodes or layout.node_names
     host = [shaping.tbf_command(layout.host_veth(n, f), rates[(n, f)])
             for n in nodes for f in FABRICS]
-    _batch(['tc'], host)
+    procs.run_batch(['tc'], host)
     for n in nodes:
-        _batch(['tc', '-n', n], shaping.node_batch(n, FABRICS, rates))
+        procs.run_batch(['tc', '-n', n], shaping.node_batch(n, FABRICS, rates))
 
 
 def read_rate(node, fabric, layout, side='host'):

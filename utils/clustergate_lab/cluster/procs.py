@@ -42,6 +42,12 @@ def run(cmd, input=None, timeout=30, check=True):
     return cp
 
 
+def run_batch(cmd, lines):
+    """Apply ``lines`` with one ``-batch -`` process of ``cmd`` (``ip``,
+    ``tc``, ``bridge``, with its options)."""
+    run(cmd + ['-batch', '-'], input='\n'.join(lines) + '\n')
+
+
 def _stat(pid):
     try:
         with open(f'/proc/{pid}/stat') as fp:

@@ -5,15 +5,16 @@ miscabled node or a slow node link. Pure Python, no cluster needed;
 The lab package clustergate_lab.simulate runs it on simulated 1024-node
 fat trees."""
 
-from .analysis import (DEFAULT_MIN_EFFECT, DEFAULT_SIGMA, Analysis, Fault,
-                       Verdict, diagnose)
+from .analysis import DEFAULT_MIN_EFFECT, Analysis, diagnose
 from .fairshare import RoundModel, fair_share, predict
+from .flowfit import DEFAULT_SIGMA, Fault
 from .hostlist import HostlistError, compress, expand
 from .model import (Topology, TopologyError, parse_rate,
                     parse_scontrol_topology, parse_topology_conf)
 from .rounds import (Round, all_pairs_rounds, leaf_rounds, parse_schedule_text,
                      rounds_from_measurements, schedule, schedule_text,
                      shift_rounds, valid_rounds)
+from .verdictchoice import Verdict
 
 __all__ = [
     'Analysis', 'DEFAULT_MIN_EFFECT', 'all_pairs_rounds', 'DEFAULT_SIGMA', 'Fault',
