@@ -18,6 +18,7 @@ import pytest
 from reframe.frontend import filters
 from reframe.frontend.executors import generate_testcases
 
+from clustergate.site.partition import SweepPoint
 from clustergate.site import sweep
 from clustergate.site.partition import partition_model
 from conftest import ROOT, reframe_cmd
@@ -125,7 +126,7 @@ def test_no_test_case_its_partition_cannot_run(system, relpath):
             continue
 
         reason = sweep.why_not(partition_model(c.partition),
-                               sweep.SweepPoint(*point),
+                               SweepPoint(*point),
                                c.check.sweep_requirements,
                                c.environ.extras.get('mpi_family'))
         assert reason is None, (c.check.display_name, reason)

@@ -66,7 +66,7 @@ def test_truncated(checks, keep):
 
 def test_iface_map():
     from clustergate.rfm.families.nic import rank_iface_map
-    from clustergate.site.sweep import SweepPoint
+    from clustergate.site.partition import SweepPoint
     assert rank_iface_map(SweepPoint(2, 2, 'fab0'), ['fab0', 'fab1']) == \
         '0:fab0 1:fab1 2:fab0 3:fab1'
     assert rank_iface_map(SweepPoint(3, 1, 'fab0'), ['fab0', 'fab1']) == \

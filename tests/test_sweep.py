@@ -7,7 +7,8 @@ from clustergate.site import sweep
 from clustergate.site.partition import axes_union
 from clustergate.site.partition import partition_model as model
 from clustergate.site.errors import ExtrasError
-from clustergate.site.sweep import Requirements, SweepPoint
+from clustergate.site.partition import SweepPoint
+from clustergate.site.sweep import Requirements
 
 
 def cluster_extras():

@@ -10,6 +10,7 @@ import pytest
 import reframe.utility.sanity as sn
 from reframe.core.exceptions import SanityError
 
+from clustergate.site.partition import SweepPoint
 from clustergate.site import benchmarks
 from clustergate.site import sweep
 from clustergate.site.partition import partition_model
@@ -331,7 +332,7 @@ def test_npb_ep_takes_any_rank_count(npb):
               'interconnects': {'net': {'scope': 'network',
                                         'env': {'openmpi': {}}}}}
     model = partition_model(extras)
-    point = sweep.SweepPoint(3, 1, 'net')
+    point = SweepPoint(3, 1, 'net')
     ep = pick(npb, 'NpbEP', npb_class='A')
     cg = pick(npb, 'NpbCG', npb_class='A')
     assert sweep.why_not(model, point, ep.sweep_requirements) is None

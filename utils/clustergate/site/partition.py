@@ -4,7 +4,11 @@ once, as frozen objects.
 A partition describes what clustergate may do on it in ReFrame's
 ``extras`` (the keys are declared in :mod:`clustergate.site.extras`).
 This module is the one place that reads that dictionary: everything else
-asks for the model and reads named attributes::
+asks for the model and reads named attributes. It also hands out the
+sweep's axes over a system's partitions (:func:`axes_union`, the values
+of the tests' ``num_nodes``, ``ppn`` and ``interconnect`` parameters) and
+the one value of a point of the sweep (:class:`SweepPoint`: nodes, ppn,
+interconnect, and its ranks, computed there only)::
 
     from clustergate.site.partition import partition_model
 
@@ -452,6 +456,29 @@ def _model(extras: Mapping, name: str, processor: Mapping) -> PartitionModel:
 
 
 # -- the axes of a system's partitions ----------------------------------------
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """One point of the sweep: a node count, processes per node and an
+    interconnect; its rank count is computed here and nowhere else."""
+
+    nodes: int
+    ppn: int
+    interconnect: Optional[str]
+
+    @property
+    def ranks(self) -> int:
+        return self.nodes * self.ppn
+
+
+def point_of(test) -> SweepPoint:
+    """The point of a test instance (or any object with ``num_nodes``,
+    ``ppn`` and ``interconnect``): 1 node, 1 ppn and no interconnect for
+    what it lacks (a family without the axes)."""
+    return SweepPoint(getattr(test, 'num_nodes', None) or 1,
+                      getattr(test, 'ppn', None) or 1,
+                      getattr(test, 'interconnect', None))
+
 
 def axes_union(models: Iterable[PartitionModel]) -> Tuple[list, list, list]:
     """Union of the axes of the given partitions.

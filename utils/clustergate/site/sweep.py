@@ -13,8 +13,10 @@ A partition describes what it can run in its ReFrame ``extras``::
         'memory_per_node_gib': 24,
     }
 
-Checks never name systems; they ask this module which points of the sweep a
-partition can run, and why not when it cannot. Every function here reads
+Checks never name systems; they ask this module which points of the sweep
+(:class:`~clustergate.site.partition.SweepPoint`) a partition can run, and
+why not when it cannot: the one place that decides it
+(:func:`why_not`). Every function here reads
 the parsed partition (:class:`~clustergate.site.partition.PartitionModel`,
 from :func:`~clustergate.site.partition.partition_model`): the model validates
 the sweep once, these functions only decide.
@@ -26,30 +28,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 from clustergate.site.errors import ExtrasError
 #: Interconnect scopes: 'node' works only inside one node (shared memory),
 #: 'network' crosses nodes (and is also used between ranks of one node).
-from clustergate.site.partition import SCOPES, PartitionModel  # noqa: F401
-
-
-@dataclass(frozen=True)
-class SweepPoint:
-    """One point of the sweep: a node count, processes per node and an
-    interconnect; its rank count is computed here and nowhere else."""
-
-    nodes: int
-    ppn: int
-    interconnect: Optional[str]
-
-    @property
-    def ranks(self) -> int:
-        return self.nodes * self.ppn
-
-
-def point_of(test) -> SweepPoint:
-    """The point of a test instance (or any object with ``num_nodes``,
-    ``ppn`` and ``interconnect``): 1 node, 1 ppn and no interconnect for
-    what it lacks (a family without the axes)."""
-    return SweepPoint(getattr(test, 'num_nodes', None) or 1,
-                      getattr(test, 'ppn', None) or 1,
-                      getattr(test, 'interconnect', None))
+from clustergate.site.partition import SCOPES, PartitionModel, SweepPoint  # noqa: F401
 
 
 @dataclass(frozen=True)

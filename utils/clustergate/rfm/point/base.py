@@ -58,8 +58,8 @@ from clustergate.rfm import session
 from clustergate.rfm.point import (capable, joboptions, joboutput, modes,
                                    nightly, placement, reference, refmetrics)
 from clustergate.site import sweep
-from clustergate.site.partition import (axes_union, environment_model,
-                                        partition_model)
+from clustergate.site.partition import (SweepPoint, axes_union,
+                                        environment_model, partition_model)
 
 # a reframe command that loads clustergate's checks runs a session: its
 # end says what did not run and gives the verdict (clustergate.rfm.session;
@@ -205,7 +205,7 @@ class PointTest(rfm.RegressionTestPlugin):
         if getattr(self, 'num_nodes', None) is None:
             return None
 
-        return sweep.SweepPoint(self.num_nodes, self.ppn, self.interconnect)
+        return SweepPoint(self.num_nodes, self.ppn, self.interconnect)
 
     def point_words(self):
         """'N node(s) x P ppn over IC', for descriptions."""

@@ -3,14 +3,13 @@
 license for a job whose ranks talk over a network interconnect."""
 
 from clustergate.planning import concurrency
-from clustergate.site import sweep
-from clustergate.site.partition import partition_model
+from clustergate.site.partition import partition_model, point_of
 
 
 def job_fabric(test):
     """The network interconnect ``test``'s ranks use, or None for a
     node-local job (no interconnect, one rank, shared memory)."""
-    point = sweep.point_of(test)
+    point = point_of(test)
     return concurrency.uses_fabric(partition_model(test.current_partition),
                                    point.interconnect, point.ranks)
 

@@ -59,9 +59,8 @@ from clustergate.planning import rotation
 from clustergate.results import timing
 from clustergate.site import extras as keys
 from clustergate.site import environment as cgenv
-from clustergate.site import sweep
 from clustergate import adapter
-from clustergate.site.partition import partition_model
+from clustergate.site.partition import partition_model, point_of
 
 #: system name -> {test name: test}; filled while ReFrame loads the checks
 _registered: Dict[str, Dict[str, object]] = {}
@@ -317,7 +316,7 @@ def canaries(pts, tests, partition: str, covered=()) -> Dict[str, object]:
 
         test = tests[pt.name]
         fam = family(test)
-        key = (pt.cost[partition], sweep.point_of(test).ranks,
+        key = (pt.cost[partition], point_of(test).ranks,
                rotation.order_key(pt.name))
         if fam not in covered and (fam not in best or key < best[fam][0]):
             best[fam] = (key, pt)
