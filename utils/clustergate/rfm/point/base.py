@@ -100,8 +100,7 @@ class PointTest(rfm.RegressionTestPlugin):
     #: (STREAM) or takes them from elsewhere (an HPCC kernel, from its run)
     sweep_axes = True
 
-    #: ``valid_systems`` narrowed at init to the partitions that can run
-    #: the point
+    #: ``valid_systems`` narrowed at init to the partitions able to run it
     narrow_to_capable = True
 
     #: ``reference`` from ``config/references/<system>.yaml`` at setup
@@ -179,11 +178,7 @@ class PointTest(rfm.RegressionTestPlugin):
         its own; families extend this (call ``super()``)."""
         if not cls.sweep_axes:
             return {}
-
-        nodes, ppn, ics = axes_union(partition_model(extras, name)
-                                     for name, extras in partitions)
-        if not nodes:
-            nodes, ppn, ics = NO_SYSTEM_AXES
+        nodes, ppn, ics = system_axes(partitions)
         return {'num_nodes': nodes, 'ppn': ppn, 'interconnect': ics}
 
     @classmethod
@@ -204,7 +199,6 @@ class PointTest(rfm.RegressionTestPlugin):
         """The point, or None for a family without one (STREAM)."""
         if getattr(self, 'num_nodes', None) is None:
             return None
-
         return SweepPoint(self.num_nodes, self.ppn, self.interconnect)
 
     def point_words(self):
@@ -275,9 +269,8 @@ class PointTest(rfm.RegressionTestPlugin):
             raise SanityError(self.explained(str(err))) from None
 
     def check_output(self, text):
-        """Sanity of one output text; raises SanityError with the cause.
-        Kept apart from ReFrame's deferred machinery so that the unit tests
-        call it on fixture files."""
+        """Sanity of one output text; raises SanityError with the cause
+        (unit tests call it on fixture files, without ReFrame's deferral)."""
         self.check(self.parse_or_fail(text))
         return True
 
@@ -293,6 +286,15 @@ class PointTest(rfm.RegressionTestPlugin):
                         self.check_output(self.output_text()) and
                         joboutput.check_not_cancelled(self) and
                         joboutput.note_hang(self))
+
+
+def system_axes(partitions):
+    """``(nodes, ppn, interconnects)`` over the given ``(name, extras)``
+    partitions (:func:`clustergate.site.partition.axes_union`), or
+    :data:`NO_SYSTEM_AXES` where none declares a sweep."""
+    nodes, ppn, ics = axes_union(partition_model(extras, name)
+                                 for name, extras in partitions)
+    return (nodes, ppn, ics) if nodes else NO_SYSTEM_AXES
 
 
 def _declare_system_space(cls):
