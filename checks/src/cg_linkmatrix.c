@@ -50,9 +50,10 @@
  *   I1 n1:n2 n2:n3 n3:n1 n4:n5 n5:n6 n6:n4
  *   X1 n1:n4 n2:n5 n3:n6 n4:n1 n5:n2 n6:n3
  *
- * (clustergate.links.schedule writes it from the declared topology). In a
- * round a rank sends at most once and receives at most once; flows that
- * name a node outside the job are left out (counted on stderr), and every
+ * (clustergate.links.topology.rounds.schedule_text writes it from the
+ * declared topology). In a round a rank sends at most once and receives
+ * at most once; flows that name a node outside the job are left out
+ * (counted on stderr), and every
  * node of the job must send and receive in some round. Lines carry
  * round=<label>. Blank lines and lines starting with '#' are skipped.
  *
