@@ -4,7 +4,7 @@ points and skip reasons."""
 import pytest
 
 from clustergate.site import sweep
-from clustergate.site.partition import axes_union
+from clustergate.site.partition import axes_union, interconnect_env
 from clustergate.site.partition import partition_model as model
 from clustergate.site.errors import ExtrasError
 from clustergate.site.partition import SweepPoint
@@ -116,12 +116,12 @@ def test_axes_union_over_partitions():
 
 
 def test_interconnect_env():
-    env = sweep.interconnect_env(model(cluster_extras()), 'fab0', 'openmpi')
+    env = interconnect_env(model(cluster_extras()), 'fab0', 'openmpi')
     assert env['OMPI_MCA_btl_tcp_if_include'] == 'fab0'
     with pytest.raises(ExtrasError, match="unknown interconnect 'ib0'"):
-        sweep.interconnect_env(model(cluster_extras()), 'ib0', 'openmpi')
+        interconnect_env(model(cluster_extras()), 'ib0', 'openmpi')
     with pytest.raises(ExtrasError, match="MPI family 'intelmpi'"):
-        sweep.interconnect_env(model(cluster_extras()), 'fab0', 'intelmpi')
+        interconnect_env(model(cluster_extras()), 'fab0', 'intelmpi')
 
 
 @pytest.mark.parametrize('mutate, message', [

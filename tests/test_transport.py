@@ -20,6 +20,7 @@ import pytest
 from clustergate.parsers import cgoutput
 from clustergate.site import sweep
 from clustergate.site import transport
+from clustergate.site.errors import ExtrasError
 from clustergate.site.partition import partition_model as model
 from clustergate.parsers import parse_imb
 
@@ -199,7 +200,7 @@ def test_malformed_verify_block_is_one_line_naming_the_interconnect():
               'interconnects': {'tcp': {
                   'scope': 'network', 'env': {'openmpi': {}},
                   'verify': {'openmpi': {'expect': {'x': '(unclosed'}}}}}}
-    with pytest.raises(sweep.ExtrasError) as err:
+    with pytest.raises(ExtrasError) as err:
         sweep.describe(model(extras, 'sys:part'))
     assert str(err.value).startswith(
         "partition 'sys:part': interconnect 'tcp': "
@@ -209,8 +210,10 @@ def test_malformed_verify_block_is_one_line_naming_the_interconnect():
 def test_verification_env_only_when_declared():
     extras = {'interconnects': {'tcp': {'verify': RULES},
                                 'shm': {}}}
-    assert transport.env(model(extras), 'tcp', 'intelmpi') == {'I_MPI_DEBUG': '5'}
-    assert transport.env(model(extras), 'shm', 'intelmpi') == {}
+    ics = model(extras).interconnects
+    assert ics['tcp'].report_env('intelmpi') == {'I_MPI_DEBUG': '5'}
+    assert ics['shm'].report_env('intelmpi') == {}
+    assert ics['tcp'].report_env(None) == {}
     assert transport.mismatch(transport.rules(model(extras), 'shm', 'openmpi'),
                               '', 'shm') is None
 

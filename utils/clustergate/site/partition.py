@@ -76,6 +76,12 @@ class Interconnect:
     def network(self) -> bool:
         return self.scope == 'network'
 
+    def report_env(self, family: Optional[str]) -> Dict[str, str]:
+        """Variables that make ``family``'s MPI report its transport
+        (``verify.<family>.env``; empty where nothing is declared)."""
+        rules = (self.verify or {}).get(family) if family else None
+        return dict(rules.get('env', {})) if rules else {}
+
     def device(self) -> Optional[str]:
         """The network device of this interconnect: ``netdev``, else the
         one device its MPI variables name for TCP (OpenMPI's TCP BTL,
@@ -499,6 +505,37 @@ def axes_union(models: Iterable[PartitionModel]) -> Tuple[list, list, list]:
                 ics.append(ic)
 
     return sorted(nodes), sorted(ppn), ics
+
+
+def interconnect_env(model: PartitionModel, interconnect: str,
+                     mpi_family: str,
+                     report_transport: bool = False) -> Dict[str, str]:
+    """Environment variables that select ``interconnect`` for
+    ``mpi_family``, with ``report_transport`` those that make the MPI
+    report the transport it used (:meth:`Interconnect.report_env`).
+
+    Raises :class:`ExtrasError` naming what is missing.
+    """
+    partition = model.name
+    settings = model.interconnect_settings()
+    try:
+        ic = settings[interconnect]
+    except KeyError:
+        raise ExtrasError(
+            f'unknown interconnect {interconnect!r} on partition '
+            f'{partition!r} (known: {sorted(settings)})'
+        ) from None
+
+    try:
+        env = dict(ic['env'][mpi_family])
+    except KeyError:
+        raise ExtrasError(
+            f'interconnect {interconnect!r} on partition {partition!r} has '
+            f'no settings for MPI family {mpi_family!r}'
+        ) from None
+    if report_transport:
+        env.update(model.interconnects[interconnect].report_env(mpi_family))
+    return env
 
 
 # -- a programming environment ---------------------------------------------

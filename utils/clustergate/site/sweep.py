@@ -25,7 +25,6 @@ the sweep once, these functions only decide.
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
-from clustergate.site.errors import ExtrasError
 #: Interconnect scopes: 'node' works only inside one node (shared memory),
 #: 'network' crosses nodes (and is also used between ranks of one node).
 from clustergate.site.partition import SCOPES, PartitionModel, SweepPoint  # noqa: F401
@@ -168,31 +167,6 @@ def why_not(model: PartitionModel, point: SweepPoint,
                     f'interconnect)')
 
     return None
-
-
-def interconnect_env(model: PartitionModel, interconnect: str,
-                     mpi_family: str) -> Dict[str, str]:
-    """Environment variables that select ``interconnect`` for ``mpi_family``.
-
-    Raises :class:`ExtrasError` naming what is missing.
-    """
-    partition = model.name
-    desc = describe(model)
-    try:
-        ic = desc['interconnects'][interconnect]
-    except KeyError:
-        raise ExtrasError(
-            f'unknown interconnect {interconnect!r} on partition '
-            f'{partition!r} (known: {sorted(desc["interconnects"])})'
-        ) from None
-
-    try:
-        return dict(ic['env'][mpi_family])
-    except KeyError:
-        raise ExtrasError(
-            f'interconnect {interconnect!r} on partition {partition!r} has '
-            f'no settings for MPI family {mpi_family!r}'
-        ) from None
 
 
 def points(model: PartitionModel, req: Requirements = Requirements(),

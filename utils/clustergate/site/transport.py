@@ -40,13 +40,6 @@ def rules(model, interconnect: str,
     return ((ic and ic.verify) or {}).get(family) if family else None
 
 
-def env(model, interconnect: str, family: Optional[str]) -> dict:
-    """Variables that make the MPI report its transport (empty if the
-    interconnect declares no verification for this MPI)."""
-    r = rules(model, interconnect, family)
-    return dict(r.get('env', {})) if r else {}
-
-
 def mismatch(rules_: Optional[Mapping], output: str,
              interconnect: str) -> Optional[str]:
     """Why ``output`` (stdout + stderr of the job) does not show the

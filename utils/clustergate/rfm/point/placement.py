@@ -7,10 +7,10 @@ import os
 
 from reframe.core.exceptions import SanityError
 
-from clustergate.site import sweep
 from clustergate.site import transport
 from clustergate import adapter
-from clustergate.site.partition import environment_model, partition_model
+from clustergate.site.partition import (environment_model, interconnect_env,
+                                        partition_model)
 
 
 def apply_sweep_point(test):
@@ -26,12 +26,10 @@ def apply_sweep_point(test):
     point = test.sweep_point()
     test.num_tasks = point.ranks
     test.num_tasks_per_node = point.ppn
-    test.env_vars.update(sweep.interconnect_env(
-        partition_model(part), test.interconnect, family))
-    if test.num_tasks > 1:
-        # the MPI reports its transport; checked before sanity
-        test.env_vars.update(transport.env(partition_model(part),
-                                           test.interconnect, family))
+    # with 2+ ranks the MPI reports its transport, checked before sanity
+    test.env_vars.update(interconnect_env(
+        partition_model(part), test.interconnect, family,
+        report_transport=point.ranks > 1))
     launcher = environment_model(test.current_environ).launcher
     if launcher:
         # this MPI starts its jobs otherwise than the partition does
