@@ -1,12 +1,11 @@
 """The link matrix's job, without ReFrame: its files (:func:`artefact`)
 and options (:func:`matrix_options`), the declared switch tree a
 partition points at (:func:`declared_topology`,
-:func:`partition_topology`), the job's time limit for
-the rounds it runs (:func:`job_limit`), the retest driver's command beside
-the matrix (:func:`retest_commands`), its inputs (:func:`retest_inputs`)
-and its result, and the
-matrix and heat map written after the run (:func:`write_artefacts`). The
-retest's budget is :func:`retest_budget`. The ReFrame test is
+:func:`partition_topology`), the job's time limit for the rounds it runs
+(:func:`job_limit`), the retest's budget (:func:`retest_budget`), the
+retest driver's command beside the matrix (:func:`retest_commands`), its
+inputs (:func:`retest_inputs`) and its result, and the matrix and heat
+map written after the run (:func:`write_artefacts`). The ReFrame test is
 :class:`clustergate.rfm.families.linkmatrix.LinkMatrixTest`."""
 
 import json

@@ -159,7 +159,7 @@ class DecidedVerdict(rfm.RegressionTestPlugin):
                 f'retry_decided=true to measure again)')
 
 
-class LinkRetestJob(rfm.RegressionMixin):
+class LinkRetestJob(rfm.RegressionTestPlugin):
     """The link matrix's job retests its suspect and borderline node links
     after the matrix (:mod:`clustergate.links.retest_driver`, started by
     :func:`clustergate.links.matrixjob.retest_commands`), within the
@@ -203,7 +203,7 @@ class LinkRetestJob(rfm.RegressionMixin):
             self.stagedir, self.artefact('json')))
 
 
-class MatrixArtefacts(rfm.RegressionMixin):
+class MatrixArtefacts(rfm.RegressionTestPlugin):
     """The link matrix's files: ``linkmatrix_<fabric>.csv`` and its heat
     map ``.png``, written after the run (before sanity, so that a failing
     matrix is kept too), the schedule it ran, the retest's result and
@@ -239,7 +239,7 @@ class MatrixArtefacts(rfm.RegressionMixin):
                 f'{self.interconnect} link matrix (MB/s)')
 
 
-class MatrixPerformance(rfm.RegressionMixin):
+class MatrixPerformance(rfm.RegressionTestPlugin):
     """The link matrix's performance variables
     (:func:`clustergate.links.matrixverdict.perf_variables`): the median
     and the slowest pair, the node links' figures of the judged run,
