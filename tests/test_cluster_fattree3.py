@@ -311,7 +311,7 @@ def test_emucluster_declares_the_three_levels(tmp_path, monkeypatch):
     assert os.path.isfile(os.path.join(ROOT, 'config', 'references',
                                        'emucluster.fattree3.yaml'))
 
-    from clustergate.rfm.families.linkmatrix import declared_topology
+    from clustergate.links.matrixjob import declared_topology
     topo = declared_topology(extras['topology'])
     assert topo.chain('leaf6') == ['leaf6', 'spine3', 'core']
     c = linkmatrix_on(topo, monkeypatch, tmp_path)

@@ -172,7 +172,7 @@ def test_the_benchmark_times_every_phase():
 
 def test_a_dragonfly_declared_in_topology_conf(tmp_path):
     from clustergate.links.topology import TopologyError
-    from clustergate.rfm.families.linkmatrix import declared_topology
+    from clustergate.links.matrixjob import declared_topology
     conf = tmp_path / 'topology.conf'
     conf.write_text(
         'SwitchName=l1 Nodes=a[1-2]\n'

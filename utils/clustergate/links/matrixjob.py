@@ -1,8 +1,11 @@
-"""The link matrix's job, without ReFrame: the declared switch tree a
-partition points at (:func:`declared_topology`), the job's time limit for
-the rounds it runs (:func:`job_limit`), the retest driver's command beside
-the matrix (:func:`retest_commands`), its inputs and its result, and the
-heat map drawn after the run (:func:`draw_heatmap`). The ReFrame test is
+"""The link matrix's job, without ReFrame: its files (:func:`artefact`)
+and options (:func:`matrix_options`), the declared switch tree a
+partition points at (:func:`declared_topology`,
+:func:`partition_topology`), the job's time limit for the rounds it runs
+(:func:`job_limit`), the retest's budget (:func:`retest_budget`), the
+retest driver's command beside the matrix (:func:`retest_commands`), its
+inputs (:func:`retest_inputs`) and its result, and the matrix and heat
+map written after the run (:func:`write_artefacts`). The ReFrame test is
 :class:`clustergate.rfm.families.linkmatrix.LinkMatrixTest`."""
 
 import json
@@ -11,6 +14,8 @@ import shlex
 import subprocess
 import sys
 
+from clustergate.links import matrix as linkmatrix
+from clustergate.links import retest_driver
 from clustergate.links import topology
 
 #: the job script writes the matrix's exit status here for the retest
@@ -20,6 +25,44 @@ RC_FILE = 'cg_matrix_rc'
 #: The job's limit (s) for the declared tree's rounds, where no
 #: ``time_limit`` is set: a schedule of more rounds gets as much more
 LIMIT_S = 600
+
+
+def artefact(fabric, ext):
+    """The job's file of ``ext`` on ``fabric``: the matrix
+    (``linkmatrix_<fabric>.csv``, ``.png``, ``.schedule``) or the
+    retest's result and log (``linkretest_<fabric>.json``, ``.log``)."""
+    kind = 'linkretest' if ext in ('json', 'log') else 'linkmatrix'
+    return f'{kind}_{fabric}.{ext}'
+
+
+def matrix_options(msg_bytes, trials):
+    """The program's options for ``msg_bytes`` per pair and ``trials``
+    per round."""
+    # no cache flush between trials: 4 MB over a network link does not
+    # care, and the flushes of 2x the last-level cache took the node's
+    # cores (healthy 9-node job: 30.2 s with them, 25.1 s without,
+    # median of 3 in one allocation; docs/reports/fault-campaign.md#speed)
+    return ['--bytes', str(msg_bytes), '--trials', str(trials),
+            '--flush-bytes', '64']
+
+
+def partition_topology(model, fabric):
+    """The switch tree the partition ``model`` declares for ``fabric``
+    (extras ``topology``), or None: the flat matrix is judged. Raises
+    TopologyError where it cannot be read."""
+    topo = model.topology
+    if topo is None or not topo.describes(fabric):
+        return None
+    return declared_topology(topo.spec)
+
+
+def retest_budget(variable, model):
+    """The retest budget in seconds: ``variable`` (the test's), else the
+    partition ``model``'s extras, else the default."""
+    if variable is not None:
+        return float(variable)
+    got = model.link_retest_budget_s
+    return float(got) if got is not None else retest_driver.BUDGET
 
 
 def job_limit(rounds, num_nodes, topo):
@@ -62,6 +105,24 @@ def retest_commands(launch, stdout, inputs, budget, result, log):
     return prerun, postrun
 
 
+def retest_inputs(fabric, fraction, ratio, alpha, naming, found, topo):
+    """What the retest driver needs to judge the first round as the test
+    does: the matrix's ``fraction``, the retest's ``ratio`` and ``alpha``,
+    the naming bounds ``naming`` (retest_candidates.Bounds), the link
+    baseline ``found`` (``(description, {metric: LinkStat})`` or None) and
+    the declared tree ``topo`` (None: none)."""
+    return {
+        'fabric': fabric, 'fraction': fraction,
+        'ratio': ratio, 'alpha': alpha,
+        'bounds': {'ratio': naming.ratio, 'z': naming.z,
+                   'peer_ratio': naming.peer_ratio,
+                   'peer_z': naming.peer_z},
+        'stats': {m: [st.median, st.mad, st.runs]
+                  for m, st in (found[1] if found else {}).items()},
+        'topology': retest_driver.topology_to_json(topo),
+    }
+
+
 def write_inputs(path, inputs):
     """The retest driver's inputs (JSON) at ``path``."""
     with open(path, 'w') as fp:
@@ -69,8 +130,10 @@ def write_inputs(path, inputs):
 
 
 def read_result(path):
-    """The retest driver's result at ``path``, or None: it wrote none (it
-    did not run, or its file is unreadable)."""
+    """The retest driver's result at ``path`` (None: no stage directory),
+    or None: it wrote none (it did not run, or its file is unreadable)."""
+    if path is None:
+        return None
     try:
         with open(path) as fp:
             return json.load(fp)
@@ -101,6 +164,20 @@ def draw_heatmap(csv, png, fraction, fabric, title):
         return None
     tail = getattr(proc, 'stderr', str(proc)) or ''
     return tail.strip().splitlines()[-1:]
+
+
+def write_artefacts(matrix, csv, png, fraction, fabric, title):
+    """The measured ``matrix`` written as ``csv`` and drawn as ``png``
+    (``title()`` its title); None, or what to log where there is no heat
+    map. A matrix without a pair writes nothing."""
+    if not matrix.bw:
+        return None
+    linkmatrix.write_csv(matrix, csv)
+    tail = draw_heatmap(csv, png, fraction, fabric, title())
+    if tail is None:
+        return None
+    return (f'no heat map (matplotlib missing? pip install '
+            f'clustergate[report]): {tail}')
 
 
 def declared_topology(spec, run=subprocess.run):

@@ -59,7 +59,8 @@ CONCURRENCY_LICENSES = 'fabric_licenses'
 CONCURRENCY_KEYS = (CONCURRENCY_POLICY, CONCURRENCY_LICENSES)
 CONCURRENCY_POLICIES = ('serial', 'async')
 #: seconds the link matrix may spend retesting suspect and borderline node
-#: links in its job (clustergate.links.retest; 0: no retest)
+#: links in its job (clustergate.links.retest_driver, its decisions in
+#: clustergate.links.retest_rules; 0: no retest)
 LINK_RETEST_BUDGET = 'link_retest_budget_s'
 #: a value beyond its reference on the better side (faster than the
 #: reference allows): 'report' it (default; the run passes, the perflog

@@ -130,7 +130,7 @@ class Topology:
     """The declared switch tree for the link matrix: ``source``
     ('scontrol') or ``file``, the optional rates, the interconnects it
     describes (None: all). ``spec`` is the declaration itself, for
-    :func:`clustergate.rfm.families.linkmatrix.declared_topology`."""
+    :func:`clustergate.links.matrixjob.declared_topology`."""
 
     spec: Mapping
     source: Optional[str] = None
@@ -254,7 +254,7 @@ SCHEMA = {
                 'memory_fraction': _NUMBER,
                 'nb': _POSITIVE_INT, 'max_n': _POSITIVE_INT}},
         # a topology that is not a mapping is the link matrix's error
-        # (clustergate.rfm.families.linkmatrix.declared_topology), at run time
+        # (clustergate.links.matrixjob.declared_topology), at run time
         keys.TOPOLOGY: {
             'properties': {
                 'source': {'type': 'string'}, 'file': {'type': 'string'},

@@ -69,6 +69,7 @@ those nodes. Its name does not start with ``LinkMatrix``: a selection
 ``-n '^LinkMatrix'`` (campaigns, drills) keeps the whole matrix only.
 """
 
+import contextlib
 import os
 import statistics
 import sys
@@ -82,30 +83,29 @@ from reframe.core.exceptions import (ConfigError, PerformanceError,
                                      SanityError)
 
 from clustergate.parsers import cgoutput
-from clustergate.links import linkbaselines as linkbaseline
+from clustergate.links import fabriccheck
 from clustergate.links import judge as linkjudge
 from clustergate.links import matrix as linkmatrix
 from clustergate.links import matrixjob
-from clustergate.links.matrixjob import declared_topology
+from clustergate.links import matrixschedule
+from clustergate.links import matrixverdict
 from clustergate.links import retest_candidates
-from clustergate.links import retest_driver
 from clustergate.links import retest_rules
 from clustergate.links import retest_verdict
 from clustergate.links import stats as linkstats
+from clustergate.links import topology
+from clustergate.links.topology import span
 from clustergate.refs import references
 from clustergate.rfm.point.reference import test_axes
 from clustergate.site import environment as cgenv
 from clustergate.site import sweep
-from clustergate.site.partition import Subset, partition_model
-from clustergate.links import topology
-from clustergate.links.topology import span
+from clustergate.site.partition import partition_model
 from clustergate import adapter
 from clustergate.rfm.point import bounds, modes
 from clustergate.rfm.families.cgprogram import CgProgramTest
 
-
-#: values of LinkMatrixTest.link_schedule
-SCHEDULES = ('topology', 'all-pairs')
+#: the retest driver's inputs, in the stage directory
+INPUTS = 'linkretest_inputs.json'
 
 #: judge()'s result per test instance (id) and output text
 _JUDGED = {}
@@ -159,7 +159,138 @@ class DecidedVerdict(rfm.RegressionTestPlugin):
                 f'retry_decided=true to measure again)')
 
 
-class LinkMatrixTest(CgProgramTest, DecidedVerdict):
+class LinkRetestJob(rfm.RegressionTestPlugin):
+    """The link matrix's job retests its suspect and borderline node links
+    after the matrix (:mod:`clustergate.links.retest_driver`, started by
+    :func:`clustergate.links.matrixjob.retest_commands`), within the
+    test's ``retest_budget``."""
+
+    def budget(self):
+        """The retest budget in seconds: the variable, else the
+        partition's extras, else the default."""
+        return matrixjob.retest_budget(
+            self.retest_budget, partition_model(self.current_partition))
+
+    def start_retest(self):
+        """After the matrix, the same job retests the suspect and
+        borderline node links, with the job's own launch line."""
+        if self.budget() <= 0:
+            return
+        # the launch line, filled the way run() will fill the job
+        self.job.num_tasks = self.num_tasks
+        self.job.num_tasks_per_node = self.num_tasks_per_node
+        launch = (f'{self.job.launcher.run_command(self.job)} '
+                  f'{self.program_path()} --bytes {self.msg_bytes}')
+        matrixjob.write_inputs(os.path.join(self.stagedir, INPUTS),
+                               self.retest_inputs())
+        prerun, self.postrun_cmds = matrixjob.retest_commands(
+            launch, self.job.stdout, INPUTS, self.budget(),
+            self.artefact('json'), self.artefact('log'))
+        self.prerun_cmds += prerun
+
+    def retest_inputs(self):
+        """The retest driver's inputs; the performance stage names a
+        baseline or a tree that cannot be read."""
+        found = _or_none(self.link_baseline, ConfigError)
+        topo = _or_none(self.declared, SanityError)
+        return matrixjob.retest_inputs(
+            self.interconnect, self.fraction, self.retest_ratio,
+            self.retest_alpha, self.naming(), found, topo)
+
+    def retest_result(self):
+        """The retest driver's result, or None: it wrote none."""
+        return matrixjob.read_result(self.stagedir and os.path.join(
+            self.stagedir, self.artefact('json')))
+
+
+class MatrixArtefacts(rfm.RegressionTestPlugin):
+    """The link matrix's files: ``linkmatrix_<fabric>.csv`` and its heat
+    map ``.png``, written after the run (before sanity, so that a failing
+    matrix is kept too), the schedule it ran, the retest's result and
+    log."""
+
+    def artefact(self, ext):
+        """The job's file of ``ext`` (:func:`~clustergate.links.matrixjob.
+        artefact`)."""
+        return matrixjob.artefact(self.interconnect, ext)
+
+    @run_after('run')
+    def write_artefacts(self):
+        # Before sanity, so that the matrix of a failing run is kept (in
+        # the stage directory, which ReFrame keeps on failure). An output
+        # that cannot be read gives no artefact; sanity says why.
+        try:
+            run = self._run()
+            cgoutput.verify(run, program=self.program,
+                            pattern=self.expected_pattern())
+            matrix = self.matrix(run)
+        except (cgoutput.OutputError, SanityError) as err:
+            self.logger.info(f'no link matrix artefacts: {err}')
+            return
+        note = matrixjob.write_artefacts(
+            matrix, *(os.path.join(self.stagedir, self.artefact(e))
+                      for e in ('csv', 'png')),
+            self.fraction, self.interconnect, self.heatmap_title)
+        if note:
+            self.logger.info(note)
+
+    def heatmap_title(self):
+        return (f'{self.current_system.name}:{self.current_partition.name} '
+                f'{self.interconnect} link matrix (MB/s)')
+
+
+class MatrixPerformance(rfm.RegressionTestPlugin):
+    """The link matrix's performance variables
+    (:func:`clustergate.links.matrixverdict.perf_variables`): the median
+    and the slowest pair, the node links' figures of the judged run,
+    ``peer_min``, ``link_mads`` and ``faults``."""
+
+    @performance_function('MB/s')
+    def bw_median(self):
+        return sn.defer(statistics.median(self.matrix().bw.values()))
+
+    @performance_function('MB/s')
+    def bw_min(self):
+        return sn.defer(min(self.matrix().bw.values()))
+
+    @performance_function('MB/s')
+    def node_bw(self, link=None):
+        # link: (node, 'sent' or 'recv')
+        return sn.defer(self.judge()[1][link].bw)
+
+    @performance_function('x')
+    def node_peer(self, link=None):
+        return sn.defer(self.judge()[1][link].peer)
+
+    @performance_function('x')
+    def peer_min(self):
+        return sn.defer(linkstats.worst(self.judge()[1]).peer)
+
+    @performance_function('MADs')
+    def link_mads(self):
+        return sn.defer(matrixverdict.worst_mads(self.judge()[2]))
+
+    def faults(self, lines):
+        """The verdict lines as a performance variable: how many; its unit
+        carries them (the failure message and the perflog name them)."""
+        unit = 'verdicts: ' + '; '.join(lines) if lines else 'verdicts'
+        return sn.make_performance_function(sn.defer(len(lines)), unit)
+
+    @run_before('performance')
+    def set_perf_variables(self):
+        # judged here, not inside a performance function: ReFrame skips a
+        # variable whose evaluation raises (a warning), a hook's error
+        # fails the test (:func:`clustergate.links.matrixverdict.
+        # perf_variables`)
+        pv, limits = matrixverdict.perf_variables(self)
+        if limits:
+            bounds.add_bounds(self, limits)
+        self.perf_variables = pv
+
+
+
+class LinkMatrixTest(LinkRetestJob, MatrixArtefacts, MatrixPerformance,
+                     CgProgramTest, DecidedVerdict):
     """N x N bandwidth matrix of all nodes, one rank per node, in N-1 shift
     rounds; names slow nodes and links.
 
@@ -230,168 +361,38 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
         self.descr = (f'link matrix of {self.num_nodes} nodes over '
                       f'{self.interconnect}, {self.msg_bytes} B')
         # the retest's inputs hold the declared tree: the report draws it
-        self.keep_files = [self.csv_name(), self.png_name(),
-                           self.retest_name('json'), self.retest_name('log'),
-                           'linkretest_inputs.json']
+        self.keep_files = [self.artefact(e) for e in ('csv', 'png', 'json',
+                                                      'log')] + [INPUTS]
 
     # the base's last init hook, then this: it needs the capable
     # partitions and environments and the mode tags
     @run_after('init', always_last=True)
     def point_init_last(self):
         super().point_init_last()
-        self.fabric_sentinel()
-
-    def fabric_sentinel(self):
-        """The nightly's fabric check: the matrix of the whole partition,
-        whatever the nightly subset's node counts (the subset's fabrics
-        still apply; a fabric check of 2 of 12 nodes sees no switch), and
-        in a nightly session under one environment per fabric (the
-        partition's ``sentinels.environ``, else the first of its
-        environments that can run it): one MPI is enough to judge the
-        fabric; every environment runs it in acceptance."""
-        if adapter.current_system() is None or self.is_fixture():
-            return
-        parts = fabric_partitions(self)
-        if 'acceptance' in self.tags and 'nightly' in self.mode_selection \
-                and any(_nightly_fabric(m, self.interconnect)
-                        for _, m in parts):
-            self.tags = set(self.tags) | {'nightly'}
-        # on a declared tree, a matrix of fewer nodes than its span (2 of
-        # every leaf) sees a switch at most: acceptance only
-        spans = [partition_span(p.name, m) for p, m in parts]
-        if spans and all(isinstance(n, list) and self.num_nodes < len(n)
-                         for n in spans):
-            self.tags = set(self.tags) - {'nightly'}
-        if modes.session_mode(sys.argv) == 'nightly':
-            envs = modes.sentinel_environs(parts, self.valid_prog_environs)
-            if envs:
-                self.valid_prog_environs = envs
-
-    def csv_name(self):
-        return f'linkmatrix_{self.interconnect}.csv'
-
-    def retest_name(self, ext):
-        return f'linkretest_{self.interconnect}.{ext}'
-
-    def png_name(self):
-        return f'linkmatrix_{self.interconnect}.png'
+        fabric_sentinel(self)
 
     @run_before('run')
     def set_command(self):
         self.executable = self.program_path()
-        # no cache flush between trials: 4 MB over a network link does not
-        # care, and the flushes of 2x the last-level cache took the node's
-        # cores (healthy 9-node job: 30.2 s with them, 25.1 s without,
-        # median of 3 in one allocation; docs/reports/fault-campaign.md#speed)
-        self.executable_opts = ['--bytes', str(self.msg_bytes),
-                                '--trials', str(self.trials),
-                                '--flush-bytes', '64']
+        self.executable_opts = matrixjob.matrix_options(self.msg_bytes,
+                                                        self.trials)
         rounds = self.schedule_rounds()
         if self.time_limit is None:
-            self.time_limit = self.job_limit(rounds)
+            self.time_limit = matrixjob.job_limit(rounds, self.num_nodes,
+                                                  self.declared())
         if rounds is not None:
-            with open(os.path.join(self.stagedir, self.schedule_name()),
-                      'w') as fp:
-                fp.write(topology.schedule_text(rounds))
-            self.executable_opts += ['--schedule', self.schedule_name()]
-
-    def schedule_name(self):
-        return f'linkmatrix_{self.interconnect}.schedule'
-
-    def scheduled(self):
-        """The rounds of the schedule file the job ran (``--schedule``),
-        or None: it ran the shift rounds of every pair."""
-        opts = list(self.executable_opts)
-        if '--schedule' not in opts:
-            return None
-        path = os.path.join(self.stagedir, opts[opts.index('--schedule') + 1])
-        try:
-            with open(path) as fp:
-                return topology.parse_schedule_text(fp.read())
-        except (OSError, ValueError) as err:
-            raise SanityError(f'link schedule {path}: {err}') from None
-
-    def schedule_rounds(self):
-        """The rounds of the declared topology this matrix runs, or None:
-        the N-1 shift rounds of every pair (no topology declared, or
-        ``link_schedule`` 'all-pairs'). SanityError naming the cause for
-        an unknown ``link_schedule`` or a tree that cannot be read."""
-        if self.link_schedule not in SCHEDULES:
-            raise SanityError(f'link_schedule {self.link_schedule!r}: not '
-                              f'one of {", ".join(SCHEDULES)}')
-        topo = self.declared()
-        if topo is None or self.link_schedule == 'all-pairs':
-            return None
-        rounds = topology.schedule(topo, topo.nodes)
-        # a small tree (9 nodes in 3 leaves): every pair takes no longer
-        if len(rounds) >= topology.all_pairs_rounds(len(topo.nodes)):
-            return None
-        return rounds
-
-    def job_limit(self, rounds):
-        """The job's time limit in seconds for ``rounds`` (None: every
-        pair): :func:`clustergate.links.matrixjob.job_limit`."""
-        return matrixjob.job_limit(rounds, self.num_nodes, self.declared())
-
-    def budget(self):
-        """The retest budget in seconds: the variable, else the
-        partition's extras, else the default."""
-        if self.retest_budget is not None:
-            return float(self.retest_budget)
-        part = self.current_partition
-        got = partition_model(part).link_retest_budget_s
-        return float(got) if got is not None else retest_driver.BUDGET
+            self.executable_opts += matrixschedule.write_schedule(
+                self.stagedir, self.artefact('schedule'), rounds)
 
     @run_before('run')
     def set_retest(self):
-        """After the matrix, the same job retests the suspect and
-        borderline node links (python -m clustergate.links.retest_driver, with the
-        job's own launch line): only when the matrix succeeded."""
-        if self.budget() <= 0:
-            return
+        self.start_retest()
 
-        # the launch line, filled the way run() will fill the job
-        self.job.num_tasks = self.num_tasks
-        self.job.num_tasks_per_node = self.num_tasks_per_node
-        launch = (f'{self.job.launcher.run_command(self.job)} '
-                  f'{self.program_path()} --bytes {self.msg_bytes}')
-        matrixjob.write_inputs(os.path.join(
-            self.stagedir, 'linkretest_inputs.json'), self.retest_inputs())
-        prerun, self.postrun_cmds = matrixjob.retest_commands(
-            launch, self.job.stdout, 'linkretest_inputs.json', self.budget(),
-            self.retest_name('json'), self.retest_name('log'))
-        self.prerun_cmds += prerun
-
-    def retest_inputs(self):
-        """What the retest driver needs to judge the first round as
-        judge() does: bounds, the link baseline, the declared tree."""
-        try:
-            found = self.link_baseline()
-        except ConfigError:
-            found = None        # the performance stage names the error
-        try:
-            topo = self.declared()
-        except SanityError:
-            topo = None         # the performance stage names the error
-        return {
-            'fabric': self.interconnect, 'fraction': self.fraction,
-            'ratio': self.retest_ratio, 'alpha': self.retest_alpha,
-            'bounds': {'ratio': self.link_ratio, 'z': self.link_z,
-                       'peer_ratio': self.peer_ratio, 'peer_z': self.peer_z},
-            'stats': {m: [st.median, st.mad, st.runs]
-                      for m, st in (found[1] if found else {}).items()},
-            'topology': retest_driver.topology_to_json(topo),
-        }
-
-    def retest_result(self):
-        """The retest driver's result (linkretest_<fabric>.json), or
-        None: it wrote none (it did not run, or its file is unreadable)."""
-        if self.stagedir is None:
-            return None
-        return matrixjob.read_result(os.path.join(self.stagedir,
-                                                  self.retest_name('json')))
-
-    # -- output -----------------------------------------------------------
+    def schedule_rounds(self):
+        """The declared tree's rounds the job runs, or None: every pair's."""
+        with _sanity(matrixschedule.ScheduleError):
+            return matrixschedule.schedule_rounds(self.link_schedule,
+                                                  self.declared)
 
     def matrix(self, run=None):
         """The measured matrix (of ``run``, or of the job's output)."""
@@ -405,15 +406,9 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
     def declared(self):
         """The switch tree this partition declares for this interconnect
         (extras ``topology``), or None: the flat matrix is judged."""
-        part = self.current_partition
-        topo = partition_model(part).topology
-        if topo is None or not topo.describes(self.interconnect):
-            return None
-
-        try:
-            return declared_topology(topo.spec)
-        except topology.TopologyError as err:
-            raise SanityError(f'declared topology: {err}') from None
+        with _sanity(topology.TopologyError, 'declared topology: '):
+            return matrixjob.partition_topology(
+                partition_model(self.current_partition), self.interconnect)
 
     def verdict_lines(self, analysis):
         """The lines that fail the test (none: healthy): those of the
@@ -422,21 +417,11 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
         topo = self.declared()
         if topo is None:
             return analysis.messages()
-
-        tree = topology.diagnose(
-            topo, topology.rounds_from_measurements(self._run().measurements),
-            self.interconnect)
-        for note in tree.notes:
-            self.logger.info(f'topology analysis: {note}')
-
-        self.logger.info(tree.summary())
-        return tree.messages()
-
-    def node_figures(self, matrix, run, exclude=()):
-        """Per node link and direction (:mod:`clustergate.links.stats`): on
-        the declared tree, or against the flat matrix; the flows of the
-        nodes ``exclude`` count only in their own figures."""
-        return linkstats.figures(matrix, run, self.declared(), exclude)
+        lines, notes = matrixverdict.tree_verdict(topo, self._run(),
+                                                  self.interconnect)
+        for note in notes:
+            self.logger.info(note)
+        return lines
 
     def expected_pattern(self):
         return 'linkmatrix'
@@ -444,246 +429,45 @@ class LinkMatrixTest(CgProgramTest, DecidedVerdict):
     def check_run(self, run):
         # sanity: the program printed the whole matrix; how good the links
         # are is judged in the performance stage (see judge)
-        n = self.num_nodes
-        rounds = self.scheduled()
-        if rounds is None:
-            expected, what = n * (n - 1), f'{n} nodes'
-        else:
-            # the flows of the schedule between the job's nodes (those of
-            # other nodes are left out by the program)
-            names = {str(m[k]) for m in run.measurements
-                     for k in ('src', 'dst')}
-            expected = sum(a in names and b in names
-                           for r in rounds for a, b in r.flows)
-            what = f'{len(names)} nodes, {self.schedule_name()}'
-        if len(run.measurements) != expected:
-            raise SanityError(f'{len(run.measurements)} pairs measured, '
-                              f'expected {expected} ({what})')
+        with _sanity(matrixschedule.ScheduleError):
+            rounds = matrixschedule.read_schedule(self.executable_opts,
+                                                  self.stagedir)
+        why = matrixschedule.incomplete(run, self.num_nodes, rounds,
+                                        self.artefact('schedule'))
+        if why:
+            raise SanityError(why)
 
-        missing = [m for m in run.measurements if m.best_bandwidth() is None]
-        if missing:
-            raise SanityError(f'{len(missing)} pair(s) without a bandwidth, '
-                              f'e.g. {missing[0]["src"]}->'
-                              f'{missing[0]["dst"]}')
+    def naming(self):
+        return retest_candidates.Bounds(self.link_ratio, self.link_z,
+                                        self.peer_ratio, self.peer_z)
 
     def judge(self):
-        """``(verdict lines, node figures)`` of the job's output, computed
-        once (the performance functions read them)."""
+        """``(verdict lines, node figures, node links' verdict)`` of the
+        job's output (:func:`clustergate.links.matrixverdict.judge`),
+        computed once: the performance functions read them."""
         text = self.stdout_text()
         done = _JUDGED.get(id(self))
-        if done is not None and done[0] == text:
-            return done[1]
-
-        run = cgoutput.parse(text)
-        matrix = self.matrix(run)
-        analysis = self.analysis(matrix)
-        self.logger.info(analysis.summary())
-        lines = self.verdict_lines(analysis)
-        # each node link against its own baseline and its peers; a node
-        # the fabric's verdict named already is not named twice
-        found = self.link_baseline()
-        naming = retest_candidates.Bounds(self.link_ratio, self.link_z,
-                                          self.peer_ratio, self.peer_z)
-        figures, links, _ = retest_driver.node_links(
-            matrix, run, self.declared(), lines, found[1] if found else None,
-            self.interconnect, naming,
-            basis=found[0] if found else self.link_baseline_where())
-        # the retests of the same job decide every named node link, gross
-        # or not, and the borderline ones
-        first = lines + links.lines
-        cands = retest_candidates.retest_candidates(lines, links, naming) \
-            if self.budget() > 0 else None
-        retested = self.retest_result()
-        final, notes = retest_verdict.apply(
-            first, retested, self.interconnect, cands,
-            tree=self.declared() is not None)
-        warned = []
-        for note in notes:
-            # a borderline link the retest left within its noise: not a
-            # verdict line, but said where the session's output shows it
-            # and kept for the report (link_warnings)
-            if note.startswith(retest_verdict.WARNING):
-                self.logger.warning(f'link retest: {note}')
-                warned.append(note[len(retest_verdict.WARNING):])
-            else:
-                self.logger.info(f'link retest: {note}')
-        self.link_warnings = warned
-
-        self.logger.info(f'node links on fabric {self.interconnect}: '
-                         f'{links.basis}')
-        if final and retest_verdict.decided_all(retested, cands):
-            self.decided(final)
-        result = (final, figures, links)
-        # kept outside the test: ReFrame writes the test's attributes as
-        # JSON when it finishes (the figures' keys are tuples)
-        _JUDGED[id(self)] = (text, result)
-        return result
+        if done is None or done[0] != text:
+            # kept outside the test: ReFrame writes the test's attributes
+            # as JSON when it finishes (the figures' keys are tuples)
+            done = _JUDGED[id(self)] = (text, matrixverdict.judge(self, text))
+        return done[1]
 
     def link_point(self):
         """``(system, partition, axes)`` of this test case, or None."""
         if not self.current_system or not self.current_partition:
             return None
-
         return (self.current_system.name, self.current_partition.name,
                 test_axes(self))
 
-    def link_baseline_where(self):
-        point = self.link_point()
-        if point is None:
-            return ''
-        path = references._rel(linkbaseline.link_file(
-            cgenv.references_dir(), point[0]))
-        return f'for this point in {path}'
-
     def link_baseline(self):
-        """``(description, {metric: LinkStat})`` of this point in the
-        system's link-baseline file, or None. A malformed file fails the
-        test, naming file and key."""
-        point = self.link_point()
-        if point is None:
-            return None
-
-        system, part, axes = point
+        """This point's link baseline, or None; a malformed file fails
+        the test, naming file and key."""
         try:
-            bl = linkbaseline.load_cached(linkbaseline.link_file(
-                cgenv.references_dir(), system), system)
+            return matrixverdict.link_baseline(
+                cgenv.references_dir(), self.link_point(), type(self).__name__)
         except references.ReferenceFileError as err:
             raise ConfigError(str(err)) from None
-
-        found = bl.lookup(type(self).__name__, part, axes) if bl else None
-        if found is None:
-            return None
-
-        return f'{bl.describe()}#{found[0]}', found[1]
-
-    # -- artefacts, written after the run ---------------------------------
-
-    @run_after('run')
-    def write_artefacts(self):
-        # Before sanity, so that the matrix of a failing run is kept (in
-        # the stage directory, which ReFrame keeps on failure). An output
-        # that cannot be read gives no artefact; sanity says why.
-        try:
-            run = self._run()
-            cgoutput.verify(run, program=self.program,
-                            pattern=self.expected_pattern())
-            matrix = self.matrix(run)
-        except (cgoutput.OutputError, SanityError) as err:
-            self.logger.info(f'no link matrix artefacts: {err}')
-            return
-
-        if not matrix.bw:
-            return
-
-        linkmatrix.write_csv(matrix, os.path.join(self.stagedir,
-                                                  self.csv_name()))
-        self.draw_heatmap()
-
-    def heatmap_title(self):
-        return (f'{self.current_system.name}:{self.current_partition.name} '
-                f'{self.interconnect} link matrix (MB/s)')
-
-    def draw_heatmap(self):
-        """``linkmatrix_<fabric>.png`` from the CSV, in a separate Python:
-        matplotlib is slow to import, and optional."""
-        png = os.path.join(self.stagedir, self.png_name())
-        tail = matrixjob.draw_heatmap(
-            os.path.join(self.stagedir, self.csv_name()), png, self.fraction,
-            self.interconnect, self.heatmap_title())
-        if tail is not None:
-            self.logger.info(f'no heat map (matplotlib missing? pip '
-                             f'install clustergate[report]): {tail}')
-
-    # -- performance ------------------------------------------------------
-
-    @performance_function('MB/s')
-    def bw_median(self):
-        return sn.defer(statistics.median(self.matrix().bw.values()))
-
-    @performance_function('MB/s')
-    def bw_min(self):
-        return sn.defer(min(self.matrix().bw.values()))
-
-    @performance_function('MB/s')
-    def node_bw(self, link=None):
-        # link: (node, 'sent' or 'recv')
-        return sn.defer(self.judge()[1][link].bw)
-
-    @performance_function('x')
-    def node_peer(self, link=None):
-        return sn.defer(self.judge()[1][link].peer)
-
-    @performance_function('x')
-    def peer_min(self):
-        return sn.defer(linkstats.worst(self.judge()[1]).peer)
-
-    @performance_function('MADs')
-    def link_mads(self):
-        """How far the worst node link is below its baseline (or, without
-        one, its peers of the run), in MADs (0: not below)."""
-        worst = self.judge()[2].worst()
-        z = worst.z if worst.z is not None else worst.peer_z
-        return sn.defer(max(0.0, -z))
-
-    def faults(self, lines):
-        """The verdict as a performance variable: how many verdict lines;
-        its unit carries them, so that the failure message ("failed to
-        meet reference(s): faults=1 verdicts: suspect node n4 ...") and
-        the perflog name the node, uplink or link."""
-        unit = 'verdicts: ' + '; '.join(lines) if lines else 'verdicts'
-        return sn.make_performance_function(sn.defer(len(lines)), unit)
-
-    @run_before('performance')
-    def set_perf_variables(self):
-        pv = {'bw_median': self.bw_median(), 'bw_min': self.bw_min()}
-        if self.is_dry_run():
-            # no output to judge: the per-node variables are the nodes'
-            self.perf_variables = pv
-            return
-
-        # judged here, not inside a performance function: ReFrame skips a
-        # variable whose evaluation raises (a warning), a hook's error
-        # fails the test
-        lines, figures, _ = self.judge()
-        nodes = {n for n, _ in figures}
-        if len(nodes) <= self.max_node_variables:
-            for node, direction in sorted(figures):
-                bw, peer = linkstats.metric_names(node, direction)
-                if direction != 'both':
-                    pv[bw] = self.node_bw((node, direction))
-                pv[peer] = self.node_peer((node, direction))
-        else:
-            self.logger.info(f'{len(nodes)} nodes: more than '
-                             f'max_node_variables={self.max_node_variables}'
-                             f', per-node figures only in the CSV')
-
-        if figures:
-            pv['peer_min'] = self.peer_min()
-            pv['link_mads'] = self.link_mads()
-        pv['faults'] = self.faults(lines)
-        limits = {'faults': (0, None, 0)}
-        own = (self.fraction, 0, None, 'x')
-        if not self.cleared_below_fraction(figures):
-            limits['peer_min'] = own
-        elif tuple(self.reference.get('*:peer_min', ())) == own:
-            del self.reference['*:peer_min']    # ours, from an earlier run
-        bounds.add_bounds(self, limits)
-        self.perf_variables = pv
-
-    def cleared_below_fraction(self, figures):
-        """Whether every node link below ``fraction`` of its peers in the
-        first round was measured healthy alone by the retest: then
-        ``peer_min`` (kept for the history) does not fail the test: what
-        the retest clears is not a fault."""
-        low = {f.node for f in figures.values() if f.peer < self.fraction}
-        result = self.retest_result() if low and self.budget() > 0 else None
-        healthy = matrixjob.cleared_nodes(result)
-        if low and low <= healthy:
-            self.logger.info(f'peer_min not bounded: {", ".join(sorted(low))}'
-                             f' below {self.fraction:g}x of its peers in the '
-                             f'first round, cleared by the retest')
-            return True
-        return False
 
 
 def fabric_partitions(test):
@@ -694,50 +478,43 @@ def fabric_partitions(test):
             if names is None or p.fullname in names]
 
 
-def _nightly_fabric(model, interconnect):
-    """Whether the nightly subset of a partition's sweep keeps
-    ``interconnect`` (a partition without a subset keeps every one)."""
-    if not model.declares_sweep:
-        return False
-    sub = model.sweep.subset('nightly')
-    return sub is None or sub.interconnects is None or \
-        interconnect in sub.interconnects
+def fabric_sentinel(test):
+    """The nightly's fabric check: the matrix of the whole partition,
+    whatever the nightly subset's node counts (the subset's fabrics still
+    apply; a fabric check of 2 of 12 nodes sees no switch:
+    :func:`clustergate.links.fabriccheck.nightly_tags`), and in a nightly
+    session under one environment per fabric (the partition's
+    ``sentinels.environ``, else the first of its environments that can
+    run it): one MPI is enough to judge the fabric; every environment
+    runs it in acceptance."""
+    if adapter.current_system() is None or test.is_fixture():
+        return
+    parts = fabric_partitions(test)
+    test.tags = fabriccheck.nightly_tags(test.tags, test.mode_selection,
+                                         test.interconnect, test.num_nodes,
+                                         parts)
+    if modes.session_mode(sys.argv) == 'nightly':
+        envs = modes.sentinel_environs(parts, test.valid_prog_environs)
+        if envs:
+            test.valid_prog_environs = envs
 
 
-#: (partition name, its topology extra) -> its span's nodes, or the
-#: TopologyError that stopped the tree being read; filled when a span
-#: class is created
-_SPANS = {}
+@contextlib.contextmanager
+def _sanity(error, prefix=''):
+    """``error`` (a schedule or a declared tree that cannot be used) fails
+    sanity, naming the cause."""
+    try:
+        yield
+    except error as err:
+        raise SanityError(f'{prefix}{err}') from None
 
 
-def partition_span(name, part_extras):
-    """The nodes of the ci span of the partition ``name`` whose extras are
-    ``part_extras`` (:func:`clustergate.links.topology.span.span_nodes` of its
-    declared tree), None when it declares none; a tree that cannot be read
-    gives its TopologyError (the test case then fails saying so). Read
-    once per process."""
-    model = partition_model(part_extras, name)
-    if model.topology is None or not model.declares_sweep:
+def _or_none(fn, error):
+    """``fn()``, or None where it raises ``error``."""
+    try:
+        return fn()
+    except error:
         return None
-
-    key = (name, repr(model.topology))
-    if key not in _SPANS:
-        try:
-            _SPANS[key] = span.span_nodes(declared_topology(
-                model.topology.spec))
-        except topology.TopologyError as err:
-            _SPANS[key] = err
-
-    return _SPANS[key]
-
-
-def _span_size(part_extras, nodes):
-    """Node count of a span (a tree that could not be read: the whole
-    partition, so that the case exists and fails naming the cause)."""
-    if isinstance(nodes, list):
-        return len(nodes)
-
-    return max(partition_model(part_extras).sweep.nodes)
 
 
 class LeafSpanLinkMatrixTest(LinkMatrixTest):
@@ -756,8 +533,9 @@ class LeafSpanLinkMatrixTest(LinkMatrixTest):
         # (no tree: one whole-partition value, which point_reason turns
         # away, instead of no value, which ReFrame warns about)
         params = super().system_parameters(partitions)
-        sizes = {_span_size(ext, nodes) for name, ext in partitions
-                 if (nodes := partition_span(name, ext)) is not None}
+        sizes = {fabriccheck.span_size(ext, nodes) for name, ext in partitions
+                 if (nodes := fabriccheck.partition_span(name, ext))
+                 is not None}
         return {**params,
                 'num_nodes': sorted(sizes) or params['num_nodes'][-1:]}
 
@@ -767,47 +545,17 @@ class LeafSpanLinkMatrixTest(LinkMatrixTest):
         return None
 
     def span_of(self, partition):
-        return partition_span(partition.name,
-                              partition_model(partition, partition.name))
+        return fabriccheck.partition_span(
+            partition.name, partition_model(partition, partition.name))
 
     def point_reason(self, partition, mpi_family):
-        nodes = self.span_of(partition)
-        if nodes is None:
-            return (f'partition {partition.fullname!r} declares no switch '
-                    f'tree: its fabric check is the whole-partition matrix')
-
-        model = partition_model(partition)
-        size = _span_size(model, nodes)
-        if self.num_nodes != size:
-            return (f'the span of partition {partition.fullname!r} is '
-                    f'{size} nodes')
-
-        # the declared tree is the fabric's (scontrol show topology names
-        # every node), not the partition's: a 2-node partition under a
-        # 4-leaf tree cannot hold its 8-node span, and such a job would
-        # pend for ever
-        whole = max(model.sweep.nodes)
-        if size > whole:
-            return (f'the span of the declared tree is {size} nodes, '
-                    f'partition {partition.fullname!r} has {whole}')
-
-        ci = model.sweep.subset('ci') or Subset()
-        if ci.interconnects is not None and \
-                self.interconnect not in ci.interconnects:
-            return (f'interconnect {self.interconnect!r} is not in the ci '
-                    f'subset of partition {partition.fullname!r}')
-
-        if not model.topology.describes(self.interconnect):
-            return f'the declared tree does not describe {self.interconnect}'
-
-        return sweep.why_not(model, sweep.SweepPoint(
-            whole, self.ppn, self.interconnect), self.sweep_requirements,
-            mpi_family=mpi_family)
+        return fabriccheck.span_reason(
+            partition, self.span_of(partition), self.num_nodes, self.ppn,
+            self.interconnect, self.sweep_requirements, mpi_family)
 
     @run_after('init')
     def describe_span(self):
-        spans = [n for n in _SPANS.values()
-                 if isinstance(n, list) and len(n) == self.num_nodes]
+        spans = fabriccheck.spans_of(self.num_nodes)
         where = f' ({",".join(spans[0])})' if spans else ''
         self.descr = (f'link matrix of {self.num_nodes} nodes{where}: every '
                       f'leaf and uplink of the declared tree, over '
