@@ -133,7 +133,7 @@ def test_peer_fraction_follows_the_sites_reference():
                     (0.5, 0, None, 'x'),
                 'shift_1000000_peer_bandwidth_ratio':
                     (0.8, -0.25, None, 'x')},
-            # what bounds.add_bounds writes: a default, not the site's
+            # what add_bounds writes: a default, not the site's
             '*': {'pingpong_1000000_peer_bandwidth_ratio':
                   (0.9, 0, None, 'x')}}))
     assert peer_fraction(point,

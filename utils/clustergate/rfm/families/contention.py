@@ -18,7 +18,8 @@ from reframe.core.builtins import (parameter, performance_function, run_after,
 from reframe.core.exceptions import SanityError
 
 from clustergate.site import sweep
-from clustergate.rfm.point import bounds, modes
+from clustergate.rfm.point import modes
+from clustergate.rfm.point.reference import add_bounds
 from clustergate.rfm.families.cgprogram import CgProgramTest
 
 #: Message sizes of the studies: 8 B, 10 KB, 1 MB (1 KB = 1000 B)
@@ -92,7 +93,7 @@ def peer_fraction(test, name):
 
     # the partition's own scope only (references.apply writes the file's
     # entries there): the global scope holds the defaults that
-    # bounds.add_bounds writes, which must not be read back as the site's
+    # add_bounds writes, which must not be read back as the site's
     scopes = getattr(test.reference, 'data', test.reference) or {}
     entry = scopes.get(part.fullname, {}).get(name)
     if entry is None:
@@ -237,7 +238,7 @@ class ContentionTest(CgProgramTest):
             # peer_outlier_fraction (or the reference file), the suspects
             # named in the log
             pv['peer_bandwidth_ratio'] = self.peer_ratio()
-            bounds.add_bounds(self, {'peer_bandwidth_ratio': (
+            add_bounds(self, {'peer_bandwidth_ratio': (
                 self.peer_outlier_fraction, 0, None, 'x')})
             if verdict[1]:
                 self.logger.info(f'{self.display_name}: suspect link/node '

@@ -19,7 +19,8 @@ from reframe.core.builtins import (performance_function, run_after,
 from reframe.core.exceptions import SanityError
 
 from clustergate.site import sweep
-from clustergate.rfm.point import bounds, modes
+from clustergate.rfm.point import modes
+from clustergate.rfm.point.reference import add_bounds
 from clustergate.rfm.families.cgprogram import CgProgramTest
 from clustergate.rfm.families.contention import (DEFAULT_SIZES, peer_fraction,
                                         peer_verdict, worst_value)
@@ -221,7 +222,7 @@ class ContentionSuiteTest(CgProgramTest):
             # peer_outlier_fraction (or the reference file)
             name = metric_name(p, size, 'peer_bandwidth_ratio')
             pv[name] = self.peer_ratio(p, size)
-            bounds.add_bounds(self, {name: (self.peer_outlier_fraction, 0,
+            add_bounds(self, {name: (self.peer_outlier_fraction, 0,
                                             None, 'x')})
             if verdict[1]:
                 suspects.append(f'suspect link/node for {p.name} {size} B: '

@@ -45,7 +45,8 @@ from clustergate.site import benchmarks
 from clustergate.parsers import cgoutput
 from clustergate.site import sweep
 from clustergate.parsers import ParseError, parse_imb
-from clustergate.rfm.point import bounds, joboutput, modes
+from clustergate.rfm.point import joboutput, modes
+from clustergate.rfm.point.reference import add_bounds
 from clustergate.rfm.families.build import CgProgramsBuild
 from clustergate.rfm.point.base import PointTest
 from clustergate.rfm.families.thirdparty import ImbBinaries
@@ -317,7 +318,7 @@ class PingPongFidelity(PointTest, rfm.RunOnlyRegressionTest):
 
     @run_before('performance')
     def bound_the_ratios(self):
-        bounds.add_bounds(self, self.ratio_bounds())
+        add_bounds(self, self.ratio_bounds())
 
     @run_before('performance')
     def skip_when_inconclusive(self):

@@ -101,7 +101,8 @@ from clustergate.site import environment as cgenv
 from clustergate.site import sweep
 from clustergate.site.partition import partition_model
 from clustergate import adapter
-from clustergate.rfm.point import bounds, modes
+from clustergate.rfm.point import modes
+from clustergate.rfm.point.reference import add_bounds
 from clustergate.rfm.families.cgprogram import CgProgramTest
 
 #: the retest driver's inputs, in the stage directory
@@ -284,7 +285,7 @@ class MatrixPerformance(rfm.RegressionTestPlugin):
         # perf_variables`)
         pv, limits = matrixverdict.perf_variables(self)
         if limits:
-            bounds.add_bounds(self, limits)
+            add_bounds(self, limits)
         self.perf_variables = pv
 
 

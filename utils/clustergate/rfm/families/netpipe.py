@@ -42,7 +42,8 @@ from reframe.core.exceptions import SanityError
 from clustergate import PROJECT_ROOT
 from clustergate.parsers import ParseError
 from clustergate.parsers.netpipe_output import PHASES, parse_netpipe, parse_study
-from clustergate.rfm.point import bounds, modes
+from clustergate.rfm.point import modes
+from clustergate.rfm.point.reference import add_bounds
 from clustergate.rfm.point.base import PointTest
 from clustergate.site import sweep
 from clustergate.site.partition import partition_model
@@ -278,5 +279,5 @@ class NetpipeStudyTest(PointTest, rfm.RunOnlyRegressionTest):
             'together_s2': self.rate_of('together', 2),
         }
         if self.layout == 'two_ifaces':
-            bounds.add_bounds(self, {'ratio': (
+            add_bounds(self, {'ratio': (
                 1.0, self.two_ifaces_min_ratio - 1.0, None, 'x')})

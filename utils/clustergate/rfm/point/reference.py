@@ -124,3 +124,23 @@ def judged_bounds(test, check, metrics) -> Dict[str, tuple]:
 
     test._cg_better_bounds = kept
     return judged
+
+
+# -- bounds of a family's own ---------------------------------------------
+
+def add_bounds(test, bounds):
+    """Documented bounds of performance variables that compare two
+    measured values (a ratio, an ordering): a judgement on measured
+    numbers is a performance variable, so that noise on a busy machine
+    shows as a number against a bound, not as a broken program.
+
+    Add ``bounds`` (``{variable: (value, lower, upper, unit)}``, ReFrame's
+    reference tuples) to ``test.reference`` at the global scope, for each
+    variable that has no reference for the test's partition yet."""
+    part = test.current_partition
+    scope = part.fullname if part else '*'
+    for name, ref in bounds.items():
+        try:
+            test.reference[f'{scope}:{name}']
+        except KeyError:
+            test.reference[f'*:{name}'] = ref
