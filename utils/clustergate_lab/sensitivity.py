@@ -626,20 +626,25 @@ def table(runs: List[Run]):
     return rows, hrow
 
 
+def _table(header, lines, errors, the_job):
+    """A six-column markdown table of ``lines`` under ``header``, then
+    the count of sessions run again because ``the_job`` did not measure."""
+    lines = [header, '|---|---|---|---|---|---|'] + lines
+    if errors:
+        lines.append(f'\n{errors} session(s) gave no verdict ({the_job} did '
+                     f'not measure) and were run again.')
+    return '\n'.join(lines)
+
+
 def markdown(rows, hrow, errors=0):
-    lines = ['| node link at | runs | detected | correctly named | '
-             'wrongly named | median wall (s) |',
-             '|---|---|---|---|---|---|']
-    for level, n, det, right, wrong, wall in rows:
-        lines.append(f'| {level} % | {n} | {det}/{n} | {right}/{n} | '
-                     f'{wrong}/{n} | {wall or 0:.0f} |')
+    lines = [f'| {level} % | {n} | {det}/{n} | {right}/{n} | '
+             f'{wrong}/{n} | {wall or 0:.0f} |'
+             for level, n, det, right, wrong, wall in rows]
     level, n, alarms, _, _, wall = hrow
     lines.append(f'| healthy | {n} | false alarms {alarms}/{n} | - | '
                  f'{alarms}/{n} | {wall or 0:.0f} |')
-    if errors:
-        lines.append(f'\n{errors} session(s) gave no verdict (job did not '
-                     f'measure) and were run again.')
-    return '\n'.join(lines)
+    return _table('| node link at | runs | detected | correctly named | '
+                  'wrongly named | median wall (s) |', lines, errors, 'job')
 
 
 def fault_table(runs: List[Run]):
@@ -666,20 +671,16 @@ def fault_table(runs: List[Run]):
 
 
 def fault_markdown(rows, hrow, errors=0):
-    lines = ['| fault case | culprits | runs | every culprit named | '
-             'innocents named | median time to verdict (s) |',
-             '|---|---|---|---|---|---|']
-    for case, culprits, n, right, wrong, who, wall in rows:
-        lines.append(f'| {case} | {", ".join(culprits)} | {n} | {right}/{n} '
-                     f'| {wrong}/{n}{" (" + ", ".join(who) + ")" if who else ""}'
-                     f' | {wall:.0f} |')
+    lines = [f'| {case} | {", ".join(culprits)} | {n} | {right}/{n} '
+             f'| {wrong}/{n}{" (" + ", ".join(who) + ")" if who else ""}'
+             f' | {wall:.0f} |'
+             for case, culprits, n, right, wrong, who, wall in rows]
     _, n, alarms, _, _, wall = hrow
     lines.append(f'| healthy | - | {n} | false alarms {alarms}/{n} | - | '
                  f'{wall or 0:.0f} |')
-    if errors:
-        lines.append(f'\n{errors} session(s) gave no verdict (the job did '
-                     f'not measure) and were run again.')
-    return '\n'.join(lines)
+    return _table('| fault case | culprits | runs | every culprit named | '
+                  'innocents named | median time to verdict (s) |', lines,
+                  errors, 'the job')
 
 
 def figure(rows, hrow, path, title=''):
