@@ -80,6 +80,18 @@ def perf_values(check):
     return {k: sn.evaluate(v) for k, v in check.perf_variables.items()}
 
 
+def sanity_failure(check):
+    """The one-line message the check's sanity fails with."""
+    import pytest
+    from reframe.core.exceptions import SanityError
+
+    with pytest.raises(SanityError) as err:
+        check.check_output(check.output_text())
+    msg = str(err.value)
+    assert '\n' not in msg
+    return msg
+
+
 #: the check file of each benchmark family
 FAMILY_FILES = {
     'contention': 'checks/contention/contention_checks.py',

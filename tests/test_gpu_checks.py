@@ -10,12 +10,8 @@ files a job writes."""
 
 import json
 
-import pytest
-import reframe.utility.sanity as sn
-from reframe.core.exceptions import SanityError
-
 from conftest import cut_before, fixture_text
-from rfm_loader import checks_fixture, pick
+from rfm_loader import checks_fixture, perf_values, pick, sanity_failure
 
 gpu = checks_fixture('checks/gpu/gpu_checks.py')
 
@@ -45,26 +41,13 @@ def job(check, gpus, stdout='', **files):
     return check
 
 
-def perf(check):
-    check.set_perf_variables()
-    return {k: sn.evaluate(v) for k, v in check.perf_variables.items()}
-
-
-def failure(check):
-    with pytest.raises(SanityError) as err:
-        check.check_output(check.output_text())
-    msg = str(err.value)
-    assert '\n' not in msg
-    return msg
-
-
 # -- BabelStream ------------------------------------------------------------
 
 def test_babelstream_figures(gpu):
     c = job(pick(gpu, 'GpuStream'), 1, **{
         'babelstream.out.0': out('babelstream-cuda.2pow28.out')})
     assert c.check_output(c.output_text())
-    values = perf(c)
+    values = perf_values(c)
     assert values['triad_gpu0'] == 4369093.333
     assert values['copy_gpu0'] == 4037112.860
     assert values['triad_min'] == 4369093.333
@@ -73,7 +56,7 @@ def test_babelstream_figures(gpu):
 def test_babelstream_failed_run_names_gpu_and_cause(gpu):
     c = job(pick(gpu, 'GpuStream'), 1, **{
         'babelstream.out.0': out('babelstream-cuda.toolarge.FAILED.out')})
-    assert failure(c) == (
+    assert sanity_failure(c) == (
         f'GPU 0 ({H200}, NVIDIA H200): BabelStream failed before '
         f'measuring: Device does not have enough memory for all buffers '
         f'(Requested array size of 24000 GB exceeds memory capacity of '
@@ -85,7 +68,7 @@ def test_babelstream_slow_gpu_against_its_peer(gpu):
     slow = text.replace('Triad       4369093.333', 'Triad       2184546.666')
     c = job(pick(gpu, 'GpuStream'), 2, **{'babelstream.out.0': text,
                                           'babelstream.out.1': slow})
-    msg = failure(c)
+    msg = sanity_failure(c)
     assert msg.startswith(f'GPU 1 ({OTHER}, NVIDIA H200): BabelStream Triad '
                           f'2.185e+06 MB/s, 0.50x the median 4.369e+06 MB/s '
                           f'of its 1 peer(s)')
@@ -99,7 +82,7 @@ def test_busy_gpu_is_named(gpu):
     c = job(pick(gpu, 'GpuStream'), 1, **{
         'babelstream.out.0': out('babelstream-cuda.2pow28.out'),
         'cg-gpu-apps.before.csv': apps})
-    assert failure(c) == (
+    assert sanity_failure(c) == (
         f'GPU 0 ({H200}, NVIDIA H200) is busy: another process runs on it '
         f'(pid 48213 ./gpu_burn, 129043 MiB before the run); its figures '
         f'measure the sharing, not the GPU')
@@ -109,7 +92,7 @@ def test_busy_is_the_cause_when_the_run_fails_too(gpu):
     apps = f'{H200}, 48213, ./gpu_burn, 129043 MiB\n'
     c = job(pick(gpu, 'GpuBurn'), 1, out('gpuburn-30s.cut-by-timeout.out'),
             **{'cg-gpu-apps.after.csv': apps})
-    assert failure(c).startswith(f'GPU 0 ({H200}, NVIDIA H200) is busy: '
+    assert sanity_failure(c).startswith(f'GPU 0 ({H200}, NVIDIA H200) is busy: '
                                  f'another process runs on it (pid 48213 '
                                  f'./gpu_burn, 129043 MiB after the run)')
 
@@ -127,7 +110,7 @@ def test_a_process_on_another_gpu_is_not_this_jobs(gpu):
 def test_nvbandwidth_figures(gpu):
     c = job(pick(gpu, 'GpuHostLink'), 1, out('nvbandwidth-h2d-d2h.json'))
     assert c.check_output(c.output_text())
-    assert perf(c) == {'h2d_gpu0': 55.3197, 'd2h_gpu0': 55.3016}
+    assert perf_values(c) == {'h2d_gpu0': 55.3197, 'd2h_gpu0': 55.3016}
 
 
 def two_gpu_json(h2d_1):
@@ -146,7 +129,7 @@ def two_gpu_json(h2d_1):
 
 def test_nvbandwidth_host_link_at_half_names_the_gpu(gpu):
     c = job(pick(gpu, 'GpuHostLink'), 2, two_gpu_json('27.6600'))
-    assert failure(c) == (
+    assert sanity_failure(c) == (
         f'GPU 1 ({OTHER}, NVIDIA H200): host-to-device 27.66 GB/s, 0.50x '
         f'the median 55.32 GB/s of its 1 peer(s) in the node (below '
         f'0.90x): its host link is slow (a PCIe link trained at a lower '
@@ -156,7 +139,7 @@ def test_nvbandwidth_host_link_at_half_names_the_gpu(gpu):
 def test_nvbandwidth_two_healthy_gpus(gpu):
     c = job(pick(gpu, 'GpuHostLink'), 2, two_gpu_json('55.1000'))
     assert c.check_output(c.output_text())
-    assert perf(c)['h2d_all_gpu1'] == 50.0
+    assert perf_values(c)['h2d_all_gpu1'] == 50.0
 
 
 def test_nvbandwidth_cut_short(gpu):
@@ -164,14 +147,14 @@ def test_nvbandwidth_cut_short(gpu):
             cut_before(out('nvbandwidth-h2d-d2h.out'),
                        'SUM device_to_host_memcpy_ce'))
     assert "device_to_host_memcpy_ce has no 'SUM device_to_host_memcpy_ce'" \
-        in failure(c)
+        in sanity_failure(c)
 
 
 # -- gpu-burn ---------------------------------------------------------------
 
 def test_gpu_burn_cut_short_fails_with_the_cause(gpu):
     c = job(pick(gpu, 'GpuBurn'), 1, out('gpuburn-30s.cut-by-timeout.out'))
-    assert failure(c).startswith(
+    assert sanity_failure(c).startswith(
         "gpu-burn was cut short: no 'Tested N GPUs' verdict after 100% of "
         "its 30 s burn")
 
@@ -180,7 +163,7 @@ def test_gpu_burn_figures(gpu):
     c = job(pick(gpu, 'GpuBurn'), 1,
             out('gpuburn-30s.cut-by-timeout.out') + BURN_TAIL)
     assert c.check_output(c.output_text())
-    assert perf(c) == {'gflops_gpu0': 51058.0}
+    assert perf_values(c) == {'gflops_gpu0': 51058.0}
     assert c.max_temp_c == 62
 
 
@@ -188,7 +171,7 @@ def test_gpu_burn_hot_gpu_is_named(gpu):
     c = job(pick(gpu, 'GpuBurn'), 1,
             out('gpuburn-30s.cut-by-timeout.out') + BURN_TAIL)
     c.temp_limit_c = 61
-    assert failure(c) == (f'GPU 0 ({H200}, NVIDIA H200): 62 C under '
+    assert sanity_failure(c) == (f'GPU 0 ({H200}, NVIDIA H200): 62 C under '
                           f'gpu-burn, above 61 C')
 
 
@@ -198,7 +181,7 @@ def test_gpu_burn_errors_name_the_gpu(gpu):
         "1497 (51058 Gflop/s)   errors: 12  (WARNING!)") +
         BURN_TAIL.replace('GPU 0: OK', 'GPU 0: FAULTY'))
     c = job(pick(gpu, 'GpuBurn'), 1, text)
-    assert failure(c) == (f'GPU 0 ({H200}, NVIDIA H200): gpu-burn FAULTY: '
+    assert sanity_failure(c) == (f'GPU 0 ({H200}, NVIDIA H200): gpu-burn FAULTY: '
                           f'12 computation error(s)')
 
 
@@ -207,7 +190,7 @@ def test_gpu_burn_errors_name_the_gpu(gpu):
 def test_nccl_sendrecv_figures(gpu):
     c = job(pick(gpu, 'NcclSendRecv'), 1, out('nccltests-sendrecv.g1.out'))
     assert c.check_output(c.output_text())
-    assert perf(c) == {'busbw': 1686.9, 'algbw': 1686.9}
+    assert perf_values(c) == {'busbw': 1686.9, 'algbw': 1686.9}
     assert c.avg_busbw == 9276.08   # logged, not judged
     assert c.gpu_hosts == 'vm'    # the node nccl-tests names
 
@@ -216,9 +199,9 @@ def test_nccl_cut_short(gpu):
     c = job(pick(gpu, 'NcclSendRecv'), 1,
             cut_before(out('nccltests-sendrecv.g1.out'), '268435456', 2))
     assert "sendrecv_perf output has no '# Avg bus bandwidth' summary" in \
-        failure(c)
+        sanity_failure(c)
 
 
 def test_nccl_wrong_gpu_count(gpu):
     c = job(pick(gpu, 'NcclSendRecv'), 2, out('nccltests-sendrecv.g1.out'))
-    assert failure(c) == 'sendrecv_perf used 1 GPU(s), the job has 2'
+    assert sanity_failure(c) == 'sendrecv_perf used 1 GPU(s), the job has 2'

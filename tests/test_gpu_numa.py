@@ -12,12 +12,10 @@ import subprocess
 from types import SimpleNamespace
 
 import pytest
-import reframe.utility.sanity as sn
-from reframe.core.exceptions import SanityError
 
 from clustergate.site import gpunuma, gpus
 from conftest import cut_before, fixture_text
-from rfm_loader import checks_fixture, pick
+from rfm_loader import checks_fixture, perf_values, pick, sanity_failure
 from test_site_init import recorded
 
 gpu = checks_fixture('checks/gpu/gpu_checks.py')
@@ -191,7 +189,7 @@ def test_no_numactl_on_the_node_fails_with_the_cause(gpu, tmp_path):
              if p.is_file()}
     judged = job(c, 'near', {})
     judged.job_text = lambda name: files.get(name, '')
-    msg = failure(judged)
+    msg = sanity_failure(judged)
     assert msg.startswith(f'numactl: not found on {host}: host_numa binds '
                           f'each GPU\'s host process to a NUMA node')
 
@@ -213,19 +211,6 @@ def job(c, side, outputs, numa=(0, 0, 1, 1), **files):
     return c
 
 
-def perf(c):
-    c.set_perf_variables()
-    return {k: sn.evaluate(v) for k, v in c.perf_variables.items()}
-
-
-def failure(c):
-    with pytest.raises(SanityError) as err:
-        c.check_output(c.output_text())
-    msg = str(err.value)
-    assert '\n' not in msg
-    return msg
-
-
 def real_json(h2d='55.3197', d2h='55.3016'):
     """The real one-GPU JSON (what each GPU's run prints: it sees one
     GPU), with the given figures."""
@@ -242,7 +227,7 @@ def test_figures_per_gpu_and_side(gpu, side):
         0: out('nvbandwidth-h2d-d2h.json'), 1: out('nvbandwidth-h2d-d2h.out'),
         2: real_json('55.1000', '55.2000'), 3: out('nvbandwidth-h2d-d2h.json')})
     assert c.check_output(c.output_text())
-    assert perf(c) == {
+    assert perf_values(c) == {
         f'h2d_{side}_gpu0': 55.3197, f'h2d_{side}_gpu1': 55.39,
         f'h2d_{side}_gpu2': 55.1, f'h2d_{side}_gpu3': 55.3197,
         f'd2h_{side}_gpu0': 55.3016, f'd2h_{side}_gpu1': 55.32,
@@ -254,7 +239,7 @@ def test_slow_far_side_names_the_gpu(gpu):
         0: real_json(), 1: real_json(), 2: real_json(d2h='27.6500'),
         3: real_json()})
     uuid = LISTED[2]['uuid']
-    assert failure(c) == (
+    assert sanity_failure(c) == (
         f'GPU 2 ({uuid}, NVIDIA H200): device-to-host from the far NUMA '
         f'node 27.65 GB/s, 0.50x the median 55.3 GB/s of its 3 peer(s) in '
         f'the node (below 0.90x): its host link or its path from the other '
@@ -267,7 +252,7 @@ def test_a_run_that_printed_nothing_is_named(gpu):
         **{'nvbandwidth.out.1.rc': '1\n',
            'nvbandwidth.out.1.err': 'libnuma: Warning: node argument 1 is '
                                     'out of range\n\nusage: numactl ...\n'})
-    assert failure(c) == (
+    assert sanity_failure(c) == (
         f'GPU 1 ({LISTED[1]["uuid"]}, NVIDIA H200) (host on NUMA node 1): '
         f'nvbandwidth printed nothing (exit status 1: libnuma: Warning: '
         f'node argument 1 is out of range)')
@@ -282,7 +267,7 @@ def test_numactl_refusing_the_node_is_named(gpu):
                             'nvbandwidth.out.2.err':
                             'libnuma: Warning: node argument 1 is out of '
                             'range\n'})
-    msg = failure(c)
+    msg = sanity_failure(c)
     assert msg.startswith(f'GPU 2 ({LISTED[2]["uuid"]}, NVIDIA H200) (host '
                           f'on NUMA node 1): not an nvbandwidth output')
     assert msg.endswith('(exit status 1: libnuma: Warning: node argument 1 '
@@ -294,9 +279,9 @@ def test_a_run_cut_short_is_named(gpu):
         0: real_json(), 1: real_json(), 2: real_json(),
         3: cut_before(out('nvbandwidth-h2d-d2h.out'),
                       'SUM device_to_host_memcpy_ce')})
-    assert "GPU 3 (" in failure(c)
+    assert "GPU 3 (" in sanity_failure(c)
     assert "device_to_host_memcpy_ce has no 'SUM device_to_host_memcpy_ce'" \
-        in failure(c)
+        in sanity_failure(c)
 
 
 def test_a_job_on_other_gpus_than_the_binding_is_refused(gpu):
@@ -304,7 +289,7 @@ def test_a_job_on_other_gpus_than_the_binding_is_refused(gpu):
     c = job(pick(gpu, 'GpuHostLinkNuma', host_numa='near'), 'near',
             {i: real_json() for i in range(4)},
             **{'cg-gpu-map.txt': '0 2\n1 3\n2 0\n3 1\n'})
-    assert "the job's GPU 0 is the node's GPU 2" in failure(c)
+    assert "the job's GPU 0 is the node's GPU 2" in sanity_failure(c)
 
 
 def test_a_reference_key_knows_the_sides():

@@ -11,7 +11,6 @@ their baseline's borderline bound, or without one halfway from their
 partners' level to the ratio, they are slow. No link of a healthy run and no innocent beside a
 fault may be named, and every culprit stays slow."""
 
-import itertools
 import json
 import os
 
@@ -23,12 +22,12 @@ from clustergate.links import retest_driver
 from clustergate.links import retest_rules
 from clustergate.links import retest_verdict
 from conftest import FIXTURES, fixture_text
+from retest_replay import replayed
 from test_linkretest_faults import inputs
 from test_linkretest_load import RATE, Launches, subjects
 
 with open(os.path.join(FIXTURES, 'linkretest-campaign-rounds.json')) as fp:
     CAMPAIGN = json.load(fp)['runs']
-PARTNERS = ['p1', 'p2', 'p3', 'p4']
 
 
 def records():
@@ -53,23 +52,7 @@ def replay(rec, baseline=True):
     cand = retest_candidates.Candidate(rec['node'], rec['why'], 'replayed', 0.9,
                                        levels, basis)
     left = {dr: iter(v) for dr, v in rec['values'].items()}
-    clock = itertools.count()
-    node = rec['node']
-
-    def measure(the_plan, timeout):
-        fig = {}
-        for dr in retest_candidates.DIRECTIONS:
-            if any((p[0] == node) == (dr == 'sent') and node in p
-                   for p in the_plan.pairs):
-                fig[dr] = next(left[dr], None)
-                if fig[dr] is None:
-                    raise RuntimeError('recorded rounds used up')
-        return {(s, d): RATE * (fig['sent'] if s == node else
-                                fig['recv'] if d == node else 1.0)
-                for s, d in the_plan.pairs}
-
-    return retest_driver.adaptive([cand], {node: PARTNERS}, measure, 1e9,
-                                  lambda: next(clock))[node]
+    return replayed(cand, left, RATE, 'recorded rounds used up')[rec['node']]
 
 
 def test_the_fixture_is_the_whole_campaign():

@@ -12,14 +12,11 @@ verdict line. A link that leans to a loss under the same noise, and a 95 %
 link under the emulation's usual noise, stay named.
 """
 
-import itertools
-
 from clustergate.links import retest_candidates
-from clustergate.links import retest_driver
 from clustergate.links import retest_rules
 from clustergate.links import retest_verdict
+from retest_replay import replayed
 
-PARTNERS = ['p1', 'p2', 'p3', 'p4']
 RATE = 30.0
 
 #: n11: 12 rounds, mean 0.97x, 5 of 12 at or below 0.95x
@@ -36,23 +33,8 @@ def decided(node, why, sent, recv, faults=()):
     """
     cand = retest_candidates.Candidate(node, why, 'sent 0.93x its peers (-3.0 MADs)', 0.93)
     left = {'sent': iter(sent), 'recv': iter(recv)}
-    clock = itertools.count()
-
-    def measure(the_plan, timeout):
-        fig = {}
-        for dr in retest_candidates.DIRECTIONS:
-            if any((p[0] == node) == (dr == 'sent') and node in p
-                   for p in the_plan.pairs):
-                fig[dr] = next(left[dr], None)
-                if fig[dr] is None:
-                    raise RuntimeError('retest launch killed after 1.0 s '
-                                       '(the end of the budget)')
-        return {(s, d): RATE * (fig['sent'] if s == node else
-                                fig['recv'] if d == node else 1.0)
-                for s, d in the_plan.pairs}
-
-    got = retest_driver.adaptive([cand], {node: PARTNERS}, measure, 1e9,
-                                 lambda: next(clock))
+    got = replayed(cand, left, RATE, 'retest launch killed after 1.0 s '
+                   '(the end of the budget)')
     retest_rules.explain(got, [cand], list(faults))
     retest_rules.unresolved(got, [cand])
     return got[node], cand

@@ -28,6 +28,13 @@ def one_line(err):
     return msg
 
 
+def parse_error(parse, text):
+    """The one-line message ``parse`` refuses ``text`` with."""
+    with pytest.raises(ParseError) as err:
+        parse(text)
+    return one_line(err)
+
+
 # -- BabelStream ------------------------------------------------------------
 
 def test_babelstream_table():
@@ -74,9 +81,8 @@ def test_babelstream_csv():
 
 
 def test_babelstream_too_large_names_the_cause():
-    with pytest.raises(ParseError) as err:
-        parse_babelstream(read('babelstream-cuda.toolarge.FAILED.out'))
-    assert one_line(err) == (
+    assert parse_error(parse_babelstream,
+                       read('babelstream-cuda.toolarge.FAILED.out')) == (
         'BabelStream failed before measuring: Device does not have enough '
         'memory for all buffers (Requested array size of 24000 GB exceeds '
         'memory capacity of 150.11 GB)')
@@ -134,9 +140,7 @@ def test_nccl_sendrecv():
 
 def test_nccl_cut_short():
     text = cut_before(read('nccltests-all_reduce.g1.out'), '536870912')
-    with pytest.raises(ParseError) as err:
-        parse_nccl_tests(text)
-    msg = one_line(err)
+    msg = parse_error(parse_nccl_tests, text)
     assert "all_reduce_perf output has no '# Avg bus bandwidth' summary: " \
         "the run stopped after 134217728 B" in msg
 
@@ -152,9 +156,7 @@ def test_nccl_refusal_names_the_cause():
     # what nccl-tests prints for -g 2 on a one-GPU node
     text = cut_before(read('nccltests-all_reduce.g1.out'), '# Using') + \
         'Invalid number of GPUs: 2 requested but only 1 were found.\n'
-    with pytest.raises(ParseError) as err:
-        parse_nccl_tests(text)
-    assert one_line(err) == ('all_reduce_perf failed: Invalid number of '
+    assert parse_error(parse_nccl_tests, text) == ('all_reduce_perf failed: Invalid number of '
                              'GPUs: 2 requested but only 1 were found.')
 
 
@@ -188,10 +190,8 @@ def test_nvbandwidth_json():
 def test_nvbandwidth_cut_short():
     text = cut_before(read('nvbandwidth-h2d-d2h.out'),
                       'SUM device_to_host_memcpy_sm')
-    with pytest.raises(ParseError) as err:
-        parse_nvbandwidth(text)
     assert "device_to_host_memcpy_sm has no 'SUM device_to_host_memcpy_sm'" \
-        in one_line(err)
+        in parse_error(parse_nvbandwidth, text)
 
 
 def test_nvbandwidth_json_cut_short():
@@ -212,9 +212,8 @@ def test_nvbandwidth_waived_is_not_a_measurement():
 # -- gpu-burn ---------------------------------------------------------------
 
 def test_gpu_burn_cut_short_names_the_cause():
-    with pytest.raises(ParseError) as err:
-        parse_gpu_burn(read('gpuburn-30s.cut-by-timeout.out'))
-    assert one_line(err) == (
+    assert parse_error(parse_gpu_burn,
+                       read('gpuburn-30s.cut-by-timeout.out')) == (
         "gpu-burn was cut short: no 'Tested N GPUs' verdict after 100% of "
         "its 30 s burn (output ends with 'Killing processes with SIGTERM "
         "(soft kill)': killed by a time limit shorter than the burn plus "

@@ -21,6 +21,17 @@ EMU = os.path.join(ROOT, 'config', 'references', 'emucluster.yaml')
 NOISE = ('  "OsNoise":\n    "emu":\n      "{key}":\n        "{metric}": '
          '{{value: 0.1, lower: null, upper: 0.5, unit: "x"}}\n')
 
+
+def _noise(key, metric, problem, named=''):
+    """An OsNoise reference at point ``key`` for ``metric`` added to
+    emucluster.yaml: the bad case it makes, the key named ``key`` then
+    ``named``."""
+    return ('references:\n', 'references:\n' + NOISE.format(key=key,
+                                                             metric=metric),
+            'emucluster.yaml', f'references.OsNoise.emu.{key}{named}',
+            problem)
+
+
 # (change to config/references/emucluster.yaml, file name, key, problem)
 BAD_FILES = [
     ('"Hotspot":', '"HotSpot":', 'emucluster.yaml', 'references.HotSpot',
@@ -35,10 +46,8 @@ BAD_FILES = [
      "no system 'mycluster' is configured (systems: emucluster, "
      "localhost)"),
     # a typo in a point key's value: the point would run unchecked
-    ('references:\n', 'references:\n' + NOISE.format(key='scale=smal',
-                                                       metric='p99_us'),
-     'emucluster.yaml', 'references.OsNoise.emu.scale=smal',
-     "axis 'scale' has no value 'smal' (values: full, nightly, small)"),
+    _noise('scale=smal', 'p99_us',
+           "axis 'scale' has no value 'smal' (values: full, nightly, small)"),
     ('environ=intelmpi,interconnect=fab0,msg_bytes=1000000,num_nodes=4',
      'environ=intelmpi,interconnect=fab0,msg_bytes=100000,num_nodes=4',
      'emucluster.yaml', 'references.Allreduce.emu.environ=intelmpi,'
@@ -46,18 +55,15 @@ BAD_FILES = [
      "axis 'msg_bytes' has no value '100000' (values: 0, 10000, 1000000, "
      "4000000, 8)"),
     # an axis no check has
-    ('references:\n', 'references:\n' + NOISE.format(key='scal=small',
-                                                       metric='p99_us'),
-     'emucluster.yaml', 'references.OsNoise.emu.scal=small',
-     "no check has an axis 'scal' (axes: environ, gpus_per_node, "
-     "host_numa, interconnect, kernel, layout, msg_bytes, npb_class, "
-     "num_nodes, numa_domains, ppn, scale, tool)"),
+    _noise('scal=small', 'p99_us',
+           "no check has an axis 'scal' (axes: environ, gpus_per_node, "
+           "host_numa, interconnect, kernel, layout, msg_bytes, npb_class, "
+           "num_nodes, numa_domains, ppn, scale, tool)"),
     # a metric the check does not report: refused before any job ran
-    ('references:\n', 'references:\n' + NOISE.format(key='scale=small',
-                                                       metric='p99us'),
-     'emucluster.yaml', 'references.OsNoise.emu.scale=small.p99us',
-     "OsNoise reports no metric 'p99us' (metrics: slowdown_1, slowdown_k, "
-     "bsp_slowdown, ratio, p99_us, p99_9_us, worst_us, quantum_min_us)"),
+    _noise('scale=small', 'p99us',
+           "OsNoise reports no metric 'p99us' (metrics: slowdown_1, "
+           "slowdown_k, bsp_slowdown, ratio, p99_us, p99_9_us, worst_us, "
+           "quantum_min_us)", named='.p99us'),
 ]
 BAD_IDS = ['check', 'partition', 'system', 'unconfigured system',
            'axis value', 'size value', 'axis name', 'metric']

@@ -98,6 +98,13 @@ def intelmpi_shm():
     return {'I_MPI_FABRICS': 'shm'}
 
 
+def shm_env():
+    """Every MPI family over shared memory only, by family: the ``env``
+    of a partition's ``shm`` interconnect."""
+    return {'openmpi': openmpi_shm(), 'mpich': mpich_shm(),
+            'intelmpi': intelmpi_shm()}
+
+
 def intelmpi_tcp(iface):
     """Intel MPI through libfabric's tcp provider on ``iface``, also between
     ranks of one node.

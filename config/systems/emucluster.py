@@ -239,11 +239,7 @@ site_configuration = {
                             'fab1': _fabric('fab1'),
                             'shm': {
                                 'scope': 'node',
-                                'env': {
-                                    'openmpi': _mpi.openmpi_shm(),
-                                    'mpich': _mpi.mpich_shm(),
-                                    'intelmpi': _mpi.intelmpi_shm(),
-                                },
+                                'env': _mpi.shm_env(),
                             },
                         },
                         # the nightly: tonight's share of the acceptance

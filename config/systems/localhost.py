@@ -111,11 +111,7 @@ site_configuration = {
                         'interconnects': {
                             'shm': {
                                 'scope': 'node',
-                                'env': {
-                                    'openmpi': _mpi.openmpi_shm(),
-                                    'mpich': _mpi.mpich_shm(),
-                                    'intelmpi': _mpi.intelmpi_shm(),
-                                },
+                                'env': _mpi.shm_env(),
                             },
                             'tcp': {
                                 'scope': 'network',

@@ -162,56 +162,45 @@ def nights(count=12, from_night=7, level=90, node='n5', fabric='fab0'):
             for n in range(1, count + 1)]
 
 
+def _uplink(leaf, fabric, rate):
+    return ['degrade', '--uplink', leaf, '--fabric', fabric, '--rate', rate]
+
+
+def _node(node, fabric, rate):
+    return ['degrade', '--node', node, '--fabric', fabric, '--rate', rate]
+
+
+def _miscable(node, leaf, fabric):
+    return ['miscable', '--node', node, '--leaf', leaf, '--fabric', fabric]
+
+
 #: The fault cases of the ``faults`` plan on the 9-node tree (3 leaves of
 #: 3 nodes): name -> (faults as ``clustergate-lab cluster`` arguments, the
 #: culprits a verdict must name: ``subject@fabric``). They cover every
 #: leaf, nodes of each leaf and both fabrics, and the compound faults.
 FAULT_CASES = {
-    'uplink-leaf1-fab0': ([['degrade', '--uplink', 'leaf1', '--fabric',
-                            'fab0', '--rate', '25%']],
+    'uplink-leaf1-fab0': ([_uplink('leaf1', 'fab0', '25%')],
                           ['uplink:leaf1@fab0']),
-    'uplink-leaf3-fab1': ([['degrade', '--uplink', 'leaf3', '--fabric',
-                            'fab1', '--rate', '25%']],
+    'uplink-leaf3-fab1': ([_uplink('leaf3', 'fab1', '25%')],
                           ['uplink:leaf3@fab1']),
-    'node-n5-50-fab0': ([['degrade', '--node', 'n5', '--fabric', 'fab0',
-                          '--rate', '50%']], ['n5@fab0']),
-    'node-n7-70-fab1': ([['degrade', '--node', 'n7', '--fabric', 'fab1',
-                          '--rate', '70%']], ['n7@fab1']),
-    'miscabled-n2-leaf3-fab0': ([['miscable', '--node', 'n2', '--leaf',
-                                  'leaf3', '--fabric', 'fab0']],
+    'node-n5-50-fab0': ([_node('n5', 'fab0', '50%')], ['n5@fab0']),
+    'node-n7-70-fab1': ([_node('n7', 'fab1', '70%')], ['n7@fab1']),
+    'miscabled-n2-leaf3-fab0': ([_miscable('n2', 'leaf3', 'fab0')],
                                 ['n2@fab0']),
-    'miscabled-n9-leaf2-fab1': ([['miscable', '--node', 'n9', '--leaf',
-                                  'leaf2', '--fabric', 'fab1']],
+    'miscabled-n9-leaf2-fab1': ([_miscable('n9', 'leaf2', 'fab1')],
                                 ['n9@fab1']),
-    'two-uplinks-fab0': ([['degrade', '--uplink', 'leaf1', '--fabric',
-                           'fab0', '--rate', '25%'],
-                          ['degrade', '--uplink', 'leaf3', '--fabric',
-                           'fab0', '--rate', '25%']],
+    'two-uplinks-fab0': ([_uplink('leaf1', 'fab0', '25%'), _uplink('leaf3', 'fab0', '25%')],
                          ['uplink:leaf1@fab0', 'uplink:leaf3@fab0']),
-    'uplink-leaf2+n2-fab0': ([['degrade', '--uplink', 'leaf2', '--fabric',
-                               'fab0', '--rate', '25%'],
-                              ['degrade', '--node', 'n2', '--fabric', 'fab0',
-                               '--rate', '50%']],
+    'uplink-leaf2+n2-fab0': ([_uplink('leaf2', 'fab0', '25%'), _node('n2', 'fab0', '50%')],
                              ['n2@fab0', 'uplink:leaf2@fab0']),
-    'uplink-leaf3+n4-fab1': ([['degrade', '--uplink', 'leaf3', '--fabric',
-                               'fab1', '--rate', '25%'],
-                              ['degrade', '--node', 'n4', '--fabric', 'fab1',
-                               '--rate', '50%']],
+    'uplink-leaf3+n4-fab1': ([_uplink('leaf3', 'fab1', '25%'), _node('n4', 'fab1', '50%')],
                              ['n4@fab1', 'uplink:leaf3@fab1']),
-    'miscabled-n7+n5-fab1': ([['miscable', '--node', 'n7', '--leaf',
-                               'leaf1', '--fabric', 'fab1'],
-                              ['degrade', '--node', 'n5', '--fabric', 'fab1',
-                               '--rate', '50%']],
+    'miscabled-n7+n5-fab1': ([_miscable('n7', 'leaf1', 'fab1'), _node('n5', 'fab1', '50%')],
                              ['n5@fab1', 'n7@fab1']),
-    'n3-fab0+uplink-leaf2-fab1': ([['degrade', '--node', 'n3', '--fabric',
-                                    'fab0', '--rate', '50%'],
-                                   ['degrade', '--uplink', 'leaf2',
-                                    '--fabric', 'fab1', '--rate', '25%']],
+    'n3-fab0+uplink-leaf2-fab1': ([_node('n3', 'fab0', '50%'), _uplink('leaf2', 'fab1', '25%')],
                                   ['n3@fab0', 'uplink:leaf2@fab1']),
-    'node-n3-95-fab0': ([['degrade', '--node', 'n3', '--fabric', 'fab0',
-                          '--rate', '95%']], ['n3@fab0']),
-    'node-n8-95-fab1': ([['degrade', '--node', 'n8', '--fabric', 'fab1',
-                          '--rate', '95%']], ['n8@fab1']),
+    'node-n3-95-fab0': ([_node('n3', 'fab0', '95%')], ['n3@fab0']),
+    'node-n8-95-fab1': ([_node('n8', 'fab1', '95%')], ['n8@fab1']),
 }
 
 
@@ -637,20 +626,25 @@ def table(runs: List[Run]):
     return rows, hrow
 
 
+def _table(header, lines, errors, the_job):
+    """A six-column markdown table of ``lines`` under ``header``, then
+    the count of sessions run again because ``the_job`` did not measure."""
+    lines = [header, '|---|---|---|---|---|---|'] + lines
+    if errors:
+        lines.append(f'\n{errors} session(s) gave no verdict ({the_job} did '
+                     f'not measure) and were run again.')
+    return '\n'.join(lines)
+
+
 def markdown(rows, hrow, errors=0):
-    lines = ['| node link at | runs | detected | correctly named | '
-             'wrongly named | median wall (s) |',
-             '|---|---|---|---|---|---|']
-    for level, n, det, right, wrong, wall in rows:
-        lines.append(f'| {level} % | {n} | {det}/{n} | {right}/{n} | '
-                     f'{wrong}/{n} | {wall or 0:.0f} |')
+    lines = [f'| {level} % | {n} | {det}/{n} | {right}/{n} | '
+             f'{wrong}/{n} | {wall or 0:.0f} |'
+             for level, n, det, right, wrong, wall in rows]
     level, n, alarms, _, _, wall = hrow
     lines.append(f'| healthy | {n} | false alarms {alarms}/{n} | - | '
                  f'{alarms}/{n} | {wall or 0:.0f} |')
-    if errors:
-        lines.append(f'\n{errors} session(s) gave no verdict (job did not '
-                     f'measure) and were run again.')
-    return '\n'.join(lines)
+    return _table('| node link at | runs | detected | correctly named | '
+                  'wrongly named | median wall (s) |', lines, errors, 'job')
 
 
 def fault_table(runs: List[Run]):
@@ -677,20 +671,16 @@ def fault_table(runs: List[Run]):
 
 
 def fault_markdown(rows, hrow, errors=0):
-    lines = ['| fault case | culprits | runs | every culprit named | '
-             'innocents named | median time to verdict (s) |',
-             '|---|---|---|---|---|---|']
-    for case, culprits, n, right, wrong, who, wall in rows:
-        lines.append(f'| {case} | {", ".join(culprits)} | {n} | {right}/{n} '
-                     f'| {wrong}/{n}{" (" + ", ".join(who) + ")" if who else ""}'
-                     f' | {wall:.0f} |')
+    lines = [f'| {case} | {", ".join(culprits)} | {n} | {right}/{n} '
+             f'| {wrong}/{n}{" (" + ", ".join(who) + ")" if who else ""}'
+             f' | {wall:.0f} |'
+             for case, culprits, n, right, wrong, who, wall in rows]
     _, n, alarms, _, _, wall = hrow
     lines.append(f'| healthy | - | {n} | false alarms {alarms}/{n} | - | '
                  f'{wall or 0:.0f} |')
-    if errors:
-        lines.append(f'\n{errors} session(s) gave no verdict (the job did '
-                     f'not measure) and were run again.')
-    return '\n'.join(lines)
+    return _table('| fault case | culprits | runs | every culprit named | '
+                  'innocents named | median time to verdict (s) |', lines,
+                  errors, 'the job')
 
 
 def figure(rows, hrow, path, title=''):

@@ -112,6 +112,33 @@ def _plot(ax, lines, pos=None):
               borderaxespad=0)
 
 
+def _stride_figure(plt, lines):
+    """A figure of ``lines`` over the strides they were measured at."""
+    fig, ax = plt.subplots(figsize=(9.5, 4.2))
+    _plot(ax, lines, _strides_axis(ax, lines))
+    return fig, ax
+
+
+def _memory_saved(plt, fig, ax, outdir, name, title, alt):
+    """The memory figure titled ``title``, saved as ``memory`` and
+    ``name`` (system, partition, kind), for the report."""
+    ax.set_title(title, fontsize=10)
+    return dict(plotting.saved(plt, fig, outdir, ('memory',) + name, alt),
+                wide=True)
+
+
+#: the memory figures over the strides: (series, file name, y label,
+#: title after the partition, alt text before it)
+_STRIDE_FIGURES = (
+    ('bw', 'bandwidth', 'bandwidth per rank (MB/s)',
+     'memory bandwidth per rank: 1 rank active and all ranks active',
+     'memory bandwidth per rank vs stride'),
+    ('ratio', 'ratio', 'time ratio (all ranks) / (1 rank)',
+     'memory: all ranks of the point active over one rank alone',
+     'memory (all ranks)/(1 rank) ratio vs stride'),
+)
+
+
 def memory_figures(groups, outdir) -> List[Dict]:
     """The memory figures of each system and partition (latest
     session)."""
@@ -119,30 +146,18 @@ def memory_figures(groups, outdir) -> List[Dict]:
     figs = []
     for (system, part), kinds in sorted(memory_series(groups).items()):
         where = f'{system}:{part}'
-        if 'bw' in kinds:
-            fig, ax = plt.subplots(figsize=(9.5, 4.2))
-            pos = _strides_axis(ax, kinds['bw'])
-            _plot(ax, kinds['bw'], pos)
-            ax.set_yscale('log')
-            ax.set_ylabel('bandwidth per rank (MB/s)')
-            ax.set_title(f'{where} memory bandwidth per rank: 1 rank '
-                         f'active and all ranks active', fontsize=10)
-            figs.append(dict(plotting.saved(
-                plt, fig, outdir, ('memory', system, part, 'bandwidth'),
-                f'memory bandwidth per rank vs stride ({where})'),
-                wide=True))
-        if 'ratio' in kinds:
-            fig, ax = plt.subplots(figsize=(9.5, 4.2))
-            pos = _strides_axis(ax, kinds['ratio'])
-            _plot(ax, kinds['ratio'], pos)
-            ax.axhline(1.0, color='grey', lw=0.8)
-            ax.set_ylabel('time ratio (all ranks) / (1 rank)')
-            ax.set_title(f'{where} memory: all ranks of the point active '
-                         f'over one rank alone', fontsize=10)
-            figs.append(dict(plotting.saved(
-                plt, fig, outdir, ('memory', system, part, 'ratio'),
-                f'memory (all ranks)/(1 rank) ratio vs stride ({where})'),
-                wide=True))
+        for kind, name, ylabel, title, alt in _STRIDE_FIGURES:
+            if kind not in kinds:
+                continue
+            fig, ax = _stride_figure(plt, kinds[kind])
+            if kind == 'ratio':
+                ax.axhline(1.0, color='grey', lw=0.8)
+            else:
+                ax.set_yscale('log')
+            ax.set_ylabel(ylabel)
+            figs.append(_memory_saved(
+                plt, fig, ax, outdir, (system, part, name),
+                f'{where} {title}', f'{alt} ({where})'))
         if 'latency' in kinds:
             fig, ax = plt.subplots(figsize=(9.5, 4.2))
             _plot(ax, kinds['latency'])
@@ -153,10 +168,9 @@ def memory_figures(groups, outdir) -> List[Dict]:
             ax.set_yscale('log')
             ax.set_xlabel('level of the memory hierarchy')
             ax.set_ylabel('latency per access (ns)')
-            ax.set_title(f'{where} memory latency: 1 rank and all ranks '
-                         f'at once', fontsize=10)
-            figs.append(dict(plotting.saved(
-                plt, fig, outdir, ('memory', system, part, 'latency'),
-                f'memory latency per level ({where})'), wide=True))
+            figs.append(_memory_saved(
+                plt, fig, ax, outdir, (system, part, 'latency'),
+                f'{where} memory latency: 1 rank and all ranks at once',
+                f'memory latency per level ({where})'))
 
     return figs

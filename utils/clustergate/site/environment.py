@@ -15,6 +15,7 @@ a job's environment, such as ``CG_MPIRUN``, are not read here.)
 
 import contextlib
 import os
+import socket
 from typing import Optional
 
 from clustergate import PROJECT_ROOT
@@ -104,6 +105,19 @@ def references_dir() -> str:
     it as an argument, so that it reads no variable itself)."""
     return get(REFERENCES_DIR, os.path.join(PROJECT_ROOT, 'config',
                                             'references'))
+
+
+def probe_cache(name: str, stem: str) -> str:
+    """The file a probe of this machine caches its findings in: the
+    declared variable ``name`` when it is set, else
+    ``<XDG cache>/clustergate/<stem>-<host>.json``."""
+    path = get(name)
+    if path:
+        return path
+    base = os.environ.get('XDG_CACHE_HOME') or os.path.join(
+        os.path.expanduser('~'), '.cache')
+    return os.path.join(base, 'clustergate',
+                        f'{stem}-{socket.gethostname()}.json')
 
 
 @contextlib.contextmanager

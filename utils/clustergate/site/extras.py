@@ -239,52 +239,50 @@ def _check_subsets(sweep, ics, where):
                 )
 
 
-def _known_extras(entry: Mapping, where: str, known) -> Mapping:
-    extras = entry.get('extras', {})
-    if not isinstance(extras, Mapping):
-        raise ExtrasError(f'{where}: must be a mapping')
+def _mapping(value, known, where, hint=''):
+    """``value``, a mapping of none but the ``known`` keys; else the
+    :class:`ExtrasError` naming ``where`` (``hint``: what it should hold)."""
+    if not isinstance(value, Mapping):
+        raise ExtrasError(f'{where}: must be a mapping{hint}')
 
-    _unknown(extras, known, where)
-    return extras
+    _unknown(value, known, where)
+    return value
+
+
+def _flag(section, key, default, where):
+    value = section.get(key, default)
+    if not isinstance(value, bool):
+        raise ExtrasError(f'{where}.{key}: must be true or false, '
+                          f'got {value!r}')
+
+
+def _known_extras(entry: Mapping, where: str, known) -> Mapping:
+    return _mapping(entry.get('extras', {}), known, where)
 
 
 def _check_rotation(rot, where):
     where = f'{where}.{ROTATION}'
-    if not isinstance(rot, Mapping):
-        raise ExtrasError(f'{where}: must be a mapping with '
-                          f'{ROTATION_BUDGET} (minutes)')
-
-    _unknown(rot, ROTATION_KEYS, where)
+    _mapping(rot, ROTATION_KEYS, where, f' with {ROTATION_BUDGET} (minutes)')
     budget = rot.get(ROTATION_BUDGET)
     if isinstance(budget, bool) or not isinstance(budget, (int, float)) \
             or budget <= 0:
         raise ExtrasError(f'{where}.{ROTATION_BUDGET}: must be a number of '
                           f'minutes above 0, got {budget!r}')
 
-    pin = rot.get(ROTATION_PIN, False)
-    if not isinstance(pin, bool):
-        raise ExtrasError(f'{where}.{ROTATION_PIN}: must be true or false, '
-                          f'got {pin!r}')
+    _flag(rot, ROTATION_PIN, False, where)
 
 
 def _check_sentinels(sent, where):
     where = f'{where}.{SENTINELS}'
-    if not isinstance(sent, Mapping):
-        raise ExtrasError(f'{where}: must be a mapping with '
-                          f'{", ".join(SENTINEL_KEYS)}')
-
-    _unknown(sent, SENTINEL_KEYS, where)
+    _mapping(sent, SENTINEL_KEYS, where,
+             f' with {", ".join(SENTINEL_KEYS)}')
     checks = sent.get(SENTINEL_CHECKS, [])
     if not isinstance(checks, (list, tuple)) or not all(
             isinstance(c, str) and c for c in checks):
         raise ExtrasError(f'{where}.{SENTINEL_CHECKS}: must be a list of '
                           f'check names, got {checks!r}')
 
-    canaries = sent.get(SENTINEL_CANARIES, True)
-    if not isinstance(canaries, bool):
-        raise ExtrasError(f'{where}.{SENTINEL_CANARIES}: must be true or '
-                          f'false, got {canaries!r}')
-
+    _flag(sent, SENTINEL_CANARIES, True, where)
     env = sent.get(SENTINEL_ENVIRON)
     if env is not None and not (isinstance(env, str) and env):
         raise ExtrasError(f'{where}.{SENTINEL_ENVIRON}: must be an '
@@ -293,11 +291,8 @@ def _check_sentinels(sent, where):
 
 def _check_concurrency(conc, ics, where):
     where = f'{where}.{CONCURRENCY}'
-    if not isinstance(conc, Mapping):
-        raise ExtrasError(f'{where}: must be a mapping '
-                          f'({", ".join(CONCURRENCY_KEYS)})')
-
-    _unknown(conc, CONCURRENCY_KEYS, where)
+    _mapping(conc, CONCURRENCY_KEYS, where,
+             f' ({", ".join(CONCURRENCY_KEYS)})')
     pol = conc.get(CONCURRENCY_POLICY, 'serial')
     if pol not in CONCURRENCY_POLICIES:
         raise ExtrasError(f'{where}.{CONCURRENCY_POLICY}: {pol!r} is not '
@@ -358,10 +353,7 @@ def check_partition(part: Mapping, system: str = '?'):
     extras = _known_extras(part, where, PARTITION_KEYS)
     sweep = extras.get(SWEEP)
     if sweep is not None:
-        if not isinstance(sweep, Mapping):
-            raise ExtrasError(f'{where}.{SWEEP}: must be a mapping')
-
-        _unknown(sweep, SWEEP_KEYS, f'{where}.{SWEEP}')
+        _mapping(sweep, SWEEP_KEYS, f'{where}.{SWEEP}')
         cores = _cores(part)
         ppn = sweep.get(SWEEP_PPN)
         if cores and isinstance(ppn, (list, tuple)):

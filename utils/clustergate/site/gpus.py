@@ -33,7 +33,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Tuple
@@ -300,13 +299,7 @@ PROBE_TIMEOUT = 20
 
 
 def _cache_path():
-    path = cgenv.get(cgenv.GPU_PROBE_CACHE)
-    if path:
-        return path
-    base = os.environ.get('XDG_CACHE_HOME') or os.path.join(
-        os.path.expanduser('~'), '.cache')
-    return os.path.join(base, 'clustergate',
-                        f'gpu-probe-{socket.gethostname()}.json')
+    return cgenv.probe_cache(cgenv.GPU_PROBE_CACHE, 'gpu-probe')
 
 
 def _stamp(which=shutil.which):

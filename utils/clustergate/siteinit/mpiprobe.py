@@ -21,7 +21,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -77,14 +76,7 @@ def left_out():
 
 
 def _cache_path():
-    path = cgenv.get(cgenv.MPI_PROBE_CACHE)
-    if path:
-        return path
-
-    base = os.environ.get('XDG_CACHE_HOME') or os.path.join(
-        os.path.expanduser('~'), '.cache')
-    return os.path.join(base, 'clustergate',
-                        f'mpi-probe-{socket.gethostname()}.json')
+    return cgenv.probe_cache(cgenv.MPI_PROBE_CACHE, 'mpi-probe')
 
 
 def _stamp(path):
