@@ -139,6 +139,21 @@ def mpirun_env():
     return env
 
 
+def run_linkmatrix(built, *args, trials=4):
+    """cg_linkmatrix of ``built`` (the programs' build folder) on 4 ranks
+    of this machine, with ``args``: the finished process."""
+    exe = shutil.which('mpirun.openmpi') or shutil.which('mpirun')
+    if exe is None:
+        pytest.skip('OpenMPI not installed (apt-get install openmpi-bin)')
+    return subprocess.run([exe, '-np', '4', '--bind-to', 'none',
+                           '--oversubscribe', '--mca', 'mpi_yield_when_idle',
+                           '1', os.path.join(built, 'cg_linkmatrix'),
+                           '--any-placement', '--trials', str(trials),
+                           *args],
+                          env=mpirun_env(), capture_output=True, text=True,
+                          timeout=120)
+
+
 def fixture_text(*parts):
     with open(os.path.join(FIXTURES, *parts)) as fp:
         return fp.read()

@@ -4,26 +4,11 @@ block) and whole in trial 1; a small one whole in every trial. The test
 switch --corrupt-payload damages a byte in trial 1 and leaves a stamp of
 trial 2 stale: both must be reported, in every pair."""
 
-import os
-import shutil
-import subprocess
 
 import pytest
 
 from clustergate.parsers import cgoutput
-from conftest import mpirun_env
-
-
-def _mpirun(built, *args):
-    exe = shutil.which('mpirun.openmpi') or shutil.which('mpirun')
-    if exe is None:
-        pytest.skip('OpenMPI not installed (apt-get install openmpi-bin)')
-    return subprocess.run([exe, '-np', '4', '--bind-to', 'none',
-                           '--oversubscribe', '--mca', 'mpi_yield_when_idle',
-                           '1', os.path.join(built, 'cg_linkmatrix'),
-                           '--any-placement', '--trials', '4', *args],
-                          env=mpirun_env(), capture_output=True, text=True,
-                          timeout=120)
+from conftest import run_linkmatrix
 
 
 def _errors(stdout):
@@ -39,7 +24,7 @@ def _errors(stdout):
 
 @pytest.mark.parametrize('size', ['4M', '100003'])
 def test_an_intact_matrix_has_no_payload_error(built_programs, size):
-    cp = _mpirun(built_programs, '--bytes', size)
+    cp = run_linkmatrix(built_programs, '--bytes', size)
     assert cp.returncode == 0, cp.stdout[-2000:] + cp.stderr[-2000:]
     run = cgoutput.parse(cp.stdout)
     cgoutput.verify(run, program='cg_linkmatrix')
@@ -49,7 +34,7 @@ def test_an_intact_matrix_has_no_payload_error(built_programs, size):
 @pytest.mark.parametrize('size', ['4M', '100003'])
 def test_a_damaged_byte_and_a_stale_block_are_both_reported(built_programs,
                                                            size):
-    cp = _mpirun(built_programs, '--bytes', size, '--corrupt-payload')
+    cp = run_linkmatrix(built_programs, '--bytes', size, '--corrupt-payload')
     assert cp.returncode == 3
     got = _errors(cp.stdout)
     # rounds 1 and 3: every rank receives; round 2 (mutual): split halves
@@ -62,6 +47,6 @@ def test_a_damaged_byte_and_a_stale_block_are_both_reported(built_programs,
 
 
 def test_a_small_message_is_checked_whole_every_trial(built_programs):
-    cp = _mpirun(built_programs, '--bytes', '10000', '--corrupt-payload')
+    cp = run_linkmatrix(built_programs, '--bytes', '10000', '--corrupt-payload')
     assert cp.returncode == 3
     assert {t for t, _, _ in _errors(cp.stdout)} == {1}

@@ -7,11 +7,8 @@ one; the check writes it where a topology is declared and counts its
 flows in sanity; the tree analysis names a cut uplink from its output."""
 
 import math
-import os
 import random
 import re
-import shutil
-import subprocess
 
 import pytest
 from reframe.core.exceptions import SanityError
@@ -22,7 +19,7 @@ from clustergate.links.topology.flowfit import Prepared
 from clustergate.links.topology.rounds import (INTRA_SHIFTS, schedule, schedule_text,
                                                valid_rounds, Round)
 from clustergate.parsers import cgoutput
-from conftest import linkmatrix_on, mpirun_env
+from conftest import linkmatrix_on, run_linkmatrix
 
 
 def _check_valid(rounds, nodes):
@@ -99,16 +96,8 @@ def test_a_three_level_tree_loads_every_spine_trunk():
 
 
 def _mpirun(built, sched, *args):
-    exe = shutil.which('mpirun.openmpi') or shutil.which('mpirun')
-    if exe is None:
-        pytest.skip('OpenMPI not installed (apt-get install openmpi-bin)')
-    return subprocess.run([exe, '-np', '4', '--bind-to', 'none',
-                           '--oversubscribe', '--mca', 'mpi_yield_when_idle',
-                           '1', os.path.join(built, 'cg_linkmatrix'),
-                           '--any-placement', '--trials', '3', '--bytes',
-                           '64K', '--schedule', str(sched), *args],
-                          env=mpirun_env(), capture_output=True, text=True,
-                          timeout=120)
+    return run_linkmatrix(built, '--bytes', '64K', '--schedule', str(sched),
+                          *args, trials=3)
 
 
 def test_the_program_runs_a_schedule(built_programs, tmp_path):
