@@ -19,7 +19,7 @@ import pytest
 from clustergate.report import fabricsvg
 from clustergate.links import retest_driver
 from clustergate.links.topology import (Round, Topology, diagnose,
-                                  parse_topology_conf, predict, shift_rounds)
+                                        parse_topology_conf, predict, shift_rounds)
 from conftest import FIXTURES, fixture_text
 
 SVG = '{http://www.w3.org/2000/svg}'

@@ -9,10 +9,10 @@ import pytest
 
 from clustergate.parsers import cgoutput
 from clustergate.links.topology import (Round, Topology, TopologyError, compress,
-                                  diagnose, expand, fair_share, leaf_rounds,
-                                  parse_rate, parse_scontrol_topology,
-                                  parse_topology_conf, predict,
-                                  rounds_from_measurements, shift_rounds)
+                                        diagnose, expand, fair_share, leaf_rounds,
+                                        parse_rate, parse_scontrol_topology,
+                                        parse_topology_conf, predict,
+                                        rounds_from_measurements, shift_rounds)
 from clustergate.links.topology.fairshare import RoundModel
 from clustergate.links.topology.hostlist import HostlistError
 from conftest import fixture_text

@@ -8,7 +8,7 @@ partitions that declare GPUs (``devices``); no test case elsewhere."""
 import reframe as rfm
 
 from clustergate.rfm.families.gpunode import (BabelStreamTest, GpuBurnTest,
-                                     NvbandwidthNumaTest, NvbandwidthTest)
+                                              NvbandwidthNumaTest, NvbandwidthTest)
 from clustergate.rfm.families.nccl import NcclTest, OsuGpuTest
 
 

@@ -7,7 +7,7 @@ the emulated cluster (at a small N, capped by the ci mode)."""
 import reframe as rfm
 
 from clustergate.rfm.families.hpcc import (CI_AND_NIGHTLY, HpccKernelTest,
-                                  mpi_star_single)
+                                           mpi_star_single)
 from reframe.core.exceptions import SanityError
 
 #: RandomAccess results are valid when at most 1% of the table is wrong

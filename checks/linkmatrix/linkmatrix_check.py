@@ -5,7 +5,7 @@ of a partition, per interconnect; names a slow node/NIC or link (see
 import reframe as rfm
 
 from clustergate.rfm.families.linkmatrix import (LeafSpanLinkMatrixTest,
-                                       LinkMatrixTest)
+                                                 LinkMatrixTest)
 
 
 @rfm.simple_test

@@ -23,7 +23,7 @@ from clustergate.rfm.point import modes
 from clustergate.rfm.point.reference import add_bounds
 from clustergate.rfm.families.cgprogram import CgProgramTest
 from clustergate.rfm.families.contention import (DEFAULT_SIZES, peer_fraction,
-                                        peer_verdict, worst_value)
+                                                 peer_verdict, worst_value)
 
 
 @dataclass(frozen=True)

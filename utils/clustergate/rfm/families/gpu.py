@@ -17,7 +17,7 @@ from clustergate import adapter
 from clustergate.rfm.families import gpujudge
 from clustergate.rfm.point.base import PointTest
 from clustergate.rfm.families.thirdparty import (ANY_MPI, BenchmarkBinaries,
-                                        environs_for)
+                                                 environs_for)
 from clustergate.site import gpus
 
 #: files the job writes beside its output (see clustergate.rfm.families.gpujudge)

@@ -18,7 +18,7 @@ from reframe.core.exceptions import SanityError
 from clustergate.parsers import (ParseError, parse_babelstream,
                                  parse_gpu_burn, parse_nvbandwidth)
 from clustergate.rfm.families.gpu import (BabelStreamBinaries, GpuBurnBinaries,
-                                 GpuNodeTest, NvbandwidthBinaries)
+                                          GpuNodeTest, NvbandwidthBinaries)
 from clustergate.rfm.families.gpujudge import GpuId
 from clustergate.site import gpunuma, gpus
 from clustergate.site.partition import partition_model

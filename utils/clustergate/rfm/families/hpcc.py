@@ -35,7 +35,7 @@ from clustergate.parsers.hpcc_output import hpl_error
 from clustergate.rfm.point import modes
 from clustergate.rfm.point.base import PointTest
 from clustergate.rfm.families.thirdparty import (ANY_MPI, BenchmarkBinaries,
-                                        ThirdPartyTest, environs_for)
+                                                 ThirdPartyTest, environs_for)
 from clustergate.site.partition import partition_model
 
 #: HPCC writes its results here, in the working directory

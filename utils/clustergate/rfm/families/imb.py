@@ -13,7 +13,7 @@ from reframe.core.exceptions import SanityError
 
 from clustergate.parsers import parse_imb
 from clustergate.rfm.families.thirdparty import (ImbBinaries, ThirdPartyTest,
-                                        pair_or_more)
+                                                 pair_or_more)
 
 #: Latencies reported by every sized benchmark (bytes)
 SMALL_SIZES = (0, 8)

@@ -18,7 +18,7 @@ from reframe.core.exceptions import SanityError
 from clustergate.parsers import parse_nccl_tests
 from clustergate import adapter
 from clustergate.rfm.families.gpu import (GpuJob, NcclTestsBinaries, OsuGpuBinaries,
-                                 gpu_counts, gpu_point_reason)
+                                          gpu_counts, gpu_point_reason)
 from clustergate.rfm.families.osu import OsuTest
 from clustergate.rfm.families.thirdparty import ThirdPartyTest
 

@@ -15,7 +15,7 @@ from reframe.core.exceptions import SanityError
 
 from clustergate.parsers import parse_osu
 from clustergate.rfm.families.thirdparty import (OsuBinaries, ThirdPartyTest,
-                                        pair_or_more)
+                                                 pair_or_more)
 
 
 #: What an OSU program prints (on rank 0's stderr) before it exits without

@@ -21,7 +21,7 @@ from clustergate.parsers import parse_stream
 from clustergate import adapter
 from clustergate.rfm.point.base import PointTest
 from clustergate.rfm.families.thirdparty import (ANY_MPI, StreamBinaries,
-                                        restrict_environs, set_binary)
+                                                 restrict_environs, set_binary)
 from clustergate.site.partition import partition_model
 
 KERNELS = ('Copy', 'Scale', 'Add', 'Triad')
