@@ -9,7 +9,8 @@ import shutil
 import subprocess
 import tempfile
 
-from conftest import BINDIR, ROOT, reframe_cmd
+from clustergate_lab.sensitivity import named_subjects
+from conftest import BINDIR, ROOT, reframe_cmd, reframe_failures
 
 CLI = os.path.join(BINDIR, 'clustergate-lab')
 STATE_DIR = os.environ.get('CG_EMU_STATE_DIR', '/run/clustergate-emu')
@@ -220,6 +221,36 @@ def drill_linkmatrix(session, tag, *faults, timeout=900, options=()):
     finally:
         if faults:
             cluster('restore')
+
+
+def drill_passes(session, tag, timeout=900):
+    """The drill's link matrix on the cluster as it is: green, and the
+    LinkMatrix case ran."""
+    rc, out = drill_linkmatrix(session, tag, timeout=timeout)
+    assert rc == 0, reframe_failures(out)
+    assert 'LinkMatrix' in out, out
+
+
+def drill_names(session, tag, fault, subjects, *phrases, timeout=900,
+                options=()):
+    """The drill's link matrix with the cluster command ``fault`` applied:
+    red, its failures naming exactly ``subjects`` (``named_subjects``:
+    a healthy node or link named once sends a technician to the wrong
+    cable) and containing each of ``phrases``; gives the failures."""
+    rc, out = drill_linkmatrix(session, tag, fault, timeout=timeout,
+                               options=options)
+    failures = reframe_failures(out)
+    assert rc != 0, f'{" ".join(fault)} went unnoticed'
+    for phrase in phrases:
+        assert phrase in failures, failures
+    assert named_subjects(failures) == sorted(subjects), failures
+    return failures
+
+
+def declared_topology():
+    """The topology.conf the cluster's Slurm reads, as text."""
+    with open(os.path.join(STATE_DIR, 'topology.conf')) as fp:
+        return fp.read()
 
 
 def matrix_rounds(session, tag):

@@ -31,8 +31,6 @@ if os.environ.get('CG_DRAGONFLY_DRILL') != '1':
 
 import cluster_session as cs  # noqa: E402
 from clustergate_lab.cluster.netns import NETNS_DIR  # noqa: E402
-from clustergate_lab.sensitivity import named_subjects  # noqa: E402
-from conftest import reframe_failures  # noqa: E402
 
 _reason = cs.why_not_available() or (
     'an emulated cluster is already up' if cs.is_up() else None)
@@ -52,8 +50,8 @@ def session():
     yield from cs.tree_session(24, ['--topology', 'dragonfly'])
 
 
-def linkmatrix(session, tag, *faults):
-    return cs.drill_linkmatrix(session, tag, *faults, timeout=1200)
+#: a 24-node session of the dragonfly's rounds, retest included
+TIMEOUT = 1200
 
 
 def _sent(dev):
@@ -62,8 +60,7 @@ def _sent(dev):
 
 
 def test_1_frames_take_their_own_global_link(session):
-    with open(os.path.join(cs.STATE_DIR, 'topology.conf')) as fp:
-        conf = fp.read()
+    conf = cs.declared_topology()
     assert 'SwitchName=fabric Switches=group[1-3] LinkSpeed=200' in conf
     ends = ('cgsg1t2f0', 'cgsg1t3f0', 'cgsg2t3f0', 'cgsg3t2f0')
     before = {d: _sent(d) for d in ends}
@@ -79,30 +76,21 @@ def test_1_frames_take_their_own_global_link(session):
 
 
 def test_2_healthy_dragonfly_passes(session):
-    rc, out = linkmatrix(session, 'df-healthy')
-    assert rc == 0, reframe_failures(out)
-    assert 'LinkMatrix' in out, out
+    cs.drill_passes(session, 'df-healthy', timeout=TIMEOUT)
 
 
 def test_3_cut_global_link_is_named_and_nothing_else(session):
-    rc, out = linkmatrix(session, 'df-global',
-                         ('degrade', '--global', 'group1-group2', '--rate',
-                          '25%'))
-    failures = reframe_failures(out)
-    assert rc != 0, 'the global link group1-group2 at 1/4 went unnoticed'
-    assert 'global link group1-group2 on fabric fab0' in failures, failures
-    assert named_subjects(failures) == ['global:group1-group2'], failures
+    cs.drill_names(session, 'df-global',
+                   ('degrade', '--global', 'group1-group2', '--rate', '25%'),
+                   ['global:group1-group2'],
+                   'global link group1-group2 on fabric fab0', timeout=TIMEOUT)
 
 
 def test_4_node_cabled_into_another_group_is_named(session):
-    rc, out = linkmatrix(session, 'df-miscabled',
-                         ('miscable', '--node', 'n2', '--leaf', 'leaf5'))
-    failures = reframe_failures(out)
-    assert rc != 0, 'n2 cabled to leaf5 went unnoticed'
-    assert 'miscabled node n2 on fabric fab0' in failures, failures
-    assert named_subjects(failures) == ['n2'], failures
+    cs.drill_names(session, 'df-miscabled',
+                   ('miscable', '--node', 'n2', '--leaf', 'leaf5'), ['n2'],
+                   'miscabled node n2 on fabric fab0', timeout=TIMEOUT)
 
 
 def test_5_restored_dragonfly_passes(session):
-    rc, out = linkmatrix(session, 'df-restored')
-    assert rc == 0, reframe_failures(out)
+    cs.drill_passes(session, 'df-restored', timeout=TIMEOUT)

@@ -30,8 +30,6 @@ if os.environ.get('CG_FATTREE3_DRILL') != '1':
                 'CG_FATTREE3_DRILL=1', allow_module_level=True)
 
 import cluster_session as cs  # noqa: E402
-from clustergate_lab.sensitivity import named_subjects  # noqa: E402
-from conftest import reframe_failures  # noqa: E402
 
 _reason = cs.why_not_available() or (
     'an emulated cluster is already up' if cs.is_up() else None)
@@ -44,45 +42,35 @@ def session():
     yield from cs.tree_session(24, ['--topology', 'fattree3'])
 
 
-def linkmatrix(session, tag, *faults):
-    return cs.drill_linkmatrix(session, tag, *faults, timeout=1200)
+#: a 24-node session of the tree's rounds, retest included
+TIMEOUT = 1200
 
 
 def test_1_healthy_three_levels_pass_on_the_topology_schedule(session):
-    with open(os.path.join(cs.STATE_DIR, 'topology.conf')) as fp:
-        conf = fp.read()
+    conf = cs.declared_topology()
     assert 'SwitchName=core Switches=spine[1-3]' in conf, conf
-    rc, out = linkmatrix(session, 'fat3-healthy')
-    assert rc == 0, reframe_failures(out)
-    assert 'LinkMatrix' in out, out
+    cs.drill_passes(session, 'fat3-healthy', timeout=TIMEOUT)
 
 
 def test_2_cut_spine_trunk_is_named_and_nothing_else(session):
-    rc, out = linkmatrix(session, 'fat3-trunk',
-                         ('degrade', '--uplink', 'spine1', '--rate', '25%'))
-    failures = reframe_failures(out)
-    assert rc != 0, 'the spine1-core trunk at 1/4 went unnoticed'
-    assert 'uplink spine1-core on fabric fab0' in failures, failures
-    assert named_subjects(failures) == ['uplink:spine1'], failures
+    cs.drill_names(session, 'fat3-trunk',
+                   ('degrade', '--uplink', 'spine1', '--rate', '25%'),
+                   ['uplink:spine1'], 'uplink spine1-core on fabric fab0',
+                   timeout=TIMEOUT)
 
 
 def test_3_cut_leaf_uplink_under_a_spine_is_named(session):
-    rc, out = linkmatrix(session, 'fat3-uplink',
-                         ('degrade', '--uplink', 'leaf4', '--rate', '25%'))
-    failures = reframe_failures(out)
-    assert rc != 0, 'the leaf4-spine2 uplink at 1/4 went unnoticed'
-    assert named_subjects(failures) == ['uplink:leaf4'], failures
+    cs.drill_names(session, 'fat3-uplink',
+                   ('degrade', '--uplink', 'leaf4', '--rate', '25%'),
+                   ['uplink:leaf4'], timeout=TIMEOUT)
 
 
 def test_4_node_cabled_under_another_spine_is_named(session):
-    rc, out = linkmatrix(session, 'fat3-miscabled',
-                         ('miscable', '--node', 'n2', '--leaf', 'leaf5'))
-    failures = reframe_failures(out)
-    assert rc != 0, 'n2 cabled to leaf5 went unnoticed'
-    assert 'miscabled node n2 on fabric fab0' in failures, failures
-    assert 'as if cabled to leaf5' in failures, failures
+    cs.drill_names(session, 'fat3-miscabled',
+                   ('miscable', '--node', 'n2', '--leaf', 'leaf5'), ['n2'],
+                   'miscabled node n2 on fabric fab0', 'as if cabled to leaf5',
+                   timeout=TIMEOUT)
 
 
 def test_5_restored_tree_passes(session):
-    rc, out = linkmatrix(session, 'fat3-restored')
-    assert rc == 0, reframe_failures(out)
+    cs.drill_passes(session, 'fat3-restored', timeout=TIMEOUT)

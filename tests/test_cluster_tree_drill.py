@@ -47,9 +47,7 @@ def linkmatrix(session, tag, *faults):
 
 
 def test_1_healthy_tree_passes(session):
-    rc, out = linkmatrix(session, 'tree-healthy')
-    assert rc == 0, reframe_failures(out)
-    assert 'LinkMatrix' in out, out
+    cs.drill_passes(session, 'tree-healthy')
 
 
 def test_2_cut_uplink_is_named(session):
@@ -81,5 +79,4 @@ def test_4_uplink_and_node_link_are_both_named_and_nothing_else(session):
 
 
 def test_5_restored_tree_passes(session):
-    rc, out = linkmatrix(session, 'tree-restored')
-    assert rc == 0, reframe_failures(out)
+    cs.drill_passes(session, 'tree-restored')

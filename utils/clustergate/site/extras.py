@@ -199,6 +199,14 @@ def _unknown(given, known, where):
                           f'{", ".join(sorted(known))})')
 
 
+def _no_stray(given, allowed, error):
+    """Raise ``ExtrasError(error(g))`` for the first ``g`` of ``given`` (in
+    the file's order) that is not in ``allowed``."""
+    for g in given:
+        if g not in allowed:
+            raise ExtrasError(error(g))
+
+
 def _cores(part: Mapping) -> Optional[int]:
     cores = part.get('extras', {}).get(CORES_PER_NODE)
     if cores is None:
@@ -231,12 +239,9 @@ def _check_subsets(sweep, ics, where):
                 raise ExtrasError(f'{swhere}.{key}: must be a non-empty '
                                   f'list, got {values!r}')
 
-            bad = [v for v in values if v not in declared[key]]
-            if bad:
-                raise ExtrasError(
-                    f'{swhere}.{key}: {bad[0]!r} is not declared by the '
-                    f'partition ({key}: {declared[key]})'
-                )
+            _no_stray(values, declared[key], lambda v: (
+                f'{swhere}.{key}: {v!r} is not declared by the '
+                f'partition ({key}: {declared[key]})'))
 
 
 def _mapping(value, known, where, hint=''):
@@ -307,19 +312,13 @@ def _check_concurrency(conc, ics, where):
     ics = ics if isinstance(ics, Mapping) else {}
     fabrics = [n for n, ic in ics.items()
                if isinstance(ic, Mapping) and ic.get(IC_SCOPE) == 'network']
-    bad = [n for n in lic if n not in fabrics]
-    if bad:
-        raise ExtrasError(f'{where}.{CONCURRENCY_LICENSES}.{bad[0]}: not a '
-                          f'network interconnect of the partition '
-                          f'({", ".join(fabrics) or "none"})')
-
+    _no_stray(lic, fabrics, lambda n: (
+        f'{where}.{CONCURRENCY_LICENSES}.{n}: not a network interconnect '
+        f'of the partition ({", ".join(fabrics) or "none"})'))
     if pol == 'async':
-        missing = [n for n in fabrics if n not in lic]
-        if missing:
-            raise ExtrasError(
-                f'{where}.{CONCURRENCY_LICENSES}: no license for '
-                f'{missing[0]!r}: with policy async its jobs could share '
-                f'the fabric')
+        _no_stray(fabrics, lic, lambda n: (
+            f'{where}.{CONCURRENCY_LICENSES}: no license for {n!r}: with '
+            f'policy async its jobs could share the fabric'))
 
 
 def _check_improvements(extras, where):
@@ -399,11 +398,9 @@ def _check_expected_families(fams, where):
         raise ExtrasError(f'{where}.{EXPECTED_FAMILIES}: must be a list '
                           f'of check families ({", ".join(known)})')
 
-    bad = [f for f in fams if f not in known]
-    if bad:
-        raise ExtrasError(f'{where}.{EXPECTED_FAMILIES}: {bad[0]!r} is '
-                          f'not a check family (known: '
-                          f'{", ".join(known)})')
+    _no_stray(fams, known, lambda f: (
+        f'{where}.{EXPECTED_FAMILIES}: {f!r} is not a check family '
+        f'(known: {", ".join(known)})'))
 
 
 def check_environment(env: Mapping):
@@ -457,12 +454,10 @@ def _check_ic_env_keys(ics, where):
         if not isinstance(env, Mapping):
             continue
 
-        bad = [k for k in env if k not in MPI_FAMILIES]
-        if bad:
-            raise ExtrasError(
-                f'{where}.{INTERCONNECTS}.{name}.{IC_ENV}.{bad[0]}: not an '
-                f'MPI family: env is keyed by MPI family '
-                f'({", ".join(MPI_FAMILIES)}), each mapping to its variables')
+        _no_stray(env, MPI_FAMILIES, lambda k: (
+            f'{where}.{INTERCONNECTS}.{name}.{IC_ENV}.{k}: not an MPI '
+            f'family: env is keyed by MPI family '
+            f'({", ".join(MPI_FAMILIES)}), each mapping to its variables'))
 
 
 def environment_of(name, system, environments):
