@@ -194,3 +194,10 @@ def test_the_counts_agree_with_reframes_and_the_time_breakdown():
     assert head.startswith('TIME BREAKDOWN: 4 case(s) ran')
     assert head.endswith('; 3 test(s) + 1 fixture(s), ReFrame\'s '
                          '"Ran 4/7"')
+
+
+def test_a_session_that_ran_nothing_is_unchecked_not_passed():
+    skipped = case('NpbSP %npb_class=A', 'skip')
+    lines = verdict.block(report([skipped]), not_run=1)
+    assert lines[1] == ('PASSED, UNCHECKED: no test case ran, none failed; '
+                        'nothing was checked (NOT RUN says why)')

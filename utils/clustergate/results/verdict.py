@@ -256,6 +256,11 @@ def _headline(cases, red_reasons, mets):
             if failed else []
         return f'FAILED: {"; ".join(why + list(red_reasons))}'
 
+    if not ran:
+        # a session that ran nothing checked nothing: never a plain PASSED
+        return ('PASSED, UNCHECKED: no test case ran, none failed; '
+                'nothing was checked (NOT RUN says why)')
+
     if mets and not any(m['judged'] for m in mets):
         # passed, but nothing was compared with a reference
         return (f'PASSED, UNCHECKED: {len(ran)} test case(s) ran, none '
