@@ -17,6 +17,7 @@ listing prints (clustergate.planning.modesize).
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -35,6 +36,8 @@ EXAMPLES = (
 SIZED_MODES = ('ci', 'nightly')
 #: seconds one ReFrame listing may take
 LIST_TIMEOUT = 600
+#: ReFrame colours its errors on a terminal; a one-line message is plain
+_ANSI = re.compile(r'\x1b\[[0-9;]*m')
 
 
 def _reframe():
@@ -54,7 +57,7 @@ def _reframe_out(args, run):
         raise ValueError(f'reframe {" ".join(args)}: no answer in '
                          f'{LIST_TIMEOUT} s') from None
     if res.returncode != 0:
-        text = (res.stdout + res.stderr).strip().splitlines()
+        text = _ANSI.sub('', res.stdout + res.stderr).strip().splitlines()
         raise ValueError(f'reframe {" ".join(args)} exited '
                          f'{res.returncode}: '
                          f'{text[-1] if text else "no output"}')
