@@ -61,6 +61,20 @@ def test_exit_status_follows_the_headline(tmp_path, case, status, word):
     assert cp.stdout.startswith(f'{word}: ')
 
 
+def test_a_session_that_ran_nothing_is_unchecked_not_green(tmp_path):
+    # last night judged a value within its reference; tonight every case
+    # was skipped: the latest values are last night's, nothing was checked
+    judged = _report(tmp_path / 'a.json', 'aaaa1111', T0, _case())
+    skipped = _report(tmp_path / 'b.json', 'bbbb2222', T0 + 86400,
+                      dict(_case('skip'), perfvalues={}))
+    cp = _report_cmd(tmp_path, '--json', judged, skipped)
+    assert cp.returncode == 3, cp.stdout + cp.stderr
+    assert cp.stdout.startswith(
+        'UNCHECKED: no test case of the session ran (each was skipped or '
+        'none was selected): nothing was checked; 0 failed test case(s)')
+    assert 'failed tests of session bbbb2222' in cp.stdout
+
+
 def test_the_session_read_is_named_and_selectable(tmp_path):
     red = _report(tmp_path / 'old.json', 'old00001', T0,
                   _case('fail', phase='sanity'))

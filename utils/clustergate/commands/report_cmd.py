@@ -106,7 +106,8 @@ def run(args):
               f'clustergate[report]): {err}', file=sys.stderr)
         return 2
 
-    ver = report.verdict(samples, outcomes, warned)
+    ver = report.verdict(samples, outcomes, warned,
+                         None if judged is None else report.cases_ran(judged))
     page = report.render(samples, where[0], dirs, args.max_trends,
                          outcomes=outcomes, verdicts=verdicts, ver=ver,
                          name=where[1])

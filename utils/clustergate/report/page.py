@@ -215,6 +215,9 @@ class Verdict:
     #: what the session's cases said without failing
     #: (:mod:`clustergate.results.casewarnings`): listed, not judged
     warnings: List = field(default_factory=list)
+    #: test cases (fixtures apart) of the judged session that ran to their
+    #: end; None: no session read (perflogs hold only measurements)
+    ran: Optional[int] = None
 
     @property
     def red(self) -> bool:
@@ -231,10 +234,14 @@ class Verdict:
     @property
     def word(self) -> str:
         """RED; UNCHECKED when there was nothing to be red about and no
-        metric was judged against a reference (green would claim a check
-        that did not happen); else GREEN."""
+        metric was judged against a reference, or the judged session ran
+        no test case (its latest values are older runs'): green would
+        claim a check that did not happen; else GREEN."""
         if self.red:
             return 'RED'
+
+        if self.ran == 0:
+            return 'UNCHECKED'
 
         if not self.referenced and (self.metrics or self.failures is None):
             return 'UNCHECKED'
@@ -256,6 +263,11 @@ class Verdict:
                  if self.failures is not None
                  else 'no test results read (perflogs only)')
         worse = sum(1 for d in self.deviations if d.kind == 'regression')
+        if self.word == 'UNCHECKED' and self.ran == 0:
+            return (f'UNCHECKED: no test case of the session ran (each '
+                    f'was skipped or none was selected): nothing was '
+                    f'checked; {tests}')
+
         if self.word == 'UNCHECKED':
             return (f'UNCHECKED: no metric was judged: none of the '
                     f'{self.metrics} metric(s) measured has a reference; '
@@ -286,14 +298,21 @@ class Verdict:
         return why
 
 
-def verdict(samples, outcomes=None, warnings=()) -> Verdict:
+def cases_ran(report) -> int:
+    """Test cases (fixtures apart) of the run report ``report`` that ran
+    to their end, each by its last attempt."""
+    from clustergate.results import counts
+    return counts.session_counts(report).tests_ran
+
+
+def verdict(samples, outcomes=None, warnings=(), ran=None) -> Verdict:
     groups = _by_run_and_key(samples)
     referenced = sum(1 for ss in groups.values()
                      if samplestatus.status(ss[-1]) != references.NO_REFERENCE)
     changes = [c for c in history.analyse(samples)
                if c.band != 'improvement']
     return Verdict(outcomes, deviations(groups), changes, len(groups),
-                   referenced, list(warnings))
+                   referenced, list(warnings), ran)
 
 
 def warning_lines(ver: Verdict) -> List[str]:
