@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence
 
 from clustergate.refs import baseline
+from clustergate.results import counts
 from clustergate.results import samples as results_samples
 from clustergate.results.samples import Key, Sample
 from clustergate.report import (fabricsvg, nodefigures, plotting,
@@ -301,7 +302,6 @@ class Verdict:
 def cases_ran(report) -> int:
     """Test cases (fixtures apart) of the run report ``report`` that ran
     to their end, each by its last attempt."""
-    from clustergate.results import counts
     return counts.session_counts(report).tests_ran
 
 
