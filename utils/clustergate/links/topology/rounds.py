@@ -50,11 +50,15 @@ Flow = Tuple[str, str]
 
 @dataclass
 class Round:
-    """Concurrent flows, and their measured rates when measured."""
+    """Concurrent flows, and their measured rates when measured:
+    ``measured`` at each flow's median trial, ``fastest`` at its fastest
+    (when the output has both: what confirms a slow pair, see
+    :func:`clustergate.links.topology.analysis.diagnose`)."""
 
     label: str
     flows: List[Flow]
     measured: Optional[List[float]] = None
+    fastest: Optional[List[float]] = None
 
     def __len__(self):
         return len(self.flows)
@@ -93,12 +97,14 @@ def rounds_from_measurements(measurements, split: bool = True,
             half = 0 if src < dst else 1
         key = (str(k), '' if half is None else str(half))
         label_text = key[0] + ('' if half is None else f'.{half}')
-        r = groups.setdefault(key, Round(label_text, [], []))
-        value = m.best_bandwidth() if fastest else m.median_bandwidth()
+        r = groups.setdefault(key, Round(label_text, [], [], []))
+        best = m.best_bandwidth()
+        value = best if fastest else m.median_bandwidth()
         if value is None:
             continue
         r.flows.append((label[src], label[dst]))
         r.measured.append(float(value))
+        r.fastest.append(float(value if best is None else best))
 
     def order(key):
         k, h = key
