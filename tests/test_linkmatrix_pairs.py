@@ -75,3 +75,35 @@ def test_rounds_carry_both_trials():
         assert len(r.fastest) == len(r.measured) == len(r.flows)
         # the fastest trial is never slower than the median one
         assert all(f >= m for f, m in zip(r.fastest, r.measured))
+
+
+#: a second run of the same case: the same pair slow by its median again,
+#: its fastest trial nearer the bound (0.90x)
+OUTPUT_B = 'cg-outputs/emu-linkmatrix-fattree24-allpairs-spine2-n5-b.out'
+
+
+def test_the_same_innocent_in_another_run_is_noted_not_named(tree24):
+    an = _diagnose(tree24, fixture_text(OUTPUT_B))
+    assert sorted(v.kind for v in an.verdicts) == ['node', 'uplink']
+    assert not any('n17' in m or 'n8 ' in m for m in an.messages())
+    noted = [n for n in an.notes if 'n17->n8' in n]
+    assert len(noted) == 1
+    assert 'at 0.45x of prediction in round 15 by its median trial, not ' \
+           'named: its fastest trial ran at 0.90x of prediction' in noted[0]
+
+
+def test_a_flow_whose_fastest_trial_stays_at_a_cut_routes_rate_is_named(
+        tree24):
+    # the flow's fastest trial at 0.75x of prediction: what a route cut to
+    # 0.7x allows with a shaped link's burst, below the bound
+    text = fixture_text(OUTPUT_B)
+    m = re.search(r'src=n17 dst=n8 .*?med_us=(\S+)', text)
+    med = float(m.group(1))
+    # the median at 0.445x of prediction: the fastest at 0.75x of it
+    fastest = med * 0.445 / 0.75
+    capped, n = PAIR.subn(
+        lambda g: f'{g.group(1)}min_us={fastest:.4f}{g.group(3)}', text)
+    assert n == 1
+    an = _diagnose(tree24, capped)
+    assert [v.subject for v in an.verdicts if v.kind == 'link'] == [
+        ('n17', 'n8')]

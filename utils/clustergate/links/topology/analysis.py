@@ -66,11 +66,14 @@ from .verdictchoice import Verdict, pick_verdicts
 DEFAULT_MIN_EFFECT = 0.9
 LINK_EFFECT = 0.7
 # a slow pair whose fastest trial ran at this fraction of its prediction
-# or more is not named: its route carries that rate. On the 24-node tree
-# under load, an innocent pair at 0.39x of prediction by its median had a
-# trial at 0.93x; a route cut to LINK_EFFECT caps every trial near 0.7x
-# (the bursts of a shaped link add a few percent)
-PAIR_REACHED = 0.9
+# or more is not named: its route carries that rate. A route cut to
+# LINK_EFFECT caps every trial near 0.7x (the bursts of a shaped link add
+# a few percent); on the 24-node tree under load the same innocent pair
+# (n17->n8 of round 15, beside a cut trunk) ran at 0.39x and 0.45x of
+# prediction by its median in two runs, its fastest trial at 0.93x and
+# 0.90x. The bound sits between the two: a cut route's trials stay below
+# it, the load's fast trials reach above it
+PAIR_REACHED = 0.8
 # residual spread above this many times sigma: sigma is taken from the data
 NOISIER = 1.25
 
