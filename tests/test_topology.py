@@ -373,3 +373,43 @@ def test_leaf_rounds_scale_and_contrast_every_pair_of_leaves():
     sent = {(t.leaf_of[s], t.leaf_of[d]) for r in rounds
             if r.label.startswith('X') for s, d in r.flows}
     assert len(sent) == 32 * 31
+
+
+#: the emulated 12-node tree as Slurm describes it: LinkSpeed, no unit
+LEAFSPINE12 = ''.join(f'SwitchName=leaf{i + 1} Nodes=n[{3 * i + 1}-{3 * i + 3}]'
+                      f' LinkSpeed=250\n' for i in range(4)) + \
+    'SwitchName=spine Switches=leaf[1-4] LinkSpeed=375\n'
+
+
+def test_a_declared_node_rate_sets_the_unit_of_the_trunks_linkspeed():
+    # node links declared at 250 Mbit/s (31.25 MB/s), the trunks left to
+    # LinkSpeed: 375 against the leaves' 250 is 1.5 node links, 2:1 for
+    # 3 nodes, not 375 MB/s
+    t = parse_topology_conf(LEAFSPINE12, node_rate='250mbit')
+    assert t.capacity(('node', 'n1', 'up')) == 31.25
+    assert t.capacity(('switch', 'leaf2', 'up')) == pytest.approx(46.875)
+    # the other way round: the trunks declared, the node links by ratio
+    t = parse_topology_conf(LEAFSPINE12, uplink_rate='375mbit')
+    assert t.capacity(('node', 'n7', 'down')) == pytest.approx(31.25)
+    assert t.capacity(('switch', 'leaf4', 'down')) == pytest.approx(46.875)
+    # node links declared, LinkSpeed on the spine only: no common unit, the
+    # trunks are undeclared (fitted by the analysis), not 375 MB/s
+    t = parse_topology_conf(LEAFSPINE12.replace(' LinkSpeed=250', ''),
+                            node_rate='250mbit')
+    assert 'leaf1' not in t.uplink_rate
+
+
+def test_healthy_tree_with_a_declared_node_rate_names_nothing(tmp_path):
+    # the healthy fab0 matrix of a rotation night on the emulated 12-node
+    # tree (node links 250 Mbit/s, trunks 375: 2:1), its partition
+    # declaring node_rate 250mbit as the written config suggests; with
+    # the trunks taken as 375 MB/s every leaf's uplink was named at 0.14x
+    from clustergate.links.matrixjob import declared_topology
+    path = tmp_path / 'topology.conf'
+    path.write_text(LEAFSPINE12)
+    topo = declared_topology({'file': str(path), 'node_rate': '250mbit'})
+    run = cgoutput.parse(fixture_text(
+        'cg-outputs/emu-linkmatrix-leafspine12-healthy-intel.out'))
+    an = diagnose(topo, rounds_from_measurements(run.measurements), 'fab0')
+    assert an.verdicts == [], an.messages()
+    assert an.flows == 132

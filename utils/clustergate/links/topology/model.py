@@ -350,6 +350,14 @@ def _build(records, source, derived_nodes: bool, node_rate=None,
     nrate = {n: speed.get(s, 1.0) for n, s in leaf_of.items()}
     urate = {c: speed[parent[c]] * 1.0 for c in parent
              if parent[c] in speed}
+    unit = _linkspeed_unit(speed, leaf_of, parent, node_rate, uplink_rate)
+    if unit is not None:
+        nrate = {n: r * unit for n, r in nrate.items()}
+        urate = {c: r * unit for c, r in urate.items()}
+    elif node_rate is not None or uplink_rate is not None:
+        # the other level's LinkSpeeds cannot be put in the declared
+        # rate's unit: left undeclared (fitted) rather than compared as is
+        urate = {}
     if node_rate is not None:
         nrate = {n: parse_rate(node_rate) for n in leaf_of}
     if uplink_rate is not None:
@@ -366,11 +374,37 @@ def _build(records, source, derived_nodes: bool, node_rate=None,
                                 f'switches), has {len(groups)} group(s)')
         # the top switch's LinkSpeed: the rate of each global link
         top = t.chain(groups[0])[-1]
-        if top in speed and uplink_rate is None:
+        if top in speed and uplink_rate is None and (
+                unit is not None or node_rate is None):
             for i, a in enumerate(groups):
                 for b in groups[i + 1:]:
-                    t.uplink_rate[f'{a}~{b}'] = speed[top]
+                    t.uplink_rate[f'{a}~{b}'] = speed[top] * (unit or 1.0)
     return t
+
+
+def _linkspeed_unit(speed, leaf_of, parent, node_rate, uplink_rate):
+    """The factor that puts Slurm's LinkSpeeds in the unit of the rate
+    the partition declares for one level alone (None: nothing to scale).
+
+    LinkSpeed has no unit in Slurm: it relates a switch's links to the
+    others'. A partition that declares its node links' rate (MB/s) and
+    leaves the trunks to LinkSpeed means them at the ratio LinkSpeed
+    gives (a leaf at 250 under a spine at 375: trunks at 1.5 node links),
+    not at the bare number: compared as is, every oversubscribed trunk
+    of a healthy tree looked cut (leaves named at 0.14x)."""
+    if (node_rate is None) == (uplink_rate is None):
+        return None
+    if node_rate is not None:
+        known = [speed[s] for s in leaf_of.values() if s in speed]
+        declared = parse_rate(node_rate)
+    else:
+        known = [speed[p] for c, p in parent.items()
+                 if p is not None and p in speed]
+        declared = parse_rate(uplink_rate)
+    if not known:
+        return None
+    known.sort()
+    return declared / known[len(known) // 2]
 
 
 def parse_topology_conf(text: str, source: str = 'topology.conf',
