@@ -411,3 +411,55 @@ def test_a_site_with_openmpi_keeps_the_common_requirement(tmp_path):
     # the site's module first, common/'s Debian OpenMPI after it
     assert packages['openmpi']['externals'][0] == {
         'spec': 'openmpi@4.1.4', 'modules': ['openmpi/4.1.4']}
+
+
+def test_slurm_times_in_minutes():
+    assert discover.slurm_minutes('00:30:00') == 30
+    assert discover.slurm_minutes('30') == 30
+    assert discover.slurm_minutes('30:00') == 30
+    assert discover.slurm_minutes('1-00:00:00') == 1440
+    assert discover.slurm_minutes('2-12') == 3600
+    assert discover.slurm_minutes('1-02:30') == 1590
+    assert discover.slurm_minutes('UNLIMITED') is None
+    assert discover.slurm_minutes('INFINITE') is None
+    with pytest.raises(ValueError, match='not a Slurm time'):
+        discover.slurm_minutes('soon')
+
+
+def test_a_partition_time_limit_is_written_and_caps_the_jobs(tmp_path):
+    # the emulated site's debug partition takes jobs of 30 min at most:
+    # HPCC's 60 min job pended there (PartitionTimeLimit) and was
+    # cancelled, a red night on a healthy site
+    import runpy
+    from types import SimpleNamespace
+    from clustergate.rfm.point import joboptions
+    from clustergate.site.partition import partition_model
+
+    root = project_copy(tmp_path)
+    assert init(root, 'emusite', 'capsite') == 0
+    mod = runpy.run_path(str(root / 'config' / 'systems' / 'capsite.py'))
+    parts = {p['name']: p for p in
+             mod['site_configuration']['systems'][0]['partitions']}
+    assert parts['debug']['extras']['max_job_min'] == 30
+    assert 'max_job_min' not in parts['emu']['extras']
+
+    class Part:
+        fullname = 'capsite:debug'
+        extras = parts['debug']['extras']
+        processor = {}
+
+    logged = []
+    log = SimpleNamespace(info=logged.append)
+    test = SimpleNamespace(current_partition=Part(), time_limit=3600.0,
+                           logger=log, display_name='HpccRun')
+    assert partition_model(Part()).max_job_min == 30
+    note = joboptions.cap_time_limit(test)
+    assert test.time_limit == '1800s'
+    assert 'job limit 60 min lowered to the partition\'s longest job, ' \
+           '30 min' in note
+    assert logged == [f'HpccRun: {note}']
+    # a job within the limit keeps its own
+    test = SimpleNamespace(current_partition=Part(), time_limit=600.0,
+                           logger=log, display_name='Stream')
+    assert joboptions.cap_time_limit(test) is None
+    assert test.time_limit == 600.0

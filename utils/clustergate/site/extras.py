@@ -80,6 +80,10 @@ REFERENCE_SET = 'reference_set'
 #: the GPUs' launch settings and affinity, beside ReFrame's ``devices``
 #: (clustergate.site.gpus)
 GPUS = 'gpus'
+#: the longest job the partition takes, in minutes (Slurm's MaxTime): a
+#: check's own job limit above it is lowered to it, since Slurm never
+#: starts a job that asks for more (PartitionTimeLimit)
+MAX_JOB_MINUTES = 'max_job_min'
 
 PARTITION_KEYS = {
     SWEEP: 'node counts, ppn and the ci/nightly subsets',
@@ -100,6 +104,7 @@ PARTITION_KEYS = {
     REFERENCE_SET: 'reference file <system>.NAME.yaml instead of '
                    '<system>.yaml',
     GPUS: "GPU request (gpus-per-node or gres), each GPU's NUMA node and NIC",
+    MAX_JOB_MINUTES: "the longest job in minutes (Slurm's MaxTime)",
 }
 
 #: keys of ``extras['rotation']``

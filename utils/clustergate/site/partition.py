@@ -208,6 +208,8 @@ class PartitionModel:
     sentinels: Sentinels = Sentinels()
     concurrency: Optional[Concurrency] = None
     link_retest_budget_s: Optional[float] = None
+    #: Slurm's MaxTime of the partition, in minutes (None: unlimited)
+    max_job_min: Optional[float] = None
     improvements: str = keys.IMPROVEMENT_POLICIES[0]
     #: the partition's reference file is ``<system>.<reference_set>.yaml``
     reference_set: Optional[str] = None
@@ -245,6 +247,7 @@ SCHEMA = {
         keys.CORES_PER_NODE: _POSITIVE_INT,
         keys.MEMORY_PER_NODE_GIB: _NUMBER,
         keys.NUMA_DOMAINS_PER_NODE: _POSITIVE_INT,
+        keys.MAX_JOB_MINUTES: {'type': 'number', 'exclusiveMinimum': 0},
         keys.STREAM_NUMA_COUNTS: {
             'type': 'array',
             'items': {'type': 'integer', 'minimum': 0}},
@@ -412,6 +415,7 @@ def _parse(extras: Mapping, name: str, processor: Mapping) -> PartitionModel:
         concurrency=_optional(extras, keys.CONCURRENCY, lambda c: Concurrency(
             c.get('policy', 'serial'), _frozen(c.get('fabric_licenses', {})))),
         link_retest_budget_s=extras.get(keys.LINK_RETEST_BUDGET),
+        max_job_min=extras.get(keys.MAX_JOB_MINUTES),
         improvements=extras.get(keys.IMPROVEMENTS,
                                 keys.IMPROVEMENT_POLICIES[0]),
         reference_set=extras.get(keys.REFERENCE_SET),

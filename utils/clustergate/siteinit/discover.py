@@ -55,6 +55,34 @@ def partitions(text: str) -> List[dict]:
             for r in scontrol_records(text) if 'PartitionName' in r]
 
 
+def slurm_minutes(text: str) -> Optional[float]:
+    """Minutes of a Slurm time (``MaxTime``): ``30``, ``30:00``,
+    ``00:30:00``, ``1-00:00:00``, ``2-12``, ``1-02:30``; None for
+    ``UNLIMITED``, ``INFINITE`` or nothing. ValueError naming a text
+    that is none of these."""
+    text = (text or '').strip()
+    if text.upper() in ('', 'UNLIMITED', 'INFINITE', 'NONE'):
+        return None
+    days, dash, rest = text.rpartition('-')
+    try:
+        parts = [int(p) for p in rest.split(':')]
+        d = int(days) if dash else 0
+    except ValueError:
+        raise ValueError(f'not a Slurm time: {text!r}') from None
+    if dash:
+        # days-hours[:minutes[:seconds]]
+        h, m, s = (parts + [0, 0])[:3]
+    elif len(parts) == 3:
+        h, m, s = parts
+    elif len(parts) == 2:
+        h, (m, s) = 0, parts
+    else:
+        h, m, s = 0, parts[0], 0
+    if len(parts) > 3 or min(parts + [d]) < 0:
+        raise ValueError(f'not a Slurm time: {text!r}')
+    return d * 1440 + h * 60 + m + s / 60
+
+
 def _list(value: str) -> List[str]:
     return [] if value in ('', '(null)') else value.split(',')
 
@@ -425,6 +453,7 @@ def _partition(part, allnodes, switched):
         'features': sorted({f for r in recs for f in r['features']}),
         'gres': sorted({g for r in recs for g in r['gres']}),
         'topology': bool(names) and names <= switched,
+        'max_job_min': slurm_minutes(part.get('max_time', '')),
     }
 
 

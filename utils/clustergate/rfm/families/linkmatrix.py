@@ -101,7 +101,7 @@ from clustergate.site import environment as cgenv
 from clustergate.site import sweep
 from clustergate.site.partition import partition_model
 from clustergate import adapter
-from clustergate.rfm.point import modes
+from clustergate.rfm.point import joboptions, modes
 from clustergate.rfm.point.reference import add_bounds
 from clustergate.rfm.families.cgprogram import CgProgramTest
 
@@ -381,6 +381,7 @@ class LinkMatrixTest(LinkRetestJob, MatrixArtefacts, MatrixPerformance,
         if self.time_limit is None:
             self.time_limit = matrixjob.job_limit(rounds, self.num_nodes,
                                                   self.declared())
+            joboptions.cap_time_limit(self)
         if rounds is not None:
             self.executable_opts += matrixschedule.write_schedule(
                 self.stagedir, self.artefact('schedule'), rounds)

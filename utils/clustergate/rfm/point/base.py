@@ -18,7 +18,8 @@ rule for a base class's hooks; ``always_last`` ones after them all)::
                                                  launcher flags (may skip: first)
                     reference.apply              the point's reference
                     joboptions.apply             job options of the partition's
-                                                 concurrency rule
+                                                 concurrency rule; the job
+                                                 limit at most its max_job_min
     run (pre)       nightly.budget_spent         a rotating point does not
                                                  start once its night's budget
                                                  is spent (skips)
