@@ -223,6 +223,14 @@ def _rotation(partitions: int, pad: str) -> List[str]:
             f"{pad}        'rotation': {{'budget_min': {share}}},"]
 
 
+def _max_job(part, pad: str) -> List[str]:
+    if part.get('max_job_min') is None:
+        return []
+    return [f"{pad}        # scontrol show partition: MaxTime; a check's "
+            f"longer job limit is lowered to it",
+            f"{pad}        'max_job_min': {part['max_job_min']:g},"]
+
+
 def _partition(desc, part, families):
     pad = ' ' * 16
     ics = desc['interconnects']
@@ -257,11 +265,7 @@ def _partition(desc, part, families):
     body = [f"{pad}        'sweep': {_fmt(sweep, 25)},",
             f"{pad}        'cores_per_node': {part['cores']},",
             f"{pad}        'memory_per_node_gib': {part['memory_gib']},"]
-    if part.get('max_job_min') is not None:
-        body += [f"{pad}        # scontrol show partition: MaxTime; a "
-                 f"check's longer job limit is lowered to it",
-                 f"{pad}        'max_job_min': {part['max_job_min']:g},"]
-    body += _rotation(len(desc['partitions']), pad)
+    body += _max_job(part, pad) + _rotation(len(desc['partitions']), pad)
     body += gpuconfig.extras_lines(part, desc['name'], pad)
     bench = (prebuilt.lines(part, pad + ' ' * 12) +
              gpuconfig.benchmark_lines(part, desc['name'], pad + ' ' * 12))
