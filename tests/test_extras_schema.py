@@ -51,7 +51,7 @@ BAD_INPUTS = [
      "partition localhost:local: extras.core_per_node: unknown key "
      "(known: benchmarks, concurrency, cores_per_node, expected_families, "
      "gpus, hpcc, improvements, "
-     "interconnects, link_retest_budget_s, memory_per_node_gib, "
+     "interconnects, link_retest_budget_s, max_job_min, memory_per_node_gib, "
      "numa_domains_per_node, "
      "reference_set, rotation, sentinels, stream_numa_counts, sweep, "
      "topology)"),
