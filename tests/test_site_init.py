@@ -451,15 +451,15 @@ def test_a_partition_time_limit_is_written_and_caps_the_jobs(tmp_path):
     logged = []
     log = SimpleNamespace(info=logged.append)
     test = SimpleNamespace(current_partition=Part(), time_limit=3600.0,
-                           logger=log, display_name='HpccRun')
+                           logger=log)
     assert partition_model(Part()).max_job_min == 30
     note = joboptions.cap_time_limit(test)
     assert test.time_limit == '1800s'
     assert 'job limit 60 min lowered to the partition\'s longest job, ' \
            '30 min' in note
-    assert logged == [f'HpccRun: {note}']
+    assert logged == [note]
     # a job within the limit keeps its own
     test = SimpleNamespace(current_partition=Part(), time_limit=600.0,
-                           logger=log, display_name='Stream')
+                           logger=log)
     assert joboptions.cap_time_limit(test) is None
     assert test.time_limit == 600.0

@@ -28,7 +28,7 @@ def cap_time_limit(test):
     note = (f'job limit {test.time_limit / 60:g} min lowered to the '
             f'partition\'s longest job, {most:g} min (extras.max_job_min)')
     test.time_limit = f'{most * 60:g}s'
-    test.logger.info(f'{test.display_name}: {note}')
+    test.logger.info(note)
     return note
 
 
