@@ -37,8 +37,9 @@ corrected for the number of explanations tried) *and* its effect is
 larger than ``min_effect`` (default 0.7x, as the flat link matrix), then
 the next one is looked for (up to ``max_faults``). Flows still off by more
 than a Bonferroni bound after that become ``link`` verdicts (a route or
-cable of one pair), unless the flow's fastest trial ran at its
-prediction (:func:`_reach`). Two explanations that touch exactly the same flows
+cable of one pair), unless the flow's fastest trial ran at
+``PAIR_REACHED`` of its prediction or more (:func:`_reach`). Two
+explanations that touch exactly the same flows
 cannot be told apart by any measurement of these rounds: both are named
 (e.g. with two leaves, leaf1's trunk up and leaf2's trunk down carry the
 same flows).
