@@ -55,6 +55,10 @@ BAD_INPUTS = [
      "numa_domains_per_node, "
      "reference_set, rotation, sentinels, stream_numa_counts, sweep, "
      "topology)"),
+    ('a longest job of no minutes',
+     (EXPECTED, EXPECTED + " 'max_job_min': 0,"),
+     "partition localhost:local: extras.max_job_min: 0 is less than or "
+     "equal to the minimum of 0"),
     ('nightly budget of no minutes',
      (EXPECTED, EXPECTED + " 'rotation': {'budget_min': 0},"),
      "partition localhost:local: extras.rotation.budget_min: must be a "

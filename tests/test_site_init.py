@@ -463,3 +463,26 @@ def test_a_partition_time_limit_is_written_and_caps_the_jobs(tmp_path):
                            logger=log)
     assert joboptions.cap_time_limit(test) is None
     assert test.time_limit == 600.0
+
+
+def test_an_unreadable_max_time_is_left_out_not_a_traceback(tmp_path):
+    # a MaxTime written in a form the parser does not know: site init
+    # still writes the system, without max_job_min
+    kind = tmp_path / 'kinds'
+    shutil.copytree(os.path.join(SITES, 'emusite'), kind / 'odd')
+    path = kind / 'odd' / 'scontrol-partition.txt'
+    path.write_text(path.read_text().replace('MaxTime=00:30:00',
+                                             'MaxTime=half-an-hour'))
+    root = project_copy(tmp_path)
+
+    def run(name, argv):
+        p = kind / 'odd' / f'{name}.txt'
+        if not p.exists():
+            return 127, f'{argv[0]}: not found'
+        first, text = p.read_text().split('\n', 1)
+        rc = kind / 'odd' / f'{name}.rc'
+        return (int(rc.read_text()) if rc.exists() else 0), text
+
+    assert init(root, 'odd', 'oddsite', runner=run) == 0
+    text = (root / 'config' / 'systems' / 'oddsite.py').read_text()
+    assert 'max_job_min' not in text

@@ -83,6 +83,15 @@ def slurm_minutes(text: str) -> Optional[float]:
     return d * 1440 + h * 60 + m + s / 60
 
 
+def _max_job(text: str) -> Optional[float]:
+    # a MaxTime this parser does not read is left out of the config: a
+    # longer job then fails at once naming Slurm's PartitionTimeLimit
+    try:
+        return slurm_minutes(text)
+    except ValueError:
+        return None
+
+
 def _list(value: str) -> List[str]:
     return [] if value in ('', '(null)') else value.split(',')
 
@@ -453,7 +462,7 @@ def _partition(part, allnodes, switched):
         'features': sorted({f for r in recs for f in r['features']}),
         'gres': sorted({g for r in recs for g in r['gres']}),
         'topology': bool(names) and names <= switched,
-        'max_job_min': slurm_minutes(part.get('max_time', '')),
+        'max_job_min': _max_job(part.get('max_time', '')),
     }
 
 
