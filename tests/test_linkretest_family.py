@@ -16,6 +16,7 @@ import pytest
 
 from clustergate.links import retest_candidates
 from clustergate.links import retest_driver
+from clustergate.links import retest_open
 from clustergate.links import retest_rules
 from clustergate_lab import simulate
 
@@ -42,7 +43,7 @@ def test_the_correction_scales_with_the_links_tested():
 
 def retested(sent, recv, links):
     """A borderline ``n1`` retested on the recorded round figures until
-    they run out (the budget), then :func:`retest_rules.unresolved` as the driver
+    they run out (the budget), then :func:`retest_open.unresolved` as the driver
     calls it; its decision."""
     cand = retest_candidates.Candidate('n1', 'borderline', 'recv 0.88x its peers', 0.88)
     left = {'sent': iter(sent), 'recv': iter(recv)}
@@ -63,7 +64,7 @@ def retested(sent, recv, links):
 
     got = retest_driver.adaptive([cand], {'n1': PARTNERS}, measure, 1e9,
                                  lambda: next(clock), links=links)
-    retest_rules.unresolved(got, [cand], links=links)
+    retest_open.unresolved(got, [cand], links=links)
     return got['n1']
 
 
@@ -87,7 +88,7 @@ def test_leaning_to_a_loss_is_told_against_the_links_tested():
     on_9 = retested(HEALTHY, LOW, 9)
     assert on_9.status == 'inconclusive', on_9.text
     on_1024 = retested(HEALTHY, LOW, 1024)
-    assert on_1024.status == retest_rules.UNRESOLVED, on_1024.text
+    assert on_1024.status == retest_open.UNRESOLVED, on_1024.text
     assert f'within {retest_rules.health_se(1024, 14):.2g} standard errors' in \
         on_1024.text
 

@@ -13,7 +13,7 @@ link under the emulation's usual noise, stay named.
 """
 
 from clustergate.links import retest_candidates
-from clustergate.links import retest_rules
+from clustergate.links import retest_open
 from clustergate.links import retest_verdict
 from retest_replay import replayed
 
@@ -29,14 +29,14 @@ N11_RECV = [0.99, 1.01, 0.98, 1.0, 0.97, 1.02, 0.99, 1.0, 0.98, 1.01,
 def decided(node, why, sent, recv, faults=()):
     """``node`` retested round by round on the recorded figures until
     they run out (the budget), then the driver's rules at the budget
-    (:func:`retest_rules.explain`, :func:`retest_rules.unresolved`); ``(decision, candidate)``.
+    (:func:`retest_open.explain`, :func:`retest_open.unresolved`); ``(decision, candidate)``.
     """
     cand = retest_candidates.Candidate(node, why, 'sent 0.93x its peers (-3.0 MADs)', 0.93)
     left = {'sent': iter(sent), 'recv': iter(recv)}
     got = replayed(cand, left, RATE, 'retest launch killed after 1.0 s '
                    '(the end of the budget)')
-    retest_rules.explain(got, [cand], list(faults))
-    retest_rules.unresolved(got, [cand])
+    retest_open.explain(got, [cand], list(faults))
+    retest_open.unresolved(got, [cand])
     return got[node], cand
 
 
@@ -52,7 +52,7 @@ def test_a_healthy_link_within_the_noise_is_a_warning():
     s = d.directions['sent']['values']
     assert len(s) == 12 and sum(v <= 0.95 for v in s) == 5
     assert round(sum(s) / len(s), 2) == 0.97
-    assert d.status == retest_rules.UNRESOLVED, d.text
+    assert d.status == retest_open.UNRESOLVED, d.text
     lines, notes = verdict(d, cand)
     assert lines == []          # the run does not fail
     (warn,) = [n for n in notes if n.startswith(retest_verdict.WARNING)]
@@ -66,7 +66,7 @@ def test_one_round_beside_a_cut_uplink_does_not_name_an_innocent():
     d, cand = decided('n8', 'borderline', [1.06], [1.04],
                       faults=['uplink leaf4-spine'])
     assert d.retests == 1
-    assert d.status == retest_rules.UNRESOLVED, d.text
+    assert d.status == retest_open.UNRESOLVED, d.text
     up = 'uplink leaf4-spine on fabric fab1: trunk at 0.32x'
     lines, notes = verdict(d, cand, [up])
     assert lines == [up + ' [basis: fabric model]']
@@ -80,19 +80,19 @@ def test_one_round_left_by_a_failed_launch_is_a_warning():
     # and the first round did not name it
     d, cand = decided('n10', 'borderline', [0.9801], [0.9431])
     assert d.retests == 1
-    assert d.status == retest_rules.UNRESOLVED, d.text
+    assert d.status == retest_open.UNRESOLVED, d.text
     lines, notes = verdict(d, cand)
     assert lines == []
     assert any(n.startswith('WARNING: undecided node link n10')
                for n in notes)
     # three rounds at that level lean to a loss: the run fails
     d, _ = decided('n10', 'borderline', [0.98] * 3, [0.943, 0.94, 0.945])
-    assert d.status != retest_rules.UNRESOLVED, d.text
+    assert d.status != retest_open.UNRESOLVED, d.text
 
 
 def test_a_borderline_link_no_round_fitted_is_a_warning():
     d, cand = decided('n8', 'borderline', [], [])
-    assert d.retests == 0 and d.status == retest_rules.UNRESOLVED, d.text
+    assert d.retests == 0 and d.status == retest_open.UNRESOLVED, d.text
     assert verdict(d, cand)[0] == []
 
 
@@ -142,7 +142,7 @@ def test_a_link_the_noise_cannot_tell_from_health_is_a_warning():
     # noise a 5 % loss cannot be told from health within the budget, and
     # the warning says which loss it could
     d, cand = decided('n177', 'borderline', NOISY_SENT, [1.0] * 10)
-    assert d.status == retest_rules.UNRESOLVED, d.text
+    assert d.status == retest_open.UNRESOLVED, d.text
     lines, notes = verdict(d, cand)
     assert lines == []
     (warn,) = [n for n in notes if n.startswith(retest_verdict.WARNING)]

@@ -18,6 +18,7 @@ import pytest
 
 from clustergate.links import retest_candidates
 from clustergate.links import retest_driver
+from clustergate.links import retest_open
 from clustergate.links import retest_rules
 from clustergate.links import retest_verdict
 from conftest import fixture_text
@@ -146,7 +147,7 @@ def test_a_short_budget_goes_to_the_named_link_first(monkeypatch):
                                   budget=44.0)
     got = {d['node']: d for d in result['decisions']}
     assert got['n7']['status'] == 'slow', got['n7']
-    assert got['n1']['status'] == retest_rules.UNRESOLVED, got['n1']
+    assert got['n1']['status'] == retest_open.UNRESOLVED, got['n1']
     assert subjects(lines) == ['slow node link n7', 'uplink leaf2-spine']
     assert any(n.startswith('WARNING: undecided node link n1 on fabric')
                for n in notes), notes
@@ -160,7 +161,7 @@ def test_undecided_but_not_leaning_to_a_loss_is_a_warning(monkeypatch):
     result, lines, notes = retest(monkeypatch, 'healthy', {'n1': 1.035},
                                   launches, budget=60.0)
     (d,) = result['decisions']
-    assert d['status'] == retest_rules.UNRESOLVED, d
+    assert d['status'] == retest_open.UNRESOLVED, d
     assert lines == []
     (note,) = [n for n in notes if n.startswith(retest_verdict.WARNING)]
     assert note.startswith('WARNING: undecided node link n1 on fabric fab0')

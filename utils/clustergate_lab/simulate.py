@@ -351,6 +351,7 @@ def retest(topo, true_faults, cands, figs, rng, sigma, scale, bytes_=4e6,
     seconds)``."""
     from clustergate.links import retest_candidates
     from clustergate.links import retest_driver
+    from clustergate.links import retest_open
     from clustergate.links import retest_rules
     from clustergate.links.topology.fairshare import predict
     if not cands:
@@ -387,9 +388,9 @@ def retest(topo, true_faults, cands, figs, rng, sigma, scale, bytes_=4e6,
     decided = retest_driver.adaptive(cands, refs, measure, retest_driver.BUDGET,
                                      clock=lambda: clock[0], links=links)
     lines = analysis.messages() if analysis is not None else []
-    retest_rules.explain(decided, cands, retest_rules.confirmed_faults(lines, decided))
+    retest_open.explain(decided, cands, retest_open.confirmed_faults(lines, decided))
     # as the driver: within the noise
-    retest_rules.unresolved(decided, cands, links=links)
+    retest_open.unresolved(decided, cands, links=links)
     return decided, clock[0]
 
 

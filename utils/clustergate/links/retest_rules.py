@@ -49,18 +49,9 @@ over the links tested) and an undecided borderline link leans to a loss
 only beyond :func:`health_se`: each link tested is one more chance to
 name a healthy one, and the first round lets a few through at any size.
 
-**Explained, not named.** A *borderline* node link that the budget
-left undecided, on a fabric where the verdict names a fault or the retest
-confirmed one (a cut trunk, a miscabled node, another node link), is not
-named when alone it leans healthy in every direction (above the ratio at
-p < ``EXPLAINED_ALPHA``, 0.1, and nearer its partners' level than the
-ratio): its first round's hint is what those faults disturbed (the fault
-campaign's three innocents, each 0.98-1.00x alone). On a fabric with no
-confirmed fault it stays undecided and the run fails, unless alone it
-does not lean to a loss (:func:`unresolved`: the median of its rounds
-above the ratio, or no round fitted): then it is within the retest's
-noise, a warning that does not fail the run (a fresh site without a
-per-link baseline, on a loaded node).
+**At the budget.** What becomes of a link the budget left open (named,
+explained by a confirmed fault beside it, or a warning within the run's
+noise) is :mod:`clustergate.links.retest_open`'s.
 
 A first round's verdict therefore never stands on one round: a named node
 link the retests clear is not a fault (a noisy round, or a figure a fault
@@ -86,7 +77,7 @@ from clustergate.links import judge as linkjudge
 from clustergate.links import stats as linkstats
 from clustergate.links.retest_candidates import (DIRECTIONS, Bounds,
                                                  Candidate, Pair, Plan,
-                                                 halfway, node_link_of)
+                                                 halfway)
 
 #: the naming ratio of a retest figure (x of the control pairs, alone)
 RATIO = linkjudge.RATIO
@@ -96,15 +87,17 @@ ALPHA = 0.01
 MIN_RETESTS = 3
 #: the standard deviation of the round figures counts at least this much
 SD_FLOOR = 0.01
-#: a borderline node link the retest leaves undecided beside confirmed
-#: faults is not named when alone it leans healthy at this p (see
-#: :func:`explain`)
-EXPLAINED_ALPHA = 0.1
 #: node links of the fabrics ALPHA and HEALTH_SE were set on (the
 #: emulated trees, 9 to 24 nodes): up to this many node links tested they
 #: apply as they are; above, each is corrected for how many were tested
 #: (:func:`family_alpha`, :func:`health_se`)
 CALIBRATED_LINKS = 32
+#: standard errors of the retest's mean below its partners' level (1.0x)
+#: that a borderline link's rounds must fall to lean to a loss: at a
+#: noise where the budget's rounds cannot tell a 5 % loss from health
+#: (a simulated sigma of 0.15: 10 rounds, a standard error of 0.047) a
+#: healthy link at 0.96x is a warning saying so, not a red night
+HEALTH_SE = 2.0
 
 
 def _t_sf(t, df):
@@ -368,7 +361,7 @@ def _retest_basis(cand: Candidate, direction: str) -> str:
             f'level to the naming ratio {RATIO:g}x (no per-link baseline)')
 
 
-def _p(p):
+def p_text(p):
     return 'p < 0.001' if p < 0.001 else f'p = {p:.3f}'
 
 
@@ -401,7 +394,7 @@ def decide(rounds: Sequence[Mapping[Pair, float]], cand: Candidate,
         dr = min(slow, key=lambda x: per[x].mean)
         s = per[dr]
         d.direction = dr
-        conf = f'({_p(s.p_slow())}, {s.n} retests)'
+        conf = f'({p_text(s.p_slow())}, {s.n} retests)'
         halves = [series(rounds, node, h, controls, dr, ratio)
                   for h in _halves(parts)]
         if len(halves) < 2 or all(h.mean <= s.slow_level for h in halves):
@@ -422,7 +415,7 @@ def decide(rounds: Sequence[Mapping[Pair, float]], cand: Candidate,
                 d.status, d.direction, d.blamed = 'partner', dr, blamed
                 with_ = 'with ' + ', '.join(blamed)
                 d.text = (f'retest: {_describe(node, dr, s, with_)} '
-                          f'({_p(s.p_slow())}), {per[dr].mean:.2f}x with all '
+                          f'({p_text(s.p_slow())}), {per[dr].mean:.2f}x with all '
                           f'its partners ({", ".join(parts)}): that pair, '
                           f'not {node}\'s own link')
                 return d
@@ -433,7 +426,7 @@ def decide(rounds: Sequence[Mapping[Pair, float]], cand: Candidate,
         d.text = ('cleared by retest: ' + ', '.join(
             f'{"sent" if dr == "sent" else "received"} {per[dr].mean:.2f}x'
             for dr in DIRECTIONS) + f' its partners alone, above '
-            f'{ratio:g}x ({_p(p)}, {d.retests} retests)')
+            f'{ratio:g}x ({p_text(p)}, {d.retests} retests)')
         return d
 
     if final:
@@ -442,155 +435,9 @@ def decide(rounds: Sequence[Mapping[Pair, float]], cand: Candidate,
                     if per[x].n else math.inf)
         s = per[worst]
         d.text = ('retest inconclusive after the time budget: ' +
-                  (f'{_describe(node, worst, s)} (below: {_p(s.p_slow())}, '
-                   f'above: {_p(s.p_healthy())}) [retest basis: '
+                  (f'{_describe(node, worst, s)} (below: {p_text(s.p_slow())}, '
+                   f'above: {p_text(s.p_healthy())}) [retest basis: '
                    f'{_retest_basis(cand, worst)}]' if s.n else
                    'no retest round fitted in it'))
     return d
 
-
-def confirmed_faults(lines: Sequence[str],
-                     decided: Mapping[str, 'Decision']) -> List[str]:
-    """What the fabric's verdict ``lines`` name besides node links (a cut
-    trunk, a miscabled node, a slow pair) and the node links and pairs the
-    retest confirmed slow, each in a few words."""
-    out = [ln.split(':', 1)[0] for ln in lines if node_link_of(ln) is None]
-    for node, d in sorted(decided.items()):
-        if d.status == 'slow':
-            out.append(f'node link {node}')
-        elif d.status == 'partner':
-            out.append(f'link {node} with {", ".join(d.blamed)}')
-    return out
-
-
-def _leaning(d: 'Decision', ratio: float, alpha: float) -> bool:
-    """Whether every direction of ``d`` had its retests, is above the
-    naming ratio at p < ``alpha`` and nearer to its partners than to the
-    ratio (a link at the ratio, a 95 % one, is not explained away)."""
-    return all(len(x['values']) >= MIN_RETESTS and x['p_healthy'] < alpha
-               and x['mean'] >= (1 + ratio) / 2
-               for x in d.directions.values())
-
-
-def explain(decided: Dict[str, 'Decision'], cands: Sequence[Candidate],
-            faults: Sequence[str], ratio: float = RATIO,
-            alpha: float = EXPLAINED_ALPHA):
-    """The rule for a *borderline* node link (not named by its first round
-    on its own) that the retest left undecided at the end of its budget,
-    beside faults the fabric's verdict names or the retest confirmed: when
-    alone it leans healthy in every direction (above the naming ratio at
-    p < ``alpha``, a weaker bar than a decision's), its first round's hint
-    is what those faults disturbed: status ``explained``, not named (the
-    check logs it). Its mean must also be nearer to its partners' level
-    than to the ratio: a link at the ratio stays undecided. On a fabric
-    with no confirmed fault, or leaning slow, it stays undecided and the
-    run fails saying so. ``faults``: :func:`confirmed_faults`."""
-    if not faults:
-        return
-    for c in cands:
-        d = decided.get(c.node)
-        if c.why != 'borderline' or d is None or \
-                d.status != 'inconclusive' or not _leaning(d, ratio, alpha):
-            continue
-        d.status = 'explained'
-        alone = ', '.join(
-            f'{"sent" if dr == "sent" else "received"} {x["mean"]:.2f}x '
-            f'({_p(x["p_healthy"])})' for dr, x in d.directions.items())
-        d.text = (f'not named: borderline in its first round beside what '
-                  f'the fabric verdict and the retest confirmed '
-                  f'({"; ".join(faults)}); alone it leans healthy, '
-                  f'undecided within the time budget: {alone} its partners '
-                  f'alone, above {ratio:g}x, {d.retests} retests')
-
-
-#: the retest's status of a borderline node link left open that does not
-#: lean to a loss (see :func:`unresolved`): a warning, not a verdict line
-UNRESOLVED = 'unresolved'
-
-
-def _standard_error(values: Sequence[float]) -> float:
-    """The standard error of the mean of ``values`` (their SD floored at
-    ``SD_FLOOR``; one value: the floor)."""
-    sd = statistics.stdev(values) if len(values) > 1 else 0.0
-    return max(sd, SD_FLOOR) / math.sqrt(len(values))
-
-
-#: standard errors of the retest's mean below its partners' level (1.0x)
-#: that a borderline link's rounds must fall to lean to a loss: at a
-#: noise where the budget's rounds cannot tell a 5 % loss from health
-#: (a simulated sigma of 0.15: 10 rounds, a standard error of 0.047) a
-#: healthy link at 0.96x is a warning saying so, not a red night
-HEALTH_SE = 2.0
-
-
-def _leans_to_loss(values: Sequence[float], ratio: float,
-                   links: int = 0) -> bool:
-    """Whether a direction's retests lean to a loss: their median not
-    clearly above the naming ratio (by the standard error of their mean)
-    and health rejected (their mean more than :func:`health_se` standard
-    errors below its partners' level: :data:`HEALTH_SE` up to
-    :data:`CALIBRATED_LINKS` node links tested)."""
-    if len(values) < MIN_RETESTS:
-        # one or two rounds decide nothing (MIN_RETESTS), and with one
-        # the spread is only the floor: a healthy link read at 0.94x in
-        # the one round a failed launch left was red
-        return False
-    error = _standard_error(values)
-    se = health_se(links, len(values))
-    return statistics.median(values) <= ratio + error and \
-        statistics.fmean(values) < 1.0 - se * error
-
-
-def unresolved(decided: Dict[str, 'Decision'], cands: Sequence[Candidate],
-               ratio: float = RATIO, links: int = 0):
-    """The rule for a *borderline* node link (not named by its first
-    round: within the naming bounds) that the budget left undecided and
-    that :func:`explain` did not explain: when alone it does not lean to a
-    loss at the naming ratio (the median of its rounds clearly above
-    ``ratio``, by the standard error of their mean, in every direction
-    measured, or no round fitted in the budget) it is
-    within the retest's noise of the ratio: status ``unresolved``, a
-    warning that does not fail the run (the first round did not name it,
-    and nothing measured since does). A fresh site has no per-link
-    baseline and a loaded node's rounds spread by +-4 %: a healthy link
-    at 0.97x alone (5 of 12 rounds at or below 0.95x), or one beside a cut
-    uplink whose retest got one round at 1.06x, must not fail the gate.
-    One whose median is not clearly above the ratio stays undecided: the
-    run fails saying so (the campaign's n8 at 95 %, alone 0.93-1.03x over
-    9 rounds: medians 0.952 and 0.953, within one standard error, 0.010,
-    of the ratio). ``links``: the node links the first round tested; on a
-    fabric of more than :data:`CALIBRATED_LINKS` health is rejected at
-    :func:`health_se` standard errors, not :data:`HEALTH_SE` (a healthy
-    link at 0.92x alone over 12 retests at sigma 0.15, 3.4 standard errors
-    below, is one of the thousand a 1,024-node fabric tested)."""
-    for c in cands:
-        d = decided.get(c.node)
-        if c.why != 'borderline' or d is None or \
-                d.status != 'inconclusive':
-            continue
-        medians = {dr: statistics.median(x['values'])
-                   for dr, x in d.directions.items() if x['values']}
-        errors = {dr: _standard_error(d.directions[dr]['values'])
-                  for dr in medians}
-        if any(_leans_to_loss(d.directions[dr]['values'], ratio, links)
-               for dr in medians):
-            continue
-        d.status = UNRESOLVED
-        # what its lowest direction tells, in the words of that one
-        low = min(medians, key=medians.get, default=None)
-        se = health_se(links, len(d.directions[low]['values'])) \
-            if low else health_se(links)
-        alone = ', '.join(
-            f'{"sent" if dr == "sent" else "received"} median {m:.2f}x '
-            f'of {len(d.directions[dr]["values"])}'
-            for dr, m in sorted(medians.items())) or 'no round'
-        d.text = (f'not named: borderline in its first round, undecided '
-                  f'within the time budget, alone it does not lean to a '
-                  f'loss ({alone} retests, above the naming ratio '
-                  f'{ratio:g}x or within {se:.2g} standard errors '
-                  f'of its partners\' level: a loss under '
-                  f'{se * errors.get(low, SD_FLOOR):.0%}'
-                  f' is not told from health at this noise; {d.text}): '
-                  f'within the retest\'s noise; a '
-                  f'per-link baseline (clustergate baseline --links) or a '
-                  f'longer retest budget decides it')

@@ -7,7 +7,7 @@ import re
 from typing import List, Mapping, Optional, Sequence, Tuple
 
 from clustergate.links.retest_candidates import Candidate, node_link_of
-from clustergate.links.retest_rules import UNRESOLVED
+from clustergate.links.retest_open import UNRESOLVED
 
 #: the retest's statuses that are not named (logged)
 CLEARED = ('healthy', 'explained')
@@ -51,8 +51,8 @@ def apply(lines: List[str], result: Optional[Mapping], fabric: str,
     retest's confidence; one the retest could not decide (inconclusive
     within the budget, or not retested) keeps its line saying why: the
     gate does not pass what it could not check. A borderline one becomes a
-    line when confirmed or undecided (not when :func:`clustergate.links.retest_rules.explain` explained
-    it: logged; not when :func:`clustergate.links.retest_rules.unresolved` found it within the retest's
+    line when confirmed or undecided (not when :func:`clustergate.links.retest_open.explain` explained
+    it: logged; not when :func:`clustergate.links.retest_open.unresolved` found it within the retest's
     noise: a note starting with ``WARNING``)."""
     out = [with_basis(ln, tree) for ln in lines]
     if cands is None:
