@@ -143,7 +143,7 @@ class RunSpread:
         return self.z * self.sd
 
     def describe(self) -> str:
-        return (f'the {self.series} retested series of this run spread '
+        return (f'the {self.series} other retested series of this run spread '
                 f'{self.sd:.2f}x between links (robust SD of their means)')
 
 
