@@ -3,6 +3,7 @@ that is up), run ReFrame on it as the unprivileged user ``cgrunner`` the
 way a site's users do, and tear down what we started, checking that
 nothing is left behind."""
 
+import json
 import os
 import pwd
 import shutil
@@ -25,6 +26,31 @@ USER = 'cgrunner'
 #: docs/reports/emulated-cluster.md). A real regression fails both tries; a run
 #: that must fail still fails.
 RETRY = '--max-retries=1'
+
+
+#: sessions of one ReFrame run at most, when only OpenMPI's start-up crash
+#: failed it (see :func:`run`)
+SESSIONS = 3
+
+
+def startup_crash_only(report_path):
+    """Whether every test case that failed in the last run of the ReFrame
+    report at ``report_path`` is a job whose rank died of a segmentation
+    fault before its program completed: OpenMPI 4.1.4's start-up crash
+    under ``srun --mpi=pmix`` (docs/reports/emulated-cluster.md). False
+    when the report is missing or nothing failed."""
+    try:
+        with open(report_path) as fp:
+            cases = json.load(fp)['runs'][-1]['testcases']
+    except (OSError, ValueError, KeyError, IndexError):
+        return False
+
+    failed = [c.get('fail_reason') or '' for c in cases
+              if c.get('result') == 'fail']
+    return bool(failed) and all(
+        'no CG_DONE completion line' in r and
+        'died of Segmentation fault' in r for r in failed)
+
 
 
 def why_not_available():

@@ -266,6 +266,21 @@ def test_pairs_option_times_each_pair_alone(built_programs):
     assert "pair 0-4 is not two distinct ranks of 0..3" in bad.stderr
 
 
+def test_a_pair_alone_is_timed_from_its_senders_start(built_programs):
+    # each sender starts 0.3 s after the barrier (a test switch): timed
+    # from the barrier, the receiver counted that wait (on the emulated
+    # site rank 0, out of the barrier first, received at 0.96x alone);
+    # timed from the sender's word it does not: 64 KB over loopback
+    # takes well under 0.3 s on any machine
+    cp = _mpirun(built_programs, 2, '--bytes', '64K', '--trials', '3',
+                 '--pairs', '0-1,1-0', '--late-sender-us', '300000')
+    assert cp.returncode == 0, cp.stderr
+    run = cgoutput.parse(cp.stdout)
+    assert len(run.measurements) == 2
+    for m in run.measurements:
+        assert m['med_us'] < 300000, m
+
+
 def test_driver_retests_in_the_job_and_stops_at_its_budget(built_programs,
                                                            tmp_path):
     # the first round: a real healthy 4-node matrix of the emulated
