@@ -1,8 +1,10 @@
-"""An error in a file the settings are assembled from (config/common.py,
-the package they import) is one line naming the file, the line and the
-cause, as ReFrame prints a ConfigError: never a traceback.
+"""An error in a file the settings are assembled from (config/assemble.py,
+config/common.py, the package they import) is one line naming the file,
+the line and the cause, as ReFrame prints a ConfigError: never a
+traceback.
 
-A syntax error in config/settings.py itself is ReFrame's to report: it
+config/settings.py itself holds nothing to edit (it loads
+config/assemble.py): a syntax error there is ReFrame's to report, which
 parses the file (``ast.parse``) before any of it runs."""
 
 import os
@@ -14,14 +16,16 @@ import pytest
 from conftest import ROOT, reframe_cmd
 
 
+@pytest.mark.parametrize('fname', ['common.py', 'assemble.py'])
 @pytest.mark.parametrize('broken,cause', [
     ('\nPERF_TABLE = (\n', "SyntaxError: '(' was never closed"),
     ('\nraise KeyError("CG_NOTHING")\n', "KeyError: 'CG_NOTHING'"),
 ])
-def test_an_error_in_common_is_one_line(tmp_path, broken, cause):
+def test_an_error_in_what_settings_load_is_one_line(tmp_path, fname, broken,
+                                                    cause):
     cfg = tmp_path / 'config'
     shutil.copytree(os.path.join(ROOT, 'config'), cfg)
-    common = cfg / 'common.py'
+    common = cfg / fname
     common.write_text(common.read_text() + broken)
     line = len(common.read_text().splitlines())
     env = dict(os.environ, SLURM_CONF='',

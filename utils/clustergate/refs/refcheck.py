@@ -236,7 +236,7 @@ def check_all(systems: Mapping[str, Iterable[str]], refs_dir: str):
 
 def configured_systems(settings=None) -> list:
     """The ``systems`` of the ReFrame configuration, as loaded (and
-    validated) by ``config/settings.py``."""
+    validated) by ``config/assemble.py``."""
     import runpy
 
     settings = settings or os.path.join(PROJECT_ROOT, 'config',

@@ -126,7 +126,7 @@ SENTINEL_KEYS = (SENTINEL_CHECKS, SENTINEL_CANARIES, SENTINEL_ENVIRON)
 DEFAULT_SENTINELS = {SENTINEL_CHECKS: ('LinkMatrix',),
                      SENTINEL_CANARIES: True}
 
-#: which file declared each system (config/settings.py notes it), so that
+#: which file declared each system (config/assemble.py notes it), so that
 #: an error found after the configuration loaded still names the file
 _SOURCES = {}
 

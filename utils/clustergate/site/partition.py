@@ -577,7 +577,7 @@ def environment_model(environ) -> EnvironmentModel:
 
 def config_partition_model(system: Mapping, part: Mapping) -> PartitionModel:
     """The model of partition ``part`` (a dictionary of ReFrame's
-    configuration) of ``system``: what config/settings.py validates when
+    configuration) of ``system``: what config/assemble.py validates when
     the configuration loads."""
     name = f'{system.get("name", "?")}:{part.get("name", "?")}'
     extras = part.get('extras', {})
