@@ -18,8 +18,8 @@ on itself, with no references, and go green. So:
   matches stops the session at configuration load with one line naming
   the host and the patterns (:func:`choose`).
 
-``config/assemble.py`` (loaded by ``config/settings.py``) calls :func:`apply` once the systems are loaded;
-in a ``reframe`` session that runs or lists checks the choice is printed
+``config/assemble.py`` (loaded by ``config/settings.py``) calls
+:func:`apply` once the systems are loaded; in a ``reframe`` session that runs or lists checks the choice is printed
 before ReFrame's header, e.g.
 ``clustergate: system localhost: no site system is configured (only
 localhost, emucluster), hostname 'vm'``.
