@@ -19,8 +19,9 @@ on itself, with no references, and go green. So:
   the host and the patterns (:func:`choose`).
 
 ``config/assemble.py`` (loaded by ``config/settings.py``) calls
-:func:`apply` once the systems are loaded; in a ``reframe`` session that runs or lists checks the choice is printed
-before ReFrame's header, e.g.
+:func:`apply` once the systems are loaded; in a ``reframe`` session
+that runs or lists checks the choice is printed before ReFrame's header,
+e.g.
 ``clustergate: system localhost: no site system is configured (only
 localhost, emucluster), hostname 'vm'``.
 """
