@@ -10,6 +10,7 @@ parses the file (``ast.parse``) before any of it runs."""
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -69,3 +70,23 @@ def test_an_unknown_name_on_the_command_line_lists_the_known(tmp_path, argv,
     assert len(errors) == 1 and why in errors[0], out
     # nothing says the unknown system was chosen
     assert 'chosen with' not in out
+
+
+def test_sweep_says_a_syntax_error_in_settings_in_one_line(tmp_path):
+    """ReFrame prints its own traceback for a syntax error in the file it
+    is given; ``clustergate sweep`` (the first step after adding a site)
+    says it in one line, exit status 2 (bad input)."""
+    cfg = tmp_path / 'config'
+    shutil.copytree(os.path.join(ROOT, 'config'), cfg)
+    settings = cfg / 'settings.py'
+    settings.write_text(settings.read_text() + '\nx = (\n')
+    cp = subprocess.run([sys.executable, '-m', 'clustergate.cli', 'sweep',
+                         '-C', str(settings)], capture_output=True,
+                        text=True, cwd=ROOT, timeout=300,
+                        env=dict(os.environ, SLURM_CONF=''))
+    assert cp.returncode == 2, cp.stdout + cp.stderr
+    assert 'Traceback' not in cp.stderr, cp.stderr
+    lines = cp.stderr.strip().splitlines()
+    assert lines == [lines[0]] and lines[0].startswith(
+        f'clustergate sweep: failed to load configuration: {settings}: '
+        f"SyntaxError: '(' was never closed"), cp.stderr
