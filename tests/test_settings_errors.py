@@ -29,7 +29,8 @@ def test_an_error_in_what_settings_load_is_one_line(tmp_path, fname, broken,
     common = cfg / fname
     common.write_text(common.read_text() + broken)
     line = len(common.read_text().splitlines())
-    env = dict(os.environ, SLURM_CONF='',
+    # ReFrame logs a configuration it cannot load to $TMPDIR/rfm-*.log
+    env = dict(os.environ, SLURM_CONF='', TMPDIR=str(tmp_path),
                CG_DEBUG_LOG=str(tmp_path / 'out' / 'reframe.log'))
     cp = subprocess.run(reframe_cmd() + ['-C', str(cfg / 'settings.py'),
                                          '--show-config=systems/0/name'],
