@@ -340,8 +340,8 @@ def test_driver_retests_in_the_job_and_stops_at_its_budget(built_programs,
 
 def test_the_job_script_runs_the_retest_after_the_matrix(tmp_path):
     """A dry run on the emulated cluster (no cluster needed): the job
-    script runs the driver after the matrix, only when it succeeded, and
-    keeps the matrix's exit status; the driver's line works as written."""
+    script runs the driver after the matrix, a retest only after a whole
+    output, and keeps the matrix's exit status; the driver's line works as written."""
     from conftest import ROOT, reframe_cmd
     env = {k: v for k, v in os.environ.items() if k != 'SLURM_CONF'}
     env.update(CG_RESULTS_DB=str(tmp_path / 'results.db'),
@@ -392,11 +392,15 @@ def test_the_job_script_runs_the_retest_after_the_matrix(tmp_path):
     result = json.loads((stage / 'linkretest_fab0.json').read_text())
     assert result['notes'] == ['no suspect or borderline node link'], \
         result
-    # a failed matrix: no retest, its exit status kept
+    # a failed matrix: no retest, its exit status kept, the result says why
     (stage / 'linkretest_fab0.json').unlink()
-    cp = job('sleep 1; (exit 3)')
+    cp = job('sleep 1; head -3 matrix.out > rfm_job.out; (exit 3)')
     assert cp.returncode == 3
-    assert not (stage / 'linkretest_fab0.json').exists()
+    result = json.loads((stage / 'linkretest_fab0.json').read_text())
+    assert result['rounds'] == 0 and result['notes'] == [
+        'the matrix launch exited 3 before its output was whole (no CG_DONE '
+        'completion line: the program did not finish (crashed, killed or '
+        'timed out?))'], result
 
 
 def test_the_driver_judges_the_first_round_on_the_declared_tree():

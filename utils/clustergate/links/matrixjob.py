@@ -87,7 +87,8 @@ def retest_commands(launch, stdout, inputs, budget, result, log):
     """``(prerun, postrun)`` lines of the job script that start the retest
     driver (``python -m clustergate.links.retest_driver``) beside the
     matrix, with the job's own ``launch`` line: it waits for the matrix's
-    exit status (and retests only after a matrix that succeeded), so the
+    exit status (and retests only after a matrix whose output is whole:
+    :func:`clustergate.links.retest_driver.not_after`), so the
     interpreter's start is not added to the job
     (docs/reports/fault-campaign.md#speed)."""
     driver = ' '.join([

@@ -385,6 +385,28 @@ def await_matrix(path: str, poll: float = POLL_S) -> int:
             time.sleep(poll)
 
 
+def not_after(rc: int, text: str) -> Optional[str]:
+    """Why no retest follows a matrix launch that exited ``rc`` with the
+    output ``text``, or None. A launch that failed after a complete
+    output (every measurement and ``CG_DONE`` without errors: ranks our
+    harness's watchdog stopped in a hung ``MPI_Finalize``, a step torn
+    down after its last line) is retested: its figures stand, and the
+    borderline links they leave must still be decided."""
+    if rc == 0:
+        return None
+    try:
+        cgoutput.verify(cgoutput.parse(text), 'cg_linkmatrix')
+    except cgoutput.OutputError as err:
+        return (f'the matrix launch exited {rc} before its output was '
+                f'whole ({err})')
+    return None
+
+
+def _no_retest(budget: float, why: str) -> Dict:
+    return {'budget_s': budget, 'rounds': 0, 'decisions': [],
+            'notes': [why]}
+
+
 def main(argv=None):
     """``python -m clustergate.links.retest_driver --output STDOUT --inputs JSON
     --launch 'LAUNCH EXE --bytes B' --result JSON``: in the job script.
@@ -399,25 +421,29 @@ def main(argv=None):
     ap.add_argument('--trials', type=int, default=TRIALS)
     ap.add_argument('--after', default=None,
                     help='started beside the matrix: wait for this file '
-                         '(its exit status); not 0: no retest, no result')
+                         '(its exit status); not 0 and an output that is '
+                         'not whole: no retest (a result saying why)')
     args = ap.parse_args(argv)
-    if args.after and await_matrix(args.after) != 0:
-        return 0
+    rc = await_matrix(args.after) if args.after else 0
     try:
         with open(args.output, errors='replace') as fp:
             text = fp.read()
-        with open(args.inputs) as fp:
-            inputs = json.load(fp)
-        log = open(args.log, 'w') if args.log else None
-        try:
-            result = retest(text, inputs, args.launch, args.budget,
-                            args.trials, log)
-        finally:
-            if log:
-                log.close()
+        skip = not_after(rc, text)
+        if skip:
+            result = _no_retest(args.budget, skip)
+        else:
+            with open(args.inputs) as fp:
+                inputs = json.load(fp)
+            log = open(args.log, 'w') if args.log else None
+            try:
+                result = retest(text, inputs, args.launch, args.budget,
+                                args.trials, log)
+            finally:
+                if log:
+                    log.close()
     except Exception as err:    # noqa: BLE001 (the job must go on)
-        result = {'budget_s': args.budget, 'rounds': 0, 'decisions': [],
-                  'notes': [f'retest failed: {type(err).__name__}: {err}']}
+        result = _no_retest(args.budget,
+                            f'retest failed: {type(err).__name__}: {err}')
     with open(args.result, 'w') as fp:
         json.dump(result, fp, indent=1)
     for d in result.get('decisions', []):
