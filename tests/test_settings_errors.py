@@ -76,7 +76,8 @@ def test_an_unknown_name_on_the_command_line_lists_the_known(tmp_path, argv,
 def test_sweep_says_a_syntax_error_in_settings_in_one_line(tmp_path):
     """ReFrame prints its own traceback for a syntax error in the file it
     is given; ``clustergate sweep`` (the first step after adding a site)
-    says it in one line, exit status 2 (bad input)."""
+    says it in one line, exit status 1 (sweep checks the configuration:
+    a broken one is what it found)."""
     cfg = tmp_path / 'config'
     shutil.copytree(os.path.join(ROOT, 'config'), cfg)
     settings = cfg / 'settings.py'
@@ -85,7 +86,7 @@ def test_sweep_says_a_syntax_error_in_settings_in_one_line(tmp_path):
                          '-C', str(settings)], capture_output=True,
                         text=True, cwd=ROOT, timeout=300,
                         env=dict(os.environ, SLURM_CONF=''))
-    assert cp.returncode == 2, cp.stdout + cp.stderr
+    assert cp.returncode == 1, cp.stdout + cp.stderr
     assert 'Traceback' not in cp.stderr, cp.stderr
     lines = cp.stderr.strip().splitlines()
     assert lines == [lines[0]] and lines[0].startswith(

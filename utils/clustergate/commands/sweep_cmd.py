@@ -47,10 +47,8 @@ def _load(path):
         why = _why(path, err)
 
     if why:
-        # bad input: one line, exit status 2 (sources.EXIT_CODES)
-        print(f'clustergate sweep: failed to load configuration: {why}',
-              file=sys.stderr)
-        raise SystemExit(2)
+        raise SystemExit(f'clustergate sweep: failed to load configuration: '
+                         f'{why}')
     return conf
 
 
@@ -150,7 +148,7 @@ def run(args):
 
     if args.system and not found:
         print(f'clustergate sweep: no system {args.system!r} with a sweep '
-              f'in {args.config}', file=sys.stderr)
-        return 2
+              f'in {args.config}')
+        return 1
 
     return 0
