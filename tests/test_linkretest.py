@@ -393,14 +393,11 @@ def test_the_job_script_runs_the_retest_after_the_matrix(tmp_path):
     assert result['notes'] == ['no suspect or borderline node link'], \
         result
     # a failed matrix: no retest, its exit status kept, the result says why
-    (stage / 'linkretest_fab0.json').unlink()
     cp = job('sleep 1; head -3 matrix.out > rfm_job.out; (exit 3)')
     assert cp.returncode == 3
     result = json.loads((stage / 'linkretest_fab0.json').read_text())
-    assert result['rounds'] == 0 and result['notes'] == [
-        'the matrix launch exited 3 before its output was whole (no CG_DONE '
-        'completion line: the program did not finish (crashed, killed or '
-        'timed out?))'], result
+    assert result['rounds'] == 0 and result['notes'][0].startswith(
+        'the matrix launch exited 3 before its output was whole'), result
 
 
 def test_the_driver_judges_the_first_round_on_the_declared_tree():
