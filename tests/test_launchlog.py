@@ -25,6 +25,17 @@ def test_real_mpi_init_crash_names_node_signal_and_connection():
             '10.77.0.13:1050') in cause
 
 
+def test_srun_startup_crash_of_openmpi_says_what_avoids_it():
+    assert launchlog.diagnose(CRASH).endswith(
+        f'({launchlog.SRUN_STARTUP_HINT})')
+    # started by mpirun (no srun task summary), or a segfault with no
+    # refused connection: no hint about srun
+    no_srun = '\n'.join(line for line in CRASH.splitlines()
+                        if not line.startswith('srun: error:'))
+    assert launchlog.SRUN_STARTUP_HINT not in launchlog.diagnose(no_srun)
+    assert launchlog.SRUN_STARTUP_HINT not in launchlog.diagnose(RANK_SEGV)
+
+
 def test_real_node_failure_names_the_lost_node():
     # the task killed on n1 is a consequence, not a cause
     assert launchlog.diagnose(NODE_FAILURE) == (
