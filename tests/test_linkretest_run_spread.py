@@ -19,6 +19,7 @@ import statistics
 import pytest
 
 from clustergate.links import retest_candidates
+from clustergate.links import retest_driver
 from clustergate.links import retest_open
 from clustergate.links import retest_verdict
 from clustergate.links.retest_rules import Decision
@@ -109,3 +110,53 @@ def test_too_few_series_give_no_spread():
     decided, _, links = recorded('emusite-intel-fab0.json')
     one = {'n4': decided['n4']}
     assert retest_open.run_spread(one, links) is None
+
+
+def lone_candidate(shift=0.0):
+    """A later night's fab1 retest with one candidate, n7 (healthy), as
+    the budget left it, its sent rounds moved by ``shift``; ``(decided,
+    candidates, links, rounds, plan)``."""
+    raw = json.loads((NIGHTS / 'emusite-intel-fab1-lone-candidate.json')
+                     .read_text())
+    (x,) = raw['result']['decisions']
+    sent = x['directions']['sent']
+    sent['values'] = [round(v + shift, 4) for v in sent['values']]
+    sent['mean'] = statistics.fmean(sent['values'])
+    decided = {'n7': Decision('n7', x['why'], 'inconclusive', x['first'],
+                              x['retests'], x['directions'],
+                              text='retest inconclusive after the time '
+                                   'budget')}
+    cands = [retest_candidates.Candidate('n7', x['why'], x['first'], 0.86)]
+    rounds = [{tuple(k.split('>')): v for k, v in launch.items()}
+              for launch in raw['launches']]
+    the_plan = retest_candidates.plan(['n7'], ['n10', 'n2', 'n8', 'n6'])
+    return decided, cands, raw['result']['links'], rounds, the_plan
+
+
+def test_a_lone_candidate_is_held_to_the_control_pairs_spread():
+    # alone n7 sent 0.92x over 10 launches: red by its own rounds, on a
+    # fabric whose healthy pairs between its partners sat at 0.96-1.06x
+    # of their median for the whole job
+    decided, cands, links, rounds, the_plan = lone_candidate()
+    sent = decided['n7'].directions['sent']['values']
+    assert retest_open.leans_to_loss(sent, 0.95, links)
+    assert retest_open.run_spread(decided, links, but='n7') is None
+    controls = retest_driver._control_means(rounds, the_plan)
+    assert len(controls) == 4 and min(controls) < 0.97 < 1.04 < max(controls)
+    spread = retest_open.run_spread(decided, links, 'n7', controls)
+    assert spread.series == 4 and spread.loss > 0.1
+    retest_open.unresolved(decided, cands, links=links, controls=controls)
+    assert decided['n7'].status == retest_open.UNRESOLVED
+    lines, notes = retest_verdict.apply(
+        [], {'decisions': [vars(decided['n7'])]}, 'fab1', cands, tree=True)
+    assert lines == [] and any(
+        n.startswith('WARNING: undecided node link n7') for n in notes)
+
+
+def test_a_lone_candidate_beyond_the_control_pairs_spread_is_red():
+    # the same link a further 15 % down (mean 0.77x): beyond what the
+    # healthy pairs of its own launches spread
+    decided, cands, links, rounds, the_plan = lone_candidate(-0.15)
+    controls = retest_driver._control_means(rounds, the_plan)
+    retest_open.unresolved(decided, cands, links=links, controls=controls)
+    assert decided['n7'].status == 'inconclusive'

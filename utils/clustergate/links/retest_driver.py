@@ -32,7 +32,8 @@ from clustergate.links import stats as linkstats
 from clustergate.links.retest_candidates import (
     DIRECTIONS, Bounds, Candidate, FabricFaults, Pair, fabric_faults,
     named_nodes, partners_of, plan, refs_of, retest_candidates)
-from clustergate.links.retest_open import (confirmed_faults, explain,
+from clustergate.links.retest_open import (confirmed_faults,
+                                           control_means, explain,
                                            unresolved)
 from clustergate.links.retest_rules import (
     ALPHA, MIN_RETESTS, RATIO, Decision, baseline_levels, decide,
@@ -297,7 +298,8 @@ def retest(text: str, inputs: Mapping, launch: str, budget: float,
                             float(inputs.get('alpha', ALPHA)), result,
                             links))
     explain(decided, cands, confirmed_faults(first.lines, decided), ratio)
-    unresolved(decided, cands, ratio, links)
+    unresolved(decided, cands, ratio, links,
+               result.get('control_means', ()))
     result['elapsed_s'] = round(clock() - start, 1)
     result['decisions'] = [asdict(decided[n]) for n in sorted(decided)]
     return result
@@ -355,9 +357,21 @@ def adaptive(cands: Sequence[Candidate], refs: Mapping[str, List[str]],
         decided[node] = decide(rounds_of(rounds, node), c, whole, ratio,
                                alpha, final=True, slow_alpha=slow_alpha)
     result['rounds'] = len(rounds)
+    result['control_means'] = _control_means(rounds, whole)
     # each launch's seconds: where a budget went on a loaded machine
     result['launch_s'] = [round(sec, 2) for _, sec in costs]
     return decided
+
+
+def _control_means(rounds, whole) -> List[float]:
+    """The healthy control pairs' means over the retest's ``rounds``
+    (:func:`clustergate.links.retest_open.control_means`): the run's
+    spread between links that the verdict on an undecided link uses."""
+    if whole is None:
+        return []
+    pairs = dict.fromkeys(p for ctl in whole.controls.values() for p in ctl
+                          if not set(p) & set(whole.partners))
+    return [round(m, 4) for m in control_means(rounds, list(pairs))]
 
 
 def rounds_of(rounds, node):

@@ -29,8 +29,11 @@ level, high or low, for the whole job (on the 12-node emulated site under
 Intel MPI the healthy candidates of one retest averaged 0.93x to 1.19x of
 their partners alone over 3-4 rounds each, each series within +-6 %).
 Its own rounds' standard error does not see that; the spread between the
-retested links' means does. With at least ``SPREAD_SERIES`` series (a
-candidate and a direction, ``MIN_RETESTS`` rounds each) a borderline
+retested links' means does, and so does the spread of the healthy control
+pairs between its partners (:func:`control_means`: a lone candidate has
+no other retested link to compare with). With at least ``SPREAD_SERIES``
+series (a candidate and a direction, or a control pair, ``MIN_RETESTS``
+rounds each) a borderline
 link leans to a loss only when its mean is also below its partners'
 level by more than that spread (a robust SD: 1.4826 x the MAD of the
 series' means) times the one-sided normal quantile of ``HEALTH_SE``'s
@@ -46,7 +49,8 @@ import statistics
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Sequence
 
-from clustergate.links.retest_candidates import Candidate, node_link_of
+from clustergate.links.retest_candidates import (Candidate, Pair,
+                                                 node_link_of)
 from clustergate.links.retest_rules import (MIN_RETESTS, RATIO, SD_FLOOR,
                                             Decision, health_se, p_text)
 
@@ -147,21 +151,47 @@ class RunSpread:
                 f'{self.sd:.2f}x between links (robust SD of their means)')
 
 
+def control_means(rounds: Sequence[Mapping[Pair, float]],
+                  controls: Sequence[Pair]) -> List[float]:
+    """The mean of each control pair over the ``rounds`` that measured it
+    (``MIN_RETESTS`` or more), each round's figure over the median of
+    that round's controls: how far a healthy pair alone sits off the
+    level the candidates are held to, for the whole job. Healthy pairs
+    between a candidate's partners are a series of the run's spread like
+    the candidates' own (:func:`run_spread`): on the loaded 12-node site
+    the 4 controls of a lone candidate sat at 0.96-1.06x of their median
+    over 10 launches (robust SD 0.059), while the lone candidate, healthy,
+    read 0.92x and was red by its own rounds."""
+    series: Dict[Pair, List[float]] = {}
+    for rnd in rounds:
+        vals = [rnd[p] for p in controls if rnd.get(p)]
+        if len(vals) < 2:
+            continue
+        level = statistics.median(vals)
+        for p in controls:
+            if rnd.get(p):
+                series.setdefault(p, []).append(rnd[p] / level)
+    return [statistics.fmean(v) for v in series.values()
+            if len(v) >= MIN_RETESTS]
+
+
 def run_spread(decided: Mapping[str, Decision], links: int = 0,
-               but: str = '') -> Optional[RunSpread]:
+               but: str = '', controls: Sequence[float] = ()
+               ) -> Optional[RunSpread]:
     """The spread between the retested links of one fabric, but the one
     judged (``but``: a lossy link would widen the bar it is held to) and
     those the retest confirmed slow (a confirmed fault is no measure of
     health: beside a link at 0.5x the MAD of four series is half the
-    fault), every direction with ``MIN_RETESTS`` rounds or more, or None
-    with fewer than ``SPREAD_SERIES`` series. ``links``: the node links
-    the first round tested (a larger fabric needs more standard
+    fault), every direction with ``MIN_RETESTS`` rounds or more, with the
+    healthy control pairs' means (``controls``, :func:`control_means`),
+    or None with fewer than ``SPREAD_SERIES`` series. ``links``: the node
+    links the first round tested (a larger fabric needs more standard
     deviations, :func:`health_se`)."""
     means = [statistics.fmean(x['values'])
              for node, d in decided.items()
              if d.status not in CONFIRMED and node != but
              for x in d.directions.values()
-             if len(x['values']) >= MIN_RETESTS]
+             if len(x['values']) >= MIN_RETESTS] + list(controls)
     if len(means) < SPREAD_SERIES:
         return None
     mid = statistics.median(means)
@@ -208,7 +238,8 @@ def _why_not_told(values: Sequence[float], links: int,
 
 
 def unresolved(decided: Dict[str, Decision], cands: Sequence[Candidate],
-               ratio: float = RATIO, links: int = 0):
+               ratio: float = RATIO, links: int = 0,
+               controls: Sequence[float] = ()):
     """The rule for a *borderline* node link (not named by its first
     round: within the naming bounds) that the budget left undecided and
     that :func:`explain` did not explain: when alone it does not lean to a
@@ -223,6 +254,7 @@ def unresolved(decided: Dict[str, Decision], cands: Sequence[Candidate],
     leans to a loss stays undecided: the run fails saying so (the
     campaign's n8 at 95 %, alone 0.93-1.03x over 9 rounds: medians 0.952
     and 0.953, within one standard error, 0.010, of the ratio).
+    ``controls``: the control pairs' means (:func:`control_means`).
     ``links``: the node links the first round tested; on a fabric of more
     than ``CALIBRATED_LINKS`` health is rejected at :func:`health_se`
     standard errors, not ``HEALTH_SE`` (a healthy link at 0.92x alone over
@@ -233,7 +265,7 @@ def unresolved(decided: Dict[str, Decision], cands: Sequence[Candidate],
         if c.why != 'borderline' or d is None or \
                 d.status != 'inconclusive':
             continue
-        spread = run_spread(decided, links, but=c.node)
+        spread = run_spread(decided, links, but=c.node, controls=controls)
         values = {dr: x['values'] for dr, x in d.directions.items()
                   if x['values']}
         if any(leans_to_loss(v, ratio, links, spread)
