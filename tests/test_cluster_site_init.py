@@ -95,10 +95,11 @@ def run(session, site, *args, tag, partition=None):
     """One ReFrame run with the generated configuration; returns (rc, out)
     of its last session.
 
-    The generated config starts OpenMPI 4.1.4 with ``srun --mpi=pmix``
-    (emucluster's own uses mpirun), whose start-up crashes in MPI_Init on
-    this loaded VM in about 1 launch of 6 (a rank's segmentation fault
-    within seconds). ReFrame retries a failed case once: its second retry
+    The generated config starts OpenMPI 4.1.4 with its own mpirun, as
+    emucluster's does: under ``srun --mpi=pmix`` it crashed in MPI_Init
+    on this loaded VM in about 1 launch of 6 (a rank's segmentation fault
+    within seconds); the reruns below stay for the MPIs that srun still
+    starts. ReFrame retries a failed case once: its second retry
     skips a case whose build fixture passed in the first run (the
     dependency is not found: "could not resolve dependency"), so
     ``--max-retries=2`` is one retry. A run whose every failure is that

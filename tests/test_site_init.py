@@ -305,6 +305,36 @@ def test_emulated_site_squeue_modules_first_and_ucx_over_tcp(tmp_path):
     assert "'interconnects': ['fab1', 'fab0']" in text
 
 
+def written_environments(root, name):
+    import runpy
+    mod = runpy.run_path(str(root / 'config' / 'systems' / f'{name}.py'))
+    return {e['name']: e for e in mod['site_configuration']['environments']}
+
+
+def test_openmpi_4_1_4_is_started_by_its_mpirun_not_srun(tmp_path):
+    # OpenMPI 4.1.4 crashed in MPI_Init under srun --mpi=pmix on the
+    # emulated site; the written environment starts its ranks by mpirun
+    root = project_copy(tmp_path)
+    init(root, 'emusite', 'emusite')
+    envs = written_environments(root, 'emusite')
+    ompi = envs['openmpi-4_1_4']['extras']
+    assert ompi['launcher'] == 'cg-mpirun'
+    assert ompi['srun_options'] == ['--mpi=pmix']
+    for other in ('mpich-4_0_2', 'intel-oneapi-mpi-2021_18_1'):
+        assert 'launcher' not in envs[other]['extras'], other
+    text = (root / 'config' / 'systems' / 'emusite.py').read_text()
+    assert '# launcher cg-mpirun: openmpi 4.1.4 crashes in MPI_Init' in text
+
+
+def test_other_openmpi_versions_keep_srun(tmp_path):
+    root = project_copy(tmp_path)
+    init(root, 'ib-ucx-tree', 'ibsite')
+    envs = written_environments(root, 'ibsite')
+    for name in ('openmpi-4_1_6', 'openmpi-5_0_3'):
+        assert 'launcher' not in envs[name]['extras'], name
+        assert envs[name]['extras']['srun_options'] == ['--mpi=pmix']
+
+
 def test_without_ucx_info_the_up_ether_links_are_the_fabrics(tmp_path):
     # the emulated site's probes, but no ucx_info on the node (no
     # ucx-utils) and no fi_info: the fabrics come from ip -j link
