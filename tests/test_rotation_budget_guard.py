@@ -68,6 +68,22 @@ def test_sentinels_and_tests_outside_the_rotation_always_start(night):
                                now=late) is None
 
 
+def test_a_reader_of_a_run_that_started_judges_it_whatever_the_clock(
+        night):
+    # HPCC's kernels read the output of their run fixture (a local `cat`):
+    # the run's time is spent; skipping them discarded a 14-min 4-node
+    # HPCC run of a 12-node emulated night (2026-12-07, 28 min of 16)
+    from clustergate.rfm.families.hpcc import HpccKernelTest
+    assert HpccKernelTest.local.default_value is True
+    reader = _test(_Part(20))
+    reader.local = True
+    assert rfmrot.budget_spent(reader, now=night + 28 * 60) is None
+    job = _test(_Part(20))
+    job.local = False
+    assert rfmrot.budget_spent(job, now=night + 28 * 60).startswith(
+        'not started: the night budget of emusite:emu is spent (28 min')
+
+
 def test_the_point_hook_skips_with_the_reason_and_records_it(
         night, monkeypatch):
     from clustergate.rfm.point.base import PointTest

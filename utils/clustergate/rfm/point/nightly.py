@@ -41,7 +41,8 @@ made from estimates, and a fresh site's first night, planned from the
 cost model's defaults, ran 3 times its estimate on the 12-node emulated
 site (2 cores). Once a partition's budget is spent (counted from the
 session's start), tonight's rotating points that have not started on it
-are not started: each is skipped saying so (its ``night_not_started``
+are not started (a test that only reads a run that did start, such as
+HPCC's kernels, still judges it): each is skipped saying so (its ``night_not_started``
 tells the results database that this was no measurement, so its
 estimate stays what it was), while the sentinels always run.
 """
@@ -467,10 +468,17 @@ def budget_spent(test, now: Optional[float] = None) -> Optional[str]:
     """Why ``test``, about to start its job, must not start tonight: its
     partition's night budget is spent (one line naming the partition and
     the key); None for a sentinel, a test outside the rotation, a
-    session that planned no night, or while budget is left."""
+    session that planned no night, a test that only reads what its run
+    fixture measured, or while budget is left."""
     tonight = getattr(test, 'cg_tonight', None)
     system = getattr(tonight, 'system', None)
     if system not in _night_began or 'sentinel' in (test.tags or ()):
+        return None
+
+    if getattr(test, 'local', False):
+        # a local job reads its run fixture's output (HPCC's kernels):
+        # that run's time is spent, the reading takes seconds and no node;
+        # skipping it threw away a 14-min HPCC run on the emulated site
         return None
 
     part = test.current_partition
