@@ -42,9 +42,10 @@ cost model's defaults, ran 3 times its estimate on the 12-node emulated
 site (2 cores). Once a partition's budget is spent (counted from the
 session's start), tonight's rotating points that have not started on it
 are not started (a test that only reads a run that did start, such as
-HPCC's kernels, still judges it): each is skipped saying so (its ``night_not_started``
-tells the results database that this was no measurement, so its
-estimate stays what it was), while the sentinels always run.
+HPCC's kernels, still judges it): each is skipped saying so (its
+``night_not_started`` tells the results database that this was no
+measurement, so its estimate stays what it was), while the sentinels
+always run.
 """
 
 import inspect
