@@ -230,6 +230,40 @@ def test_a_case_costs_its_time_its_run_fixtures_share_and_a_skip_nothing():
     assert case_costs([later, report])[hpl_key] == (0.0, hpl[1], 'skipped')
 
 
+def test_a_ci_or_acceptance_session_does_not_plan_a_night():
+    # the 12-node emulated site, 2026-12-01: a ci session (HPCC's N capped
+    # at 768) ran the 2-node HPCC point in 28 s between two nights; the next
+    # night planned it at 28 s and its run took 510 s, 24.6 min of a 16-min
+    # budget. Only sessions that run the night's sizes plan a night.
+    import json
+    from clustergate.rfm.point.nightly import case_costs
+    with open(os.path.join(FIXTURES, 'rotation', 'night-2026-11-23.json')) as fp:
+        night = json.load(fp)
+
+    key = ('HpccHpl %hpcc.num_nodes=1 %hpcc.ppn=2 %hpcc.interconnect=fab0',
+           'emucluster:emu', 'openmpi')
+    at_night = case_costs([night])[key]
+
+    def later(mode_args, seconds):
+        rep = json.loads(json.dumps(night))
+        info = rep['session_info']
+        info['time_end_unix'] += 3600
+        info['cmdline'] = info['cmdline'].replace('--mode nightly', mode_args)
+        for tc in rep['runs'][0]['testcases']:
+            tc['time_total'] = tc['time_run'] = seconds
+            if tc.get('job_completion_time_unix'):
+                tc['job_completion_time_unix'] += 3600
+        return rep
+
+    for args in ('--mode ci', '--mode=ci', '--mode acceptance'):
+        assert case_costs([night, later(args, 1.0)])[key] == at_night, args
+        assert key not in case_costs([later(args, 1.0)]), args
+    # a newer night, or a session without a mode (the night's sizes), counts
+    for args in ('--mode nightly', ''):
+        newer = case_costs([night, later(args, 7.0)])[key]
+        assert newer[0] == pytest.approx(14.0) and newer[1] > at_night[1]
+
+
 def test_a_point_never_run_costs_the_median_of_its_kind():
     from clustergate.rfm.point.nightly import kind, like_costs
     part = 'emucluster:emu'

@@ -26,7 +26,8 @@ key. The header lists them; their tests get the tag ``sentinel``.
 Estimates per test case (check, partition, environment): the last
 measured duration in the results database (build, run including queue
 wait, and ReFrame's own phases, plus its share of the run fixtures it
-reads), 0 if its last record is a skip, else the median of the measured
+reads) by a session that ran the night's sizes (a nightly one, or one
+without a mode: not ci, which caps HPCC's N, nor acceptance), 0 if its last record is a skip, else the median of the measured
 cases of its kind (check and node count: :func:`like_costs`), else the
 cost model's default for the family and node count
 (clustergate.planning.costmodel.default_case_seconds), scaled to the
@@ -51,12 +52,14 @@ always run.
 import inspect
 import os
 import re
+import shlex
 import statistics
 import sys
 import time
 from typing import Dict, List, Optional, Tuple
 
 from clustergate.planning import costmodel
+from clustergate.planning import modesize
 from clustergate.planning import rotation
 from clustergate.results import timing
 from clustergate.site import extras as keys
@@ -105,6 +108,9 @@ def case_costs(reports) -> Dict[Tuple[str, str, str],
     """
     out = {}
     for report in reports:
+        if not sizes_as_nightly(report):
+            continue
+
         when = float(report.get('session_info', {}).get('time_end_unix')
                      or 0.0)
         for run in report.get('runs', []):
@@ -120,6 +126,25 @@ def case_costs(reports) -> Dict[Tuple[str, str, str],
                     out[key] = old[:1] + (last,) + old[2:]
 
     return {k: v[:3] for k, v in out.items()}
+
+
+#: the modes whose sessions run a point at the size a night runs it: the
+#: nightly and a session without a mode (config/common.py: the nightly
+#: mode sets no variable); ci caps HPCC's N (a 2-node run of 28 s, 510 s
+#: at night) and acceptance runs the link matrix over all pairs
+NIGHTLY_SIZED_MODES = (None, 'nightly')
+
+
+def sizes_as_nightly(report) -> bool:
+    """Whether the session of ``report`` ran its points at the sizes a
+    night runs them, so that its times plan a night (a report without a
+    command line counts)."""
+    cmdline = (report.get('session_info') or {}).get('cmdline') or ''
+    try:
+        argv = shlex.split(cmdline)
+    except ValueError:
+        argv = cmdline.split()
+    return modesize.session_mode(argv) in NIGHTLY_SIZED_MODES
 
 
 def _run_costs(cases):
