@@ -264,6 +264,41 @@ def test_a_ci_or_acceptance_session_does_not_plan_a_night():
         assert newer[0] == pytest.approx(14.0) and newer[1] > at_night[1]
 
 
+def test_a_kernel_never_measured_costs_what_a_reader_of_its_run_paid():
+    # the 12-node emulated site, 2026-12-02: HPCC's 1-node run was measured
+    # through its RandomAccess reader (359 s) and its FFT reader, never
+    # measured, was planned at the cost model's 167 s, the night's cheapest
+    # HPCC point, so its canary
+    from clustergate.rfm.point.nightly import (SHARED_RUN, like_costs,
+                                               shared_run)
+    part, env = 'emusite:emu', 'openmpi'
+    one = '%hpcc.num_nodes=1 %hpcc.ppn=1 %hpcc.interconnect=fab0'
+    records = {
+        (f'HpccRandomAccess {one}', part, env): (359.6, 1.0, 'measured'),
+        # two readers shared another run: each paid half of it
+        ('HpccHpl %hpcc.num_nodes=2 %hpcc.ppn=1 %hpcc.interconnect=fab0',
+         part, env): (56.0, 1.0, 'measured'),
+        ('HpccBeff %hpcc.num_nodes=2 %hpcc.ppn=1 %hpcc.interconnect=fab0',
+         part, env): (56.0, 1.0, 'measured'),
+        ('HpccHpl %hpcc.num_nodes=2 %hpcc.ppn=1 %hpcc.interconnect=fab1',
+         part, env): (510.5, 1.0, 'measured'),
+    }
+    assert shared_run(f'HpccFft {one}') == shared_run(
+        f'HpccRandomAccess {one}') != shared_run(
+        'HpccFft %hpcc.num_nodes=1 %hpcc.ppn=1 %hpcc.interconnect=fab1')
+    assert shared_run('BiPingPong %num_nodes=4 %ppn=2') == ''
+    alike = like_costs(records)
+    assert alike[(SHARED_RUN, shared_run(f'HpccFft {one}'), part, env)
+                 ] == pytest.approx(359.6)
+    assert alike[(SHARED_RUN, shared_run(
+        'HpccFft %hpcc.num_nodes=2 %hpcc.ppn=1 %hpcc.interconnect=fab1'),
+        part, env)] == pytest.approx(510.5)
+    # no run of another MPI, and no key for a case that reads no run
+    assert (SHARED_RUN, shared_run(f'HpccFft {one}'), part,
+            'mpich') not in alike
+    assert not any(k[0] == SHARED_RUN and not k[1] for k in alike)
+
+
 def test_a_point_never_run_costs_the_median_of_its_kind():
     from clustergate.rfm.point.nightly import kind, like_costs
     part = 'emucluster:emu'

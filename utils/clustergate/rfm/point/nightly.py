@@ -27,9 +27,11 @@ Estimates per test case (check, partition, environment): the last
 measured duration in the results database (build, run including queue
 wait, and ReFrame's own phases, plus its share of the run fixtures it
 reads) by a session that ran the night's sizes (a nightly one, or one
-without a mode: not ci, which caps HPCC's N, nor acceptance), 0 if its last record is a skip, else the median of the measured
-cases of its kind (check and node count: :func:`like_costs`), else the
-cost model's default for the family and node count
+without a mode: not ci, which caps HPCC's N, nor acceptance), 0 if its
+last record is a skip, else what a measured reader of the same run
+fixture paid, else the median of the measured cases of its kind (check
+and node count: :func:`like_costs`), else the cost model's default for
+the family and node count
 (clustergate.planning.costmodel.default_case_seconds), scaled to the
 partition's declared node-link rate (``topology.node_rate``) and the
 test's ranks per node for the network-bound families: a fresh site's
@@ -228,11 +230,39 @@ def like_costs(records) -> Dict[Tuple[str, str, str, str], float]:
     groups: Dict[Tuple[str, str, str, str], Dict[str, List[float]]] = {}
     for (name, part, env), (sec, _, source) in records.items():
         check, nodes = kind(name)
-        for k in ((check, nodes, part, env), (check, '*', part, env)):
+        keys_ = [(check, nodes, part, env), (check, '*', part, env)]
+        run = shared_run(name)
+        if run:
+            keys_.append((SHARED_RUN, run, part, env))
+        for k in keys_:
             groups.setdefault(k, {}).setdefault(source, []).append(sec)
 
-    return {k: (statistics.median(v['measured']) if 'measured' in v else 0.0)
-            for k, v in groups.items()}
+    def cost(k, v):
+        if 'measured' not in v:
+            return 0.0
+        # readers of one run: the one that paid the most paid for the run
+        # (a reader that ran alone carries all of it, two share it)
+        pick = max if k[0] == SHARED_RUN else statistics.median
+        return pick(v['measured'])
+
+    return {k: cost(k, v) for k, v in groups.items()}
+
+
+#: the key of :func:`like_costs` for the readers of one shared run
+SHARED_RUN = '~shared run'
+
+_FIXTURE_PARAM = re.compile(r'%(\w+)\.(\w+)=(\S+)')
+
+
+def shared_run(display_name: str) -> str:
+    """The run fixture a test case reads, from its fixture's parameters in
+    its name (``HpccFft %hpcc.num_nodes=1 %hpcc.ppn=1 ...``: HPCC's one run
+    at 1 node x 1 rank), '' for a case that reads none. The readers of one
+    run cost that run, whichever of them was measured: a never-measured
+    kernel planned at the cost model's 167 s beside a measured sibling of
+    359 s was also the cheapest point, so it became the night's canary."""
+    params = sorted(_FIXTURE_PARAM.findall(display_name))
+    return ' '.join(f'{f}.{p}={v}' for f, p, v in params)
 
 
 def link_rate(part) -> Optional[float]:
@@ -275,8 +305,10 @@ def points(tests, budgeted: Dict[str, float], db: Optional[str]
             for env in envs:
                 key = (test.display_name, part.fullname, env.name)
                 check, nodes = kind(key[0])
-                like = alike.get((check, nodes) + key[1:],
-                                 alike.get((check, '*') + key[1:]))
+                like = alike.get((SHARED_RUN, shared_run(key[0])) + key[1:])
+                if like is None:
+                    like = alike.get((check, nodes) + key[1:],
+                                     alike.get((check, '*') + key[1:]))
                 if key in records:
                     sec, ran, source = records[key]
                     last = max(filter(None, (last, ran)), default=None)
