@@ -184,6 +184,21 @@ def default_case_seconds(family: str, nodes: int, mode: str = None,
                                  link_scale(fam, link, ppn))
 
 
+def scaled_to_nodes(family: str, seconds: float, measured_nodes: int,
+                    nodes: int) -> float:
+    """``seconds`` measured for a case of ``family`` on ``measured_nodes``
+    nodes, scaled to ``nodes`` by the family's growth with the node count
+    (``alpha`` of :data:`DEFAULT_FAMILIES`; none for a family not listed):
+    the estimate of a node count not measured yet. An HPCC run's N grows
+    with the memory of its nodes, and HPL's work with N cubed: planned at
+    the median of its 1-node runs (360 s), an 8-node x 2 run of the
+    12-node emulated site was still in HPL after 29 min."""
+    fam = DEFAULT_FAMILIES.get(family)
+    if fam is None or measured_nodes <= 0 or nodes <= 0:
+        return seconds
+    return seconds * (nodes / measured_nodes) ** fam.alpha
+
+
 def cost(site: Site, mode: str) -> Cost:
     """Jobs, wall time and node-hours of one mode (see module doc)."""
     if mode not in MODES:

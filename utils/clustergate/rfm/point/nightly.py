@@ -30,7 +30,9 @@ reads) by a session that ran the night's sizes (a nightly one, or one
 without a mode: not ci, which caps HPCC's N, nor acceptance), 0 if its
 last record is a skip, else what a measured reader of the same run
 fixture paid, else the median of the measured cases of its kind (check
-and node count: :func:`like_costs`), else the cost model's default for
+and node count: :func:`like_costs`), else its kind at the nearest node
+count measured, scaled by the family's growth with the node count
+(:func:`nearest_like`), else the cost model's default for
 the family and node count
 (clustergate.planning.costmodel.default_case_seconds), scaled to the
 partition's declared node-link rate (``topology.node_rate``) and the
@@ -52,6 +54,7 @@ always run.
 """
 
 import inspect
+import math
 import os
 import re
 import shlex
@@ -224,13 +227,13 @@ def like_costs(records) -> Dict[Tuple[str, str, str, str], float]:
     emulated nightly of 2026-11-23 at 25 min and it ran in 10.
 
     A kind whose every record is a skip costs 0 (NPB without spack:
-    skipped at every node count); under ``(check, '*', ...)`` the same
-    for the check at any node count, the fallback for a new node count.
+    skipped at every node count). A node count of a check not measured
+    yet: :func:`nearest_like`.
     """
     groups: Dict[Tuple[str, str, str, str], Dict[str, List[float]]] = {}
     for (name, part, env), (sec, _, source) in records.items():
         check, nodes = kind(name)
-        keys_ = [(check, nodes, part, env), (check, '*', part, env)]
+        keys_ = [(check, nodes, part, env)]
         run = shared_run(name)
         if run:
             keys_.append((SHARED_RUN, run, part, env))
@@ -246,6 +249,30 @@ def like_costs(records) -> Dict[Tuple[str, str, str, str], float]:
         return pick(v['measured'])
 
     return {k: cost(k, v) for k, v in groups.items()}
+
+
+def by_node_count(alike) -> Dict[Tuple[str, str, str], Dict[int, float]]:
+    """(check, partition, environ) -> {node count: seconds} of the kinds
+    of :func:`like_costs`."""
+    out: Dict[Tuple[str, str, str], Dict[int, float]] = {}
+    for (check, nodes, part, env), sec in alike.items():
+        if check != SHARED_RUN and nodes.isdigit() and int(nodes) > 0:
+            out.setdefault((check, part, env), {})[int(nodes)] = sec
+    return out
+
+
+def nearest_like(counts: Optional[Dict[int, float]], nodes: int,
+                 fam: str) -> Optional[float]:
+    """The estimate of a check at a node count none of its cases ran at:
+    its kind at the nearest measured node count (by ratio; of two as near,
+    the larger), scaled to ``nodes`` by the family's growth
+    (costmodel.scaled_to_nodes); None where no node count was measured.
+    The median over every node count planned an 8-node x 2 HPCC run at
+    the 360 s of its 1-node run; it was still in HPL after 29 min."""
+    if not counts:
+        return None
+    near = min(counts, key=lambda m: (abs(math.log(m / nodes)), -m))
+    return costmodel.scaled_to_nodes(fam, counts[near], near, nodes)
 
 
 #: the key of :func:`like_costs` for the readers of one shared run
@@ -293,9 +320,11 @@ def points(tests, budgeted: Dict[str, float], db: Optional[str]
     budgeted partition."""
     records = measured(db)
     alike = like_costs(records)
+    counts = by_node_count(alike)
     out = []
     for test in tests:
         cost, last, sources, cases = {}, None, set(), 0
+        fam = family(test)
         combos = adapter.valid_combinations(test.valid_systems,
                                             test.valid_prog_environs)
         for part, envs in combos.items():
@@ -307,8 +336,10 @@ def points(tests, budgeted: Dict[str, float], db: Optional[str]
                 check, nodes = kind(key[0])
                 like = alike.get((SHARED_RUN, shared_run(key[0])) + key[1:])
                 if like is None:
-                    like = alike.get((check, nodes) + key[1:],
-                                     alike.get((check, '*') + key[1:]))
+                    like = alike.get((check, nodes) + key[1:])
+                if like is None and int(nodes or 0) > 0:
+                    like = nearest_like(counts.get((check,) + key[1:]),
+                                        int(nodes), fam)
                 if key in records:
                     sec, ran, source = records[key]
                     last = max(filter(None, (last, ran)), default=None)
