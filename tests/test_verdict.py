@@ -201,3 +201,23 @@ def test_a_session_that_ran_nothing_is_unchecked_not_passed():
     lines = verdict.block(report([skipped]), not_run=1)
     assert lines[1] == ('PASSED, UNCHECKED: no test case ran, none failed; '
                         'nothing was checked (NOT RUN says why)')
+
+
+def test_a_failed_shared_run_is_red_though_no_test_failed():
+    # a night's 8-node HPCC run cancelled in HPL (2026-12-02): its reader
+    # did not run, every test that ran passed, ReFrame exited 1
+    cases = [case('HpccRun %num_nodes=8 ~emusite:emu+openmpi', 'fail',
+                  phase='sanity', reason='HPCC output has no complete '
+                  'Summary section', fixture=True),
+             case('HpccStream %hpcc.num_nodes=8', 'fail_deps'),
+             case('MemoryLatency %scale=small', perf={
+                 'lat_L1': [4.181, 4.0, -0.1, 0.1, 'ns', 'pass']})]
+    lines = verdict.block(report(cases), not_run=1)
+    assert lines[1] == ('FAILED: 1 fixture(s) (builds, shared runs) '
+                        'failed, 1 test case(s) that read them not run')
+    assert lines[3].startswith('  HpccRun %num_nodes=8')
+    # a fixture that was skipped (no source) is no failure
+    cases[0] = case('HpccRun %num_nodes=8 ~emusite:emu+openmpi', 'skip',
+                    fixture=True)
+    cases[1] = case('HpccStream %hpcc.num_nodes=8', 'skip')
+    assert verdict.block(report(cases), not_run=1)[1].startswith('PASSED')

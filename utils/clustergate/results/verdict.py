@@ -270,6 +270,22 @@ def _headline(cases, red_reasons, mets):
     return f'PASSED: {len(ran)} test case(s) ran, none failed'
 
 
+def _fixture_reasons(report, cases) -> List[str]:
+    """What failed fixtures (a build, a shared run such as HPCC's) make
+    red: the tests that read them did not run, so the session that says
+    "none failed" of its tests still failed (ReFrame's exit status 1; a
+    night whose 8-node HPCC run was cancelled said PASSED)."""
+    broken = [tc for tc in final_cases(report) if tc.get('fixture')
+              and tc.get('result') in ('fail', 'abort')]
+    if not broken:
+        return []
+
+    needy = sum(tc.get('result') == 'fail_deps' for tc in cases)
+    return [f'{len(broken)} fixture(s) (builds, shared runs) failed' +
+            (f', {needy} test case(s) that read them not run'
+             if needy else '')]
+
+
 def block(report, not_run: int, red_reasons: Sequence[str] = (),
           table: Optional[str] = None) -> List[str]:
     """The verdict block of a session (a list of lines): headline,
@@ -282,7 +298,8 @@ def block(report, not_run: int, red_reasons: Sequence[str] = (),
     tally = counts.session_counts(report)
     mets = metrics(report)
     lines = [' VERDICT '.center(_WIDTH, '='),
-             _headline(cases, red_reasons, mets)]
+             _headline(cases, list(red_reasons) + _fixture_reasons(
+                 report, cases), mets)]
     fails = _failure_lines(report)
     if fails:
         lines.append(f'failures ({len(fails)}):')
