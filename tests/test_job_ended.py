@@ -96,3 +96,17 @@ def test_ranks_our_watchdog_stopped_are_not_a_cancellation(monkeypatch,
     check = _fed(monkeypatch, memory, MEM2, hang + SCANCEL)
     assert sn.evaluate(check.validate()) is True
     assert 'rank 1 on n2' in check.cg_hang_note
+
+
+def test_an_output_cut_short_by_a_cancellation_names_it(monkeypatch,
+                                                        memory):
+    # nothing else in the stderr: the cancellation is the cause (a night's
+    # HPCC run cancelled in HPL said only that its summary was missing)
+    half = MEM2[:len(MEM2) // 2]
+    with pytest.raises(SanityError, match=r'\[job stderr: Slurm cancelled '
+                       r'step 18\.0 on n1 by scancel or a signal\]'):
+        sn.evaluate(_fed(monkeypatch, memory, half, SCANCEL).validate())
+    # cut short with a clean stderr: no cause is made up
+    with pytest.raises(SanityError) as err:
+        sn.evaluate(_fed(monkeypatch, memory, half, '').validate())
+    assert 'job stderr' not in str(err.value)

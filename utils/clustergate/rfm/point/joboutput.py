@@ -99,7 +99,11 @@ def explained(test, message):
     there is one; or, when the job exited 0 with output, a note that the
     program ended normally (its output is not what was expected: it was
     not cut short)."""
-    cause = launchlog.diagnose(test.stderr_text())
+    stderr = test.stderr_text()
+    # the job's own end where nothing else explains it: an 8-node HPCC
+    # run cancelled in HPL said only "no complete Summary section"
+    cause = launchlog.diagnose(stderr) or launchlog.ended_by_scheduler(
+        stderr)
     if cause:
         return f'{message} [job stderr: {cause}]'
 
