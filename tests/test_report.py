@@ -349,7 +349,8 @@ def test_junit_carries_the_headline_and_counts():
     props = {p.get('name'): p.get('value')
              for p in suite.find('properties')}
     assert props == {'verdict': 'UNCHECKED', 'metrics': '2', 'judged': '0',
-                     'no_reference': '2', 'failed_tests': '0'}
+                     'no_reference': '2', 'failed_tests': '0',
+                     'failed_fixtures': '0'}
     cases = {c.get('name'): c for c in suite.findall('testcase')}
     assert cases['verdict'].find('skipped').get('message') == \
         ver.headline()

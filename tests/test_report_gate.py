@@ -61,6 +61,29 @@ def test_exit_status_follows_the_headline(tmp_path, case, status, word):
     assert cp.stdout.startswith(f'{word}: ')
 
 
+def test_a_failed_fixture_counts_apart_from_the_tests_that_read_it(
+        tmp_path):
+    # a cancelled shared HPCC run (a fixture) and the test that reads it
+    # (fail_deps): one failed fixture, one test not run, no failed test,
+    # as the session's VERDICT says it; still RED
+    hpcc = dict(_case('fail', phase='sanity'), fixture=True,
+                name='HpccRun %num_nodes=8', display_name='HpccRun %num_nodes=8')
+    reader = dict(_case('fail_deps'), perfvalues={})
+    path = tmp_path / 'a.json'
+    path.write_text(json.dumps({
+        'session_info': {'uuid': 'aaaa1111', 'time_start': 's',
+                         'time_end': 'e', 'time_end_unix': T0 + 5,
+                         'cmdline': 'reframe --mode nightly -r'},
+        'runs': [{'run_index': 0, 'testcases': [hpcc, reader]}]}))
+    cp = _report_cmd(tmp_path, '--json', str(path))
+    assert cp.returncode == 1, cp.stdout + cp.stderr
+    assert cp.stdout.startswith(
+        'RED: 0 failed test case(s), 1 fixture(s) (builds, shared runs) '
+        'failed, 1 test case(s) that read them not run'), cp.stdout
+    page = (tmp_path / 'r' / 'index.html').read_text()
+    assert 'HpccRun %num_nodes=8 [fixture]' in page
+
+
 def test_a_session_that_ran_nothing_is_unchecked_not_green(tmp_path):
     # last night judged a value within its reference; tonight every case
     # was skipped: the latest values are last night's, nothing was checked

@@ -38,6 +38,27 @@ class Outcome:
     reason: str
     time: float
     session: str
+    fixture: bool = False   # a build or shared run, not a test
+
+
+def failure_counts(failures: Sequence[Outcome]) -> str:
+    """'1 failed test case(s), 1 fixture(s) (builds, shared runs)
+    failed, 1 test case(s) that read them not run': tests and fixtures
+    apart, as the session's VERDICT counts them (a cancelled HPCC run is
+    one failed fixture and the case that reads it did not run, not two
+    failed test cases)."""
+    bad = ('fail', 'abort')
+    tests = sum(not o.fixture and o.result in bad for o in failures)
+    fixtures = sum(o.fixture and o.result in bad for o in failures)
+    needy = sum(not o.fixture and o.result == 'fail_deps' for o in failures)
+    parts = [f'{tests} failed test case(s)']
+    if fixtures:
+        parts.append(f'{fixtures} fixture(s) (builds, shared runs) failed')
+    if needy:
+        parts.append(f'{needy} test case(s) that read them not run'
+                     if fixtures else
+                     f'{needy} test case(s) not run (a dependency failed)')
+    return ', '.join(parts)
 
 
 def _report_outcomes(report) -> List[Outcome]:
@@ -69,6 +90,7 @@ def _report_outcomes(report) -> List[Outcome]:
         reason = [' '.join((tc.get('fail_reason') or '').split())]
         # a sentinel (run every night by the rotation) says so
         mark = ' [sentinel]' if 'sentinel' in (tc.get('tags') or ()) else ''
+        mark += ' [fixture]' if tc.get('fixture') else ''
         out.append(Outcome(
             (tc.get('display_name') or tc.get('name', '?')) + mark,
             f'{tc.get("system")}:{tc.get("partition")}+{tc.get("environ")}',
@@ -76,7 +98,7 @@ def _report_outcomes(report) -> List[Outcome]:
             reason[0] if reason else '',
             float(tc.get('job_completion_time_unix') or
                   report.get('session_info', {}).get('time_end_unix') or 0),
-            uuid))
+            uuid, bool(tc.get('fixture'))))
 
     return out
 
@@ -260,7 +282,7 @@ class Verdict:
         """The verdict in one line: the word, what failed, what was judged
         and what was not (the terminal, the page and JUnit say it
         alike)."""
-        tests = (f'{len(self.failures)} failed test case(s)'
+        tests = (failure_counts(self.failures)
                  if self.failures is not None
                  else 'no test results read (perflogs only)')
         worse = sum(1 for d in self.deviations if d.kind == 'regression')
@@ -348,7 +370,9 @@ def junit(ver: Verdict) -> str:
                         ('judged', ver.referenced),
                         ('no_reference', ver.unchecked),
                         ('failed_tests', '' if ver.failures is None
-                         else len(ver.failures))):
+                         else sum(not f.fixture for f in ver.failures)),
+                        ('failed_fixtures', '' if ver.failures is None
+                         else sum(f.fixture for f in ver.failures))):
         ET.SubElement(props, 'property', name=name, value=str(value))
 
     kind = {'RED': 'failure', 'UNCHECKED': 'skipped'}.get(ver.word)
