@@ -58,6 +58,19 @@ def test_problem_size_grows_with_nodes():
     assert (four.p, four.q) == (2, 2)
 
 
+def test_ranks_on_fewer_cores_size_from_their_share_of_the_memory():
+    # 1 rank of a 16-core, 125 GiB node: 1/16 of its memory, N / 4
+    whole = hpccinf.for_job(125, 1, 16, cores_per_node=16)
+    one = hpccinf.for_job(125, 1, 1, cores_per_node=16)
+    assert whole.n == hpccinf.for_job(125, 1, 16).n   # all cores: all of it
+    assert one.n == pytest.approx(whole.n / 4, rel=0.01)
+    # more ranks than cores (oversubscribed): never above the whole memory
+    assert hpccinf.for_job(1, 2, 8, cores_per_node=2).n == \
+        hpccinf.for_job(1, 2, 8).n
+    # the emulated site: 1 GiB, 2 cores; 1 x 1 was N = 8192 (9 min)
+    assert hpccinf.for_job(1, 1, 1, cores_per_node=2).n == 5760
+
+
 def test_no_memory_is_a_config_error():
     with pytest.raises(hpccinf.HpccInputError, match='memory_per_node_gib'):
         hpccinf.for_job(None, 1, 2, partition='sys:part')

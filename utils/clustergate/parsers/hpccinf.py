@@ -2,7 +2,8 @@
 and the rank count, never written by hand per system.
 
 * Problem size: the HPL matrix (N x N doubles, 8 B each) fills a fraction
-  of the memory of the nodes the job runs on, ``N = sqrt(frac * mem / 8)``,
+  of the memory of the nodes the job runs on that its ranks hold (their
+  share of the nodes' cores), ``N = sqrt(frac * mem / 8)``,
   rounded down to a multiple of the block size NB (and capped, e.g. in
   ``ci`` mode); the other HPCC kernels size their arrays from the same
   memory figure.
@@ -163,19 +164,37 @@ def mismatch(asked: HpccInput, ran: Tuple[int, int, int, int], ranks: int,
             f'hpccinf.txt{why}: its figures are of another problem')
 
 
+def memory_share(nodes: int, ranks: int,
+                 cores_per_node: Optional[int]) -> float:
+    """The share of its nodes' memory a job's ranks size HPL's matrix
+    from: their share of the nodes' cores, at most all of it (1 where the
+    cores are not known). HPL's work grows as N^3 and N as the square root
+    of the memory: one rank given a whole 125 GiB node (N = 91 k) would
+    run 5e14 flops alone, 3 days at the 1.8 Gflop/s of DGEMM measured on
+    the 2-core emulated site, far past HPCC's 60-min job limit; its share
+    (1/16 of a 16-core node, N = 22 k) is 8e12 flops, about an hour."""
+    if not cores_per_node or nodes <= 0 or ranks <= 0:
+        return 1.0
+    return min(1.0, ranks / float(nodes * cores_per_node))
+
+
 def for_job(memory_per_node_gib: Optional[float], nodes: int, ranks: int,
             fraction: float = DEFAULT_MEMORY_FRACTION, nb: int = DEFAULT_NB,
             max_n: Optional[int] = None,
             threshold: float = DEFAULT_THRESHOLD,
-            partition: str = '?') -> HpccInput:
-    """The input of one job: N from the memory of its ``nodes``, the grid
-    from ``ranks``."""
+            partition: str = '?',
+            cores_per_node: Optional[int] = None) -> HpccInput:
+    """The input of one job: N from the memory of its ``nodes`` that its
+    ranks hold, the grid from ``ranks``. With ``cores_per_node``, ranks on
+    fewer cores than the nodes have hold their share of the memory
+    (:func:`memory_share`)."""
     if not memory_per_node_gib:
         raise HpccInputError(
             f'partition {partition!r}: extras.memory_per_node_gib is not '
             f'set: HPCC sizes its problem from it')
 
-    mem = float(memory_per_node_gib) * 2**30 * nodes
+    mem = (float(memory_per_node_gib) * 2**30 * nodes *
+           memory_share(nodes, ranks, cores_per_node))
     p, q = process_grid(ranks)
     return HpccInput(n=problem_size(mem, fraction, nb, max_n), nb=nb, p=p,
                      q=q, threshold=threshold)

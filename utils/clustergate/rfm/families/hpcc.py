@@ -92,7 +92,8 @@ class HpccRun(ThirdPartyTest):
                             hpccinf.DEFAULT_MEMORY_FRACTION),
             nb=_given(opts.nb, hpccinf.DEFAULT_NB),
             max_n=min(max_n) if max_n else None,
-            partition=part.fullname)
+            partition=part.fullname,
+            cores_per_node=model.cores_per_node)
 
     @run_before('run')
     def write_input(self):
