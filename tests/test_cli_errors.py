@@ -83,6 +83,11 @@ CASES = {
                              ['{d}/not.db', 'not an SQLite']),
     'report-o-directory': (CG, 'report -o {d}', 2,
                            ['-o {d} is a directory', '{d}/index.html']),
+    # a file it cannot write (site init into a checkout it may not write)
+    'report-o-unwritable': (CG, 'report --json {d}/run.json -o '
+                            '/proc/nosuch/r.html', 2,
+                            ['clustergate report: No such file',
+                             '/proc/nosuch']),
     'score-db-not-sqlite': (CG, 'score --db {d}/not.db', 2,
                             ['{d}/not.db', 'not an SQLite']),
     'timing-db-not-sqlite': (CG, 'timing --db {d}/not.db', 2,

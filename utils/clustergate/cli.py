@@ -61,6 +61,14 @@ def run(parser, argv=None):
         # Python from reporting the pipe again when it flushes at exit)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as err:
+        # a file the command was told to read or write and cannot (a
+        # directory that does not exist, a checkout the user cannot write):
+        # bad input, one line naming the file, not a traceback
+        where = f': {err.filename}' if err.filename else ''
+        print(f'{parser.prog} {args.tool}: {err.strerror or err}{where}',
+              file=sys.stderr)
+        return 2
 
 
 if __name__ == '__main__':
