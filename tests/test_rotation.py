@@ -331,3 +331,36 @@ def test_a_point_never_run_costs_the_median_of_its_kind():
     npb = like_costs({('NpbLU %num_nodes=2 %ppn=1', part, 'openmpi'):
                       (0.0, None, 'skipped')})
     assert npb[('NpbLU', '2', part, 'openmpi')] == 0.0
+
+
+def test_a_run_never_measured_costs_its_kind_over_another_fabric():
+    # the 12-node emulated site, 2026-12-02, fresh results database: three
+    # 1-node x 2 HPCC runs (fab0, fab0_ucx, fab1_ucx) were planned at the
+    # cost model's 167 s each; each ran about 278 s and the night 19 min
+    # of its 16
+    from clustergate.planning.estimates import run_kind
+    from clustergate.rfm.point.nightly import (SHARED_RUN, like_costs,
+                                               shared_run)
+    part, env = 'emusite:emu', 'openmpi'
+    at = '%hpcc.num_nodes=1 %hpcc.ppn=2 %hpcc.interconnect={}'.format
+    records = {
+        (f'HpccRandomAccess {at("fab0_ucx")}', part, env):
+            (278.0, 1.0, 'measured'),
+        (f'HpccBeff {at("fab0")}', part, env): (139.0, 1.0, 'measured'),
+        # another ppn, another node count, another MPI: not of the kind
+        ('HpccHpl %hpcc.num_nodes=1 %hpcc.ppn=1 %hpcc.interconnect=fab1',
+         part, env): (214.0, 1.0, 'measured'),
+        ('HpccHpl %hpcc.num_nodes=2 %hpcc.ppn=2 %hpcc.interconnect=fab1',
+         part, env): (550.0, 1.0, 'measured'),
+        (f'HpccFft {at("fab0")}', part, 'mpich'): (900.0, 1.0, 'measured'),
+    }
+    never = run_kind(shared_run(f'HpccStream {at("fab1_ucx")}'))
+    assert never == run_kind(shared_run(f'HpccFft {at("fab0")}'))
+    assert never != run_kind(shared_run(
+        'HpccFft %hpcc.num_nodes=1 %hpcc.ppn=1 %hpcc.interconnect=fab1_ucx'))
+    alike = like_costs(records)
+    # the most a run of the kind paid, not the median of 208.5
+    assert alike[(SHARED_RUN, never, part, env)] == pytest.approx(278.0)
+    # the exact run keeps its own figure: a reader that shared it
+    assert alike[(SHARED_RUN, shared_run(f'HpccBeff {at("fab0")}'), part,
+                  env)] == pytest.approx(139.0)

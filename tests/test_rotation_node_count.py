@@ -100,3 +100,20 @@ def test_a_measured_count_and_a_skipped_check_are_kept(plan):
     # a check skipped at every node count it ran at costs nothing
     assert pts[npb8].cost[PART] == 0.0
     assert costmodel.scaled_to_nodes('contention', 20.0, 4, 8) == 40.0
+
+
+def test_a_run_never_measured_is_planned_at_its_kind_over_another_fabric(
+        plan):
+    # a fresh results database on the 12-node emulated site (2026-12-02):
+    # the 1-node x 2 HPCC run over fab0_ucx measured 278 s; the same run
+    # over fab1_ucx, never measured, had been planned at the default 167 s
+    at = 'HpccStream %hpcc.num_nodes=1 %hpcc.ppn=2 %hpcc.interconnect={}'
+    records = {
+        **_measured('HpccRandomAccess %hpcc.num_nodes=1 %hpcc.ppn=2 '
+                    '%hpcc.interconnect=fab0_ucx', 278.0),
+        # the same check and node count at 1 rank: a smaller run
+        **_measured(at.format('fab1').replace('ppn=2', 'ppn=1'), 214.0),
+    }
+    pts = plan(records, [_test(at.format('fab1_ucx'), 'hpcc', 1)])
+    assert pts[at.format('fab1_ucx')].cost[PART] == pytest.approx(278.0)
+    assert pts[at.format('fab1_ucx')].source == 'like'

@@ -29,7 +29,9 @@ wait, and ReFrame's own phases, plus its share of the run fixtures it
 reads) by a session that ran the night's sizes (a nightly one, or one
 without a mode: not ci, which caps HPCC's N, nor acceptance), 0 if its
 last record is a skip, else what a measured reader of the same run
-fixture paid, else the median of the measured cases of its kind (check
+fixture paid, else the most a run of that fixture at the same nodes and
+ranks per node over another interconnect paid (:func:`run_kind`), else
+the median of the measured cases of its kind (check
 and node count: :func:`like_costs`), else its kind at the nearest node
 count measured, scaled by the family's growth with the node count
 (:func:`nearest_like`), else the cost model's default for
@@ -63,7 +65,7 @@ from typing import Dict, List, Optional, Tuple
 from clustergate.planning import costmodel
 from clustergate.planning.estimates import (SHARED_RUN, by_node_count, kind,
                                            like_costs, nearest_like,
-                                           shared_run)
+                                           run_kind, shared_run)
 from clustergate.planning import modesize
 from clustergate.planning import rotation
 from clustergate.results import timing
@@ -251,7 +253,10 @@ def points(tests, budgeted: Dict[str, float], db: Optional[str]
             for env in envs:
                 key = (test.display_name, part.fullname, env.name)
                 check, nodes = kind(key[0])
-                like = alike.get((SHARED_RUN, shared_run(key[0])) + key[1:])
+                run = shared_run(key[0])
+                like = alike.get((SHARED_RUN, run) + key[1:])
+                if like is None and run:
+                    like = alike.get((SHARED_RUN, run_kind(run)) + key[1:])
                 if like is None:
                     like = alike.get((check, nodes) + key[1:])
                 if like is None and int(nodes or 0) > 0:
