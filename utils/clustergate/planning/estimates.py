@@ -100,9 +100,9 @@ def run_kind(run: str) -> str:
     fabric. A run never measured costs what the most expensive of its kind
     paid (the conservative pick: a night planned long leaves time, one
     planned short overruns): on the 12-node emulated site a fresh results
-    database planned three 1-node x 2 HPCC runs at the cost model's 167 s
-    each, the first of them measured 278 s, and the night ran 19 min of
-    its 16."""
+    database planned three 1-node x 2 HPCC runs (over three fabrics) at
+    the cost model's 167 s each; each ran 278 s, and the night 19 min of
+    its 16. Once one of them is measured, the others cost its 278 s."""
     kept = [p for p in run.split() if not p.split('=', 1)[0].endswith(
         '.interconnect')]
     return ' '.join(kept + ['(any interconnect)'])
