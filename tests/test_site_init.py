@@ -516,3 +516,20 @@ def test_an_unreadable_max_time_is_left_out_not_a_traceback(tmp_path):
     assert init(root, 'odd', 'oddsite', runner=run) == 0
     text = (root / 'config' / 'systems' / 'oddsite.py').read_text()
     assert 'max_job_min' not in text
+
+
+def test_a_site_written_outside_the_project_says_where_references_are_read(
+        tmp_path, capsys, monkeypatch):
+    # the 12-node emulated site, 2026-12-02: site init --root wrote the
+    # references beside a copied config/, and the nights read the
+    # project's (no reference file ...) without a word
+    root = project_copy(tmp_path)
+    written = root / 'config' / 'references'
+    monkeypatch.delenv('CG_REFERENCES_DIR', raising=False)
+    init(root, 'ib-ucx-tree', 'ibsite')
+    out = capsys.readouterr().out
+    assert f'export CG_REFERENCES_DIR={written}' in out
+    # read from where they are written: nothing to say
+    monkeypatch.setenv('CG_REFERENCES_DIR', str(written))
+    init(root, 'ib-ucx-tree', 'ibsite', force=True)
+    assert 'CG_REFERENCES_DIR' not in capsys.readouterr().out

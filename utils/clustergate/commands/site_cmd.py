@@ -33,6 +33,7 @@ import subprocess
 
 from clustergate import PROJECT_ROOT
 from clustergate.commands import sources
+from clustergate.site import environment as cgenv
 from clustergate.siteinit import discover
 from clustergate.siteinit import gpuconfig, prebuilt, siteconfig, spackenv
 
@@ -222,6 +223,14 @@ def init(args, runner=None):
     files = write_site(desc, args.root, args.force)
     for path in files.values():
         print(f'wrote {path}')
+    written = os.path.dirname(files['references'])
+    if os.path.realpath(cgenv.references_dir()) != os.path.realpath(written):
+        # the checks read references where the variable or the project
+        # says, not beside a settings file written elsewhere: without this
+        # line, references filled in here would never judge a run
+        print(f'note: the checks read references from '
+              f'{cgenv.references_dir()}, not {written}: export '
+              f'{cgenv.REFERENCES_DIR}={written}')
 
     if args.check:
         from clustergate.commands import sweep_cmd as sweep
