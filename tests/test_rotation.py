@@ -107,13 +107,36 @@ def test_every_budgeted_partition_fits():
         assert load['sys:b'] <= budget['sys:b']
 
 
-def test_a_point_above_the_budget_gets_a_night_of_its_own():
+def test_a_point_above_the_budget_is_in_no_night_and_said_so():
+    # a night of its own ran 27 min of 16 on the 12-node emulated site
     pts = _points(20) + [rotation.Point('Huge', {'sys:a': 5000})]
     plan = rotation.plan(pts, {'sys:a': 1800})
-    assert plan.oversized == ['Huge'] and ['Huge'] in plan.nights
+    assert plan.oversized == ['Huge']
+    assert all('Huge' not in night for night in plan.nights)
+    assert all(load['sys:a'] <= 1800 for load in plan.load)
     t = rotation.tonight(pts, {'sys:a': 1800}, DAY)
-    assert 'alone exceed the budget' in '\n'.join(
-        rotation.header(t, pts, 0))
+    head = '\n'.join(rotation.header(t, pts, 0))
+    assert 'cycle covers all acceptance points but 1' in head
+    assert 'alone exceed the night budget: in no night, run them with ' \
+        '--mode acceptance' in head
+    rows = [ln.split('\t') for ln in rotation.details(t, pts)]
+    assert ['acceptance', 'Huge'] in [[r[0], r[-1]] for r in rows]
+
+
+def test_the_readers_of_one_run_rotate_together_and_pay_it_once():
+    # HPCC's kernels read one run: on different nights each night would
+    # run (and pay for) the whole run again
+    readers = [rotation.Point(f'Hpcc{k} %hpcc.num_nodes=2', {'sys:a': 100},
+                              group='hpcc.num_nodes=2')
+               for k in ('Hpl', 'Fft', 'Stream')]
+    pts = _points(40) + readers
+    plan = rotation.plan(pts, {'sys:a': 400})
+    night = [n for n in plan.nights if readers[0].name in n]
+    assert len(night) == 1
+    assert {r.name for r in readers} <= set(night[0])
+    # together above the budget: none of them in any night
+    plan = rotation.plan(pts, {'sys:a': 250})
+    assert sorted(plan.oversized) == sorted(r.name for r in readers)
 
 
 def test_header_says_the_night_and_summarises_last_runs():

@@ -16,6 +16,7 @@ import types
 import pytest
 
 from clustergate.rfm.point import nightly as rfmrot
+from clustergate.rfm.point import nightbudget
 
 FIXTURES = os.path.join(os.path.dirname(__file__), 'fixtures')
 NIGHT = 'emusite'
@@ -32,7 +33,8 @@ class _Part:
 def _test(part, tags=('acceptance', 'nightly'), system=NIGHT):
     return types.SimpleNamespace(
         cg_tonight=rfmrot.Tonight(system, 'AllToAll %num_nodes=8'),
-        tags=set(tags), current_partition=part)
+        display_name='AllToAll %num_nodes=8', tags=set(tags),
+        current_partition=part)
 
 
 @pytest.fixture
@@ -42,12 +44,12 @@ def night(monkeypatch):
 
 
 def test_a_rotating_point_starts_while_budget_is_left(night):
-    assert rfmrot.budget_spent(_test(_Part(20)), now=night + 19 * 60) \
+    assert nightbudget.budget_spent(_test(_Part(20)), now=night + 19 * 60) \
         is None
 
 
 def test_a_rotating_point_does_not_start_once_the_budget_is_spent(night):
-    why = rfmrot.budget_spent(_test(_Part(20)), now=night + 21 * 60)
+    why = nightbudget.budget_spent(_test(_Part(20)), now=night + 21 * 60)
     assert why == ('not started: the night budget of emusite:emu is spent '
                    '(21 min of 20, extras.rotation.budget_min); the next '
                    'nights are planned from the times measured tonight')
@@ -56,15 +58,15 @@ def test_a_rotating_point_does_not_start_once_the_budget_is_spent(night):
 def test_sentinels_and_tests_outside_the_rotation_always_start(night):
     late = night + 600 * 60
     # the fabric sentinel runs every night, whatever the clock
-    assert rfmrot.budget_spent(
+    assert nightbudget.budget_spent(
         _test(_Part(20), tags=('acceptance', 'nightly', 'sentinel')),
         now=late) is None
     # a partition without a rotation, a test outside it (ci, a fixture)
-    assert rfmrot.budget_spent(_test(_Part(None)), now=late) is None
-    assert rfmrot.budget_spent(_test(_Part(20), system=None),
+    assert nightbudget.budget_spent(_test(_Part(None)), now=late) is None
+    assert nightbudget.budget_spent(_test(_Part(20), system=None),
                                now=late) is None
     # no night planned in this session (not a nightly run)
-    assert rfmrot.budget_spent(_test(_Part(20), system='other'),
+    assert nightbudget.budget_spent(_test(_Part(20), system='other'),
                                now=late) is None
 
 
@@ -77,10 +79,10 @@ def test_a_reader_of_a_run_that_started_judges_it_whatever_the_clock(
     assert HpccKernelTest.local.default_value is True
     reader = _test(_Part(20))
     reader.local = True
-    assert rfmrot.budget_spent(reader, now=night + 28 * 60) is None
+    assert nightbudget.budget_spent(reader, now=night + 28 * 60) is None
     job = _test(_Part(20))
     job.local = False
-    assert rfmrot.budget_spent(job, now=night + 28 * 60).startswith(
+    assert nightbudget.budget_spent(job, now=night + 28 * 60).startswith(
         'not started: the night budget of emusite:emu is spent (28 min')
 
 
@@ -114,3 +116,80 @@ def test_a_point_not_started_keeps_its_last_measured_cost():
     # not a skip that costs nothing until mended: what it cost last time
     assert rfmrot.case_costs([report, later])[key] == before
     assert before[2] == 'measured' and before[0] > 40
+
+
+def _tonight(monkeypatch, *pts):
+    from clustergate.planning import rotation
+    monkeypatch.setattr(rfmrot, '_points', {NIGHT: {p.name: p for p in pts}})
+    return rotation
+
+
+def _case(name, env='openmpi', fixture=False, tags=('acceptance',)):
+    return types.SimpleNamespace(
+        display_name=name, tags=set(tags), current_partition=_Part(16),
+        current_environ=types.SimpleNamespace(name=env),
+        is_fixture=lambda: fixture,
+        cg_tonight=rfmrot.Tonight(None if fixture else NIGHT, name))
+
+
+def test_a_point_that_would_end_past_the_budget_does_not_start(
+        night, monkeypatch):
+    rotation = _tonight(monkeypatch)
+    name = 'AllToAll %num_nodes=8'
+    pt = rotation.Point(name, {'emusite:emu': 300},
+                        per_case={('emusite:emu', 'openmpi'): 300})
+    _tonight(monkeypatch, pt)
+    assert nightbudget.budget_spent(_case(name), now=night + 10 * 60) \
+        is None
+    why = nightbudget.budget_spent(_case(name), now=night + 12 * 60)
+    assert why.startswith('not started: it would end past the night '
+                          'budget of emusite:emu (est. 5.0 min, 12 of 16 '
+                          'min used, extras.rotation.budget_min)')
+
+
+def test_a_run_fixture_read_only_by_rotating_points_is_judged_as_they_are(
+        night, monkeypatch):
+    # HPCC's run ran 12 of a 16-min night's 19 min on the emulated site,
+    # started whatever the clock (a fixture is no point of the rotation)
+    from clustergate import adapter
+    rotation = _tonight(monkeypatch)
+    monkeypatch.setattr(adapter, 'current_system',
+                        lambda: types.SimpleNamespace(name=NIGHT))
+    group = 'hpcc.interconnect=fab0 hpcc.num_nodes=2 hpcc.ppn=1'
+    readers = [rotation.Point(
+        f'Hpcc{k} %{group.replace(" ", " %")}', {'emusite:emu': 200},
+        group=group, per_case={('emusite:emu', 'openmpi'): 200})
+        for k in ('Hpl', 'Fft')]
+    _tonight(monkeypatch, *readers)
+    run = _case('HpccRun %num_nodes=2 %ppn=1 %interconnect=fab0 '
+                '~emusite:emu+openmpi', fixture=True)
+    assert nightbudget.budget_spent(run, now=night + 9 * 60) is None
+    why = nightbudget.budget_spent(run, now=night + 11 * 60)
+    assert 'would end past the night budget of emusite:emu (est. 6.7 min' \
+        in why
+    # another run of the fixture (other parameters) is none of theirs
+    other = _case('HpccRun %num_nodes=4 %ppn=1 %interconnect=fab0 '
+                  '~emusite:emu+openmpi', fixture=True)
+    assert nightbudget.budget_spent(other, now=night + 11 * 60) is None
+    # a sentinel reads it: the run always starts
+    readers[0].sentinel = 'canary of hpcc'
+    assert nightbudget.budget_spent(run, now=night + 30 * 60) is None
+
+
+def test_the_readers_of_a_run_kept_from_starting_keep_their_cost():
+    with open(os.path.join(FIXTURES, 'rotation',
+                           'night-2026-11-23.json')) as fp:
+        report = json.load(fp)
+    run = {'unique_name': 'HpccRun_1', 'fixture': True, 'result': 'skip',
+           rfmrot.NOT_STARTED: 'not started: it would end past ...'}
+    reader = {'display_name': 'HpccHpl %hpcc.num_nodes=2', 'result': 'skip',
+              'system': 'emucluster', 'partition': 'emu',
+              'environ': 'intelmpi', 'job_completion_time_unix': None,
+              'dependencies_actual': [['HpccRun_1', 'emucluster:emu',
+                                       'intelmpi']]}
+    report['runs'][0]['testcases'] += [run, reader]
+    key = ('HpccHpl %hpcc.num_nodes=2', 'emucluster:emu', 'intelmpi')
+    # not a skip that costs nothing until mended
+    assert key not in rfmrot.case_costs([report])
+    del run[rfmrot.NOT_STARTED]
+    assert rfmrot.case_costs([report])[key][2] == 'skipped'

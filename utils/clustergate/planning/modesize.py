@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence
 
 from clustergate.planning import costmodel
+from clustergate.planning.estimates import shared_run
 
 
 @dataclass(frozen=True)
@@ -145,9 +146,11 @@ def listed_size(lines: Iterable[str], mode: Optional[str] = None) -> Size:
 def listed_sizes(lines: Iterable[str], mode: Optional[str] = None
                  ) -> Dict[str, Size]:
     """:func:`listed_size` per partition (``system:partition`` of each
-    case; ``''`` for a listing of checks, which names none)."""
+    case; ``''`` for a listing of checks, which names none). The readers
+    of one shared run (HPCC's kernels) pay for it once: one job."""
     cases: Dict[str, int] = {}
     seconds: Dict[str, float] = {}
+    runs = set()
     for line in lines:
         m = _CASE.match(line.rstrip())
         if not m:
@@ -156,6 +159,11 @@ def listed_sizes(lines: Iterable[str], mode: Optional[str] = None
         nodes = _NODES.search(m.group(2))
         part = (m.group(3) or '').split('+', 1)[0]
         cases[part] = cases.get(part, 0) + 1
+        run = shared_run(m.group(1) + m.group(2))
+        if run and (m.group(3), run) in runs:
+            continue
+
+        runs.add((m.group(3), run))
         seconds[part] = seconds.get(part, 0.0) + \
             costmodel.default_case_seconds(
                 family_of(m.group(1)), int(nodes.group(1)) if nodes else 1,

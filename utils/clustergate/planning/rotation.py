@@ -17,9 +17,15 @@ budgets:
 * the other points are taken in an order fixed by a hash of their name
   (families mixed within a night; a new point does not reshuffle the
   others' order) and put, first fit, in the first night where they fit
-  the remaining budget of *every* budgeted partition that runs them; a
-  point that alone exceeds a budget gets a night of its own (said in the
-  header);
+  the remaining budget of *every* budgeted partition that runs them;
+  the points that read one shared run (HPCC's kernels, one job whose
+  output each judges) are one unit: they rotate together and pay the run
+  once, on one night;
+* a point (or unit) that alone exceeds a budget is in no night: it
+  cannot run within one, and a night of its own ran 27 min of 16 on the
+  12-node emulated site (an HPCC run at N = 19,968); the header names
+  such points, the details file marks them ``acceptance`` (``--mode
+  acceptance`` runs them);
 * tonight is night ``days since 1970-01-01 (UTC) mod cycle``: the same
   date gives the same night; ``CG_ROTATION_DATE=YYYY-MM-DD`` sets the date
   (tests, a night replayed).
@@ -72,6 +78,11 @@ class Point:
     source: str = 'default'
     #: test cases of the point (partitions x environments)
     cases: int = 1
+    #: the shared run it reads ('' : none): points of one group rotate
+    #: together (:func:`plan`)
+    group: str = ''
+    #: estimated seconds of each case, (partition, environment) -> s
+    per_case: Dict[tuple, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -84,7 +95,7 @@ class Plan:
     budgets: Dict[str, float]
     #: per night, estimated seconds per partition (sentinels included)
     load: List[Dict[str, float]] = field(default_factory=list)
-    #: points that alone exceed a budget (a night of their own)
+    #: points that alone (with their group) exceed a budget: in no night
     oversized: List[str] = field(default_factory=list)
 
     @property
@@ -109,6 +120,16 @@ def order_key(name: str) -> str:
     return hashlib.sha256(name.encode()).hexdigest()
 
 
+def units(points) -> List[List[Point]]:
+    """The rotating units of ``points`` in the plan's order: the points
+    of one group together, each other point alone."""
+    groups: Dict[str, List[Point]] = {}
+    for pt in points:
+        groups.setdefault(pt.group or '\0' + pt.name, []).append(pt)
+    return sorted((sorted(g, key=lambda p: p.name) for g in groups.values()),
+                  key=lambda g: order_key(g[0].name))
+
+
 def plan(points: Sequence[Point], budgets: Mapping[str, float]) -> Plan:
     """The cycle's nights for ``points`` under ``budgets`` (seconds per
     partition); see the module."""
@@ -119,20 +140,26 @@ def plan(points: Sequence[Point], budgets: Mapping[str, float]) -> Plan:
             raise SentinelsOverBudget(part, used, budgets[part])
 
     nights, load, oversized = [], [], []
-    for pt in sorted((p for p in points if not p.sentinel),
-                     key=lambda p: order_key(p.name)):
-        cost = {k: v for k, v in pt.cost.items() if k in budgets}
+    for unit in units(p for p in points if not p.sentinel):
+        cost: Dict[str, float] = {}
+        for pt in unit:
+            for k, v in pt.cost.items():
+                if k in budgets:
+                    cost[k] = cost.get(k, 0.0) + v
+        if any(base[k] + v > budgets[k] for k, v in cost.items()):
+            oversized += [pt.name for pt in unit]
+            continue
+
         for night, used in zip(nights, load):
             if all(used[k] + v <= budgets[k] for k, v in cost.items()):
-                night.append(pt.name)
-                for k, v in cost.items():
-                    used[k] += v
                 break
         else:
-            if any(base[k] + v > budgets[k] for k, v in cost.items()):
-                oversized.append(pt.name)
-            nights.append([pt.name])
-            load.append({k: base[k] + cost.get(k, 0.0) for k in budgets})
+            night, used = [], dict(base)
+            nights.append(night)
+            load.append(used)
+        night += [pt.name for pt in unit]
+        for k, v in cost.items():
+            used[k] += v
 
     if not nights:
         nights, load = [[]], [dict(base)]
@@ -222,7 +249,8 @@ def header(t: Tonight, points: Sequence[Point], now: float) -> List[str]:
     lines = [
         f'nightly rotation: night {t.index + 1} of {t.plan.cycle} '
         f'({t.date.isoformat()}), {len(t.names)} of {len(points)} points, '
-        f'est. {budget}; cycle covers all acceptance points',
+        f'est. {budget}; cycle covers all acceptance points'
+        + (f' but {len(t.plan.oversized)}' if t.plan.oversized else ''),
         f'  estimates: {measured} of {len(tonight_pts)} measured '
         f'(results DB)'
         + (f', {skipped} skipped last time (0 s)' if skipped else '')
@@ -234,8 +262,9 @@ def header(t: Tonight, points: Sequence[Point], now: float) -> List[str]:
     ]
     if t.plan.oversized:
         lines.append(f'  {len(t.plan.oversized)} point(s) alone exceed the '
-                     f'budget and run on a night of their own, e.g. '
-                     f'{t.plan.oversized[0]}')
+                     f'night budget: in no night, run them with --mode '
+                     f'acceptance (night "acceptance" in the details), '
+                     f'e.g. {t.plan.oversized[0]}')
 
     return lines
 
@@ -263,13 +292,15 @@ def details(t: Tonight, points: Sequence[Point]) -> List[str]:
     source, last ran."""
     night_of = {n: i + 1 for i, names in enumerate(t.plan.nights)
                 for n in names}
+    oversized = set(t.plan.oversized)
     lines = ['# night\test_s\tsource\tlast_ran_utc\tpoint']
     for p in sorted(points, key=lambda p: (night_of.get(p.name, 0), p.name)):
         when = ('never' if p.last_ran is None else
                 datetime.datetime.fromtimestamp(
                     p.last_ran, datetime.timezone.utc).strftime(
                         '%Y-%m-%dT%H:%MZ'))
-        night = 'every' if p.sentinel else str(night_of.get(p.name, '?'))
+        night = ('every' if p.sentinel else 'acceptance'
+                 if p.name in oversized else str(night_of.get(p.name, '?')))
         lines.append(f'{night}\t{sum(p.cost.values()):.0f}\t{p.source}\t'
                      f'{when}\t{p.name}')
 

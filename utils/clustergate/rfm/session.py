@@ -69,6 +69,12 @@ _SKIP_LINE = re.compile(
 _state = {}
 
 
+def started():
+    """Unix time the session started (its settings were loaded), None
+    outside a session."""
+    return _state.get('start')
+
+
 def in_reframe_command():
     """True in the ``reframe`` command (not in pytest or a tool that
     loads the settings)."""

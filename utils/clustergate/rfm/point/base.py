@@ -20,7 +20,7 @@ rule for a base class's hooks; ``always_last`` ones after them all)::
                     joboptions.apply             job options of the partition's
                                                  concurrency rule; the job
                                                  limit at most its max_job_min
-    run (pre)       nightly.budget_spent         a rotating point does not
+    run (pre)       nightbudget.budget_spent         a rotating point does not
                                                  start once its night's budget
                                                  is spent (skips)
     sanity (pre)    placement.verify_transport   the job ran over its
@@ -57,7 +57,8 @@ from clustergate.parsers import ParseError
 from clustergate import adapter
 from clustergate.rfm import session
 from clustergate.rfm.point import (capable, joboptions, joboutput, modes,
-                                   nightly, placement, reference, refmetrics)
+                                   nightbudget, placement, reference,
+                                   refmetrics)
 from clustergate.site import sweep
 from clustergate.site.partition import (SweepPoint, axes_union,
                                         environment_model, partition_model)
@@ -149,7 +150,7 @@ class PointTest(rfm.RegressionTestPlugin):
 
     @run_before('run')
     def point_before_run(self):
-        why = nightly.budget_spent(self)
+        why = nightbudget.budget_spent(self)
         if why:
             self.night_not_started = why
             self.skip(why)

@@ -43,16 +43,18 @@ first night on slow links is planned at what those links take.
 Builds run once per environment per session and are not counted
 (:func:`case_costs`).
 
-The budget holds at run time too (:func:`budget_spent`): the plan is
-made from estimates, and a fresh site's first night, planned from the
-cost model's defaults, ran 3 times its estimate on the 12-node emulated
-site (2 cores). Once a partition's budget is spent (counted from the
-session's start), tonight's rotating points that have not started on it
-are not started (a test that only reads a run that did start, such as
-HPCC's kernels, still judges it): each is skipped saying so (its
-``night_not_started`` tells the results database that this was no
-measurement, so its estimate stays what it was), while the sentinels
-always run.
+The budget holds at run time too (clustergate.rfm.point.nightbudget):
+the plan is made from estimates, and a fresh site's first night, planned
+from the cost model's defaults, ran 3 times its estimate on the 12-node
+emulated site (2 cores). Once a partition's budget is spent (counted
+from the session's start), or would be before tonight's estimate of a
+point is, tonight's rotating points that have not started on it are not
+started, nor a run fixture that only rotating points read (a test that
+only reads a run that did start, such as HPCC's kernels, still judges
+it): each is skipped saying so (its ``night_not_started`` tells the
+results database that this was no measurement, so its estimate stays
+what it was; so do the readers of a run kept from starting), while the
+sentinels always run.
 """
 
 import inspect
@@ -78,6 +80,8 @@ from clustergate.site.partition import partition_model, point_of
 _registered: Dict[str, Dict[str, object]] = {}
 #: system name -> names of tonight's tests, once planned
 _tonight: Dict[str, set] = {}
+#: system name -> {name: rotation.Point} of tonight's points
+_points: Dict[str, Dict[str, rotation.Point]] = {}
 
 
 def budgets(partitions) -> Dict[str, float]:
@@ -176,6 +180,13 @@ def _run_costs(cases):
             # skip that costs nothing until mended
             continue
 
+        if tc.get('result') == 'skip' and any(
+                (fixtures.get(dep[0]) or {}).get(NOT_STARTED)
+                for dep in tc.get('dependencies_actual') or []):
+            # its run fixture was kept from starting tonight: neither a
+            # measurement nor a skip
+            continue
+
         if tc.get('result') == 'skip':
             yield key, (0.0, None, 'skipped')
             continue
@@ -242,7 +253,7 @@ def points(tests, budgeted: Dict[str, float], db: Optional[str]
     counts = by_node_count(alike)
     out = []
     for test in tests:
-        cost, last, sources, cases = {}, None, set(), 0
+        cost, last, sources, cases, per_case = {}, None, set(), 0, {}
         fam = family(test)
         combos = adapter.valid_combinations(test.valid_systems,
                                             test.valid_prog_environs)
@@ -271,6 +282,7 @@ def points(tests, budgeted: Dict[str, float], db: Optional[str]
                     sec, source = default_seconds(test, part), 'default'
                 sources.add(source)
                 cases += 1
+                per_case[key[1:]] = sec
                 cost[part.fullname] = cost.get(part.fullname, 0.0) + sec
 
         if cost:
@@ -280,9 +292,38 @@ def points(tests, budgeted: Dict[str, float], db: Optional[str]
             out.append(rotation.Point(
                 test.display_name, cost,
                 'nightly subset (pin_subset)' if pinned else '',
-                last, source, cases))
+                last, source, cases, shared_run(test.display_name),
+                per_case))
 
-    return out
+    return share_runs(out, records)
+
+
+def share_runs(pts, records) -> List[rotation.Point]:
+    """``pts`` with the readers of one shared run (a rotation group) costing
+    the run between them: per partition and environment, the larger of
+    what its measured readers paid together and the most any one reader
+    is estimated at, split evenly. A reader measured beside others paid
+    its share of the run; one estimated from a reader that ran alone
+    (or from the cost model) carries all of it: summed, HPCC's six
+    kernels of a 214-s run were planned at 21 min."""
+    groups: Dict[tuple, List[rotation.Point]] = {}
+    for pt in pts:
+        for k in pt.per_case:
+            if pt.group:
+                groups.setdefault((pt.group,) + k, []).append(pt)
+
+    for (_, *case), readers in groups.items():
+        case = tuple(case)
+        paid = [pt.per_case[case] for pt in readers
+                if (records.get((pt.name,) + case) or (0, 0, ''))[2]
+                == 'measured']
+        share = max(sum(paid), max(pt.per_case[case] for pt in readers)) \
+            / len(readers)
+        for pt in readers:
+            pt.cost[case[0]] += share - pt.per_case[case]
+            pt.per_case[case] = share
+
+    return pts
 
 
 def rate_notes(pts, tests, partitions) -> List[str]:
@@ -388,6 +429,13 @@ def mark_sentinels(pts, tests, partitions) -> None:
                                     covered).items():
                 pt.sentinel = pt.sentinel or f'canary of {fam}'
 
+    # the other readers of a sentinel's shared run judge that run too: it
+    # runs anyway, and rotating them would pay for it again another night
+    runs = {pt.group: pt.name for pt in pts if pt.sentinel and pt.group}
+    for pt in pts:
+        if not pt.sentinel and pt.group in runs:
+            pt.sentinel = f'reads the run of {runs[pt.group]}'
+
 
 def _tag_sentinels(pts, tests) -> None:
     """The sentinels' test objects get the tag ``sentinel`` and say so in
@@ -436,7 +484,10 @@ def plan_tonight(system: str) -> set:
     if system in _tonight:
         return _tonight[system]
 
-    _night_began.setdefault(system, time.time())
+    # the night's clock starts with the session: loading the checks took
+    # 25 s of a 16-min night on the emulated site, before any plan
+    from clustergate.rfm import session
+    _night_began.setdefault(system, session.started() or time.time())
 
     rt = adapter.runtime()
     budgeted = budgets(rt.system.partitions)
@@ -467,45 +518,14 @@ def plan_tonight(system: str) -> set:
 
     _say(lines)
     _tonight[system] = set(night.names)
+    by_name = {pt.name: pt for pt in pts}
+    _points[system] = {n: by_name[n] for n in night.names if n in by_name}
     return _tonight[system]
 
 
-#: unix time each system's night began (its plan was made at the
-#: session's start): the clock of the budgets at run time
+#: unix time each system's night began (the session's start): the clock
+#: of the budgets at run time
 _night_began: Dict[str, float] = {}
-
-
-def budget_spent(test, now: Optional[float] = None) -> Optional[str]:
-    """Why ``test``, about to start its job, must not start tonight: its
-    partition's night budget is spent (one line naming the partition and
-    the key); None for a sentinel, a test outside the rotation, a
-    session that planned no night, a test that only reads what its run
-    fixture measured, or while budget is left."""
-    tonight = getattr(test, 'cg_tonight', None)
-    system = getattr(tonight, 'system', None)
-    if system not in _night_began or 'sentinel' in (test.tags or ()):
-        return None
-
-    if getattr(test, 'local', False):
-        # a local job reads its run fixture's output (HPCC's kernels):
-        # that run's time is spent, the reading takes seconds and no node;
-        # skipping it threw away a 14-min HPCC run on the emulated site
-        return None
-
-    part = test.current_partition
-    model = partition_model(part)
-    if model.rotation is None:
-        return None
-
-    used = (time.time() if now is None else now) - _night_began[system]
-    budget = model.rotation.budget_s
-    if used < budget:
-        return None
-
-    return (f'not started: the night budget of {part.fullname} is spent '
-            f'({used / 60:.0f} min of {budget / 60:g}, extras.'
-            f'{keys.ROTATION}.{keys.ROTATION_BUDGET}); the next nights '
-            f'are planned from the times measured tonight')
 
 
 class Tonight:

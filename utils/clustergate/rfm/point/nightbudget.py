@@ -1,0 +1,107 @@
+"""The night's budget at run time (see clustergate.rfm.point.nightly):
+a rotating point, or the run fixture that only rotating points read,
+does not start once its partition's budget is spent or would be before
+tonight's estimate of it is; sentinels always start."""
+
+import re
+import time
+from typing import Optional
+
+from clustergate import adapter
+from clustergate.rfm.point import nightly
+from clustergate.site import extras as keys
+from clustergate.site.partition import partition_model
+
+
+def _tonight_system(test) -> Optional[str]:
+    """The system whose night ``test`` belongs to: its own rotation's, or
+    for a run fixture (HPCC's run) the current system's when a night was
+    planned there; None otherwise."""
+    system = getattr(getattr(test, 'cg_tonight', None), 'system', None)
+    if system is None and _is_fixture(test):
+        system = getattr(adapter.current_system(), 'name', None)
+    return system if system in nightly._night_began else None
+
+
+def _is_fixture(test) -> bool:
+    is_fixture = getattr(test, 'is_fixture', None)
+    return bool(is_fixture and is_fixture())
+
+
+def run_params(display_name: str) -> str:
+    """The parameters of a run fixture's name (``HpccRun %num_nodes=1
+    %ppn=1 %interconnect=fab1 ~...``) as its readers' names carry them
+    (:func:`clustergate.planning.estimates.shared_run`, without the
+    fixture's attribute name)."""
+    params = re.findall(r'%(\w+)=(\S+)', display_name.split(' ~')[0])
+    return ' '.join(sorted(f'{p}={v}' for p, v in params))
+
+
+def _reader_params(group: str) -> str:
+    return ' '.join(sorted(p.split('.', 1)[-1] for p in group.split()))
+
+
+def estimate(test, system: str) -> Optional[float]:
+    """Tonight's estimate (seconds) of ``test``'s case on its partition
+    and environment; for a run fixture, what tonight's readers of it were
+    planned at together. None where the plan has none, or a sentinel
+    reads the run (a sentinel always runs)."""
+    key = (test.current_partition.fullname,
+           getattr(getattr(test, 'current_environ', None), 'name', None))
+    night = nightly._points.get(system, {})
+    if not _is_fixture(test):
+        pt = night.get(test.display_name)
+        return pt.per_case.get(key) if pt else None
+
+    mine = run_params(test.display_name)
+    readers = [pt for pt in night.values()
+               if pt.group and _reader_params(pt.group) == mine]
+    if not readers or any(pt.sentinel for pt in readers):
+        return None
+    return sum(pt.per_case.get(key, 0.0) for pt in readers)
+
+
+def budget_spent(test, now: Optional[float] = None) -> Optional[str]:
+    """Why ``test``, about to start its job, must not start tonight: its
+    partition's night budget is spent, or would be before tonight's
+    estimate of its case is (one line naming the partition and the key);
+    None for a sentinel, a test outside the rotation, a session that
+    planned no night, a test that only reads what its run fixture
+    measured, or while budget is left. A run fixture whose readers all
+    rotate is judged as they are: HPCC's run, one job read by several
+    checks, ran 12 of a 16-min night's 19 on the emulated site, started
+    whatever the clock."""
+    system = _tonight_system(test)
+    if system is None or 'sentinel' in (test.tags or ()):
+        return None
+
+    if getattr(test, 'local', False):
+        # a local job reads its run fixture's output (HPCC's kernels):
+        # that run's time is spent, the reading takes seconds and no node;
+        # skipping it threw away a 14-min HPCC run on the emulated site
+        return None
+
+    part = test.current_partition
+    model = partition_model(part)
+    if model.rotation is None:
+        return None
+
+    est = estimate(test, system)
+    if est is None and _is_fixture(test):
+        return None
+
+    began = nightly._night_began[system]
+    used = (time.time() if now is None else now) - began
+    budget = model.rotation.budget_s
+    where = (f'extras.{keys.ROTATION}.{keys.ROTATION_BUDGET}); the next '
+             f'nights are planned from the times measured tonight')
+    if used >= budget:
+        return (f'not started: the night budget of {part.fullname} is '
+                f'spent ({used / 60:.0f} min of {budget / 60:g}, {where}')
+
+    if est is None or used + est <= budget:
+        return None
+
+    return (f'not started: it would end past the night budget of '
+            f'{part.fullname} (est. {est / 60:.1f} min, {used / 60:.0f} of '
+            f'{budget / 60:g} min used, {where}')
