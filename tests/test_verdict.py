@@ -221,3 +221,21 @@ def test_a_failed_shared_run_is_red_though_no_test_failed():
                     fixture=True)
     cases[1] = case('HpccStream %hpcc.num_nodes=8', 'skip')
     assert verdict.block(report(cases), not_run=1)[1].startswith('PASSED')
+
+
+def test_the_points_no_night_holds_are_said_after_the_cases_not_run(
+        monkeypatch):
+    # a nightly rotation's points that each alone exceed the night budget
+    # run in acceptance only: the verdict says so, the headline stands
+    from clustergate.rfm.point import nightly
+    monkeypatch.setattr(nightly, '_coverage', {'emusite': (
+        'not in any night: 208 acceptance point(s) of emusite, each alone '
+        'above the night budget: --mode acceptance runs them')})
+    lines = verdict.block(report(CASES[:2]), not_run=0,
+                          coverage=nightly.coverage_lines())
+    at = lines.index('not run: none')
+    assert lines[at + 1].startswith('not in any night: 208 acceptance '
+                                    'point(s) of emusite')
+    assert lines[1].startswith('PASSED, UNCHECKED')
+    monkeypatch.setattr(nightly, '_coverage', {})
+    assert nightly.coverage_lines() == []

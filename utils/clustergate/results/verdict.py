@@ -287,11 +287,14 @@ def _fixture_reasons(report, cases) -> List[str]:
 
 
 def block(report, not_run: int, red_reasons: Sequence[str] = (),
-          table: Optional[str] = None) -> List[str]:
+          table: Optional[str] = None,
+          coverage: Sequence[str] = ()) -> List[str]:
     """The verdict block of a session (a list of lines): headline,
     failures with their reason, regressions, metrics judged and not,
-    cases not run, time, where the full table is. ``red_reasons``: what
-    else makes the session red (an expected family that ran not at all)."""
+    cases not run, what the mode leaves to another (``coverage``: the
+    nightly rotation's points that no night can hold), time, where the
+    full table is. ``red_reasons``: what else makes the session red (an
+    expected family that ran not at all)."""
     from clustergate.results.timing import _fmt
 
     cases = [tc for tc in final_cases(report) if not tc.get('fixture')]
@@ -323,6 +326,7 @@ def block(report, not_run: int, red_reasons: Sequence[str] = (),
     lines.append(_metric_line(mets))
     lines.append(f'not run: {not_run} test case(s) (NOT RUN above)'
                  if not_run else 'not run: none')
+    lines += list(coverage)
     lines.append(tally.line())
     wall = report.get('session_info', {}).get('time_elapsed')
     if wall is not None:

@@ -80,6 +80,8 @@ from clustergate.site.partition import partition_model, point_of
 _registered: Dict[str, Dict[str, object]] = {}
 #: system name -> names of tonight's tests, once planned
 _tonight: Dict[str, set] = {}
+#: system name -> the verdict's line on the points no night holds
+_coverage: Dict[str, str] = {}
 #: system name -> {name: rotation.Point} of tonight's points
 _points: Dict[str, Dict[str, rotation.Point]] = {}
 
@@ -517,6 +519,11 @@ def plan_tonight(system: str) -> set:
         lines.append(f'  (per-point details not written: {err})')
 
     _say(lines)
+    if night.plan.oversized:
+        _coverage[system] = (
+            f'not in any night: {len(night.plan.oversized)} acceptance '
+            f'point(s) of {system}, each alone above the night budget: '
+            f'--mode acceptance runs them (night "acceptance" in {path})')
     _tonight[system] = set(night.names)
     by_name = {pt.name: pt for pt in pts}
     _points[system] = {n: by_name[n] for n in night.names if n in by_name}
@@ -526,6 +533,12 @@ def plan_tonight(system: str) -> set:
 #: unix time each system's night began (the session's start): the clock
 #: of the budgets at run time
 _night_began: Dict[str, float] = {}
+
+
+def coverage_lines() -> List[str]:
+    """What the planned nights leave out, one line per system (the
+    verdict says it: a gap of the nightly is said, not silent)."""
+    return [_coverage[s] for s in sorted(_coverage)]
 
 
 class Tonight:
