@@ -9,7 +9,7 @@ only (360 s); a night planned HpccStream 8 nodes x 2 at that median of
 every node count, 360 s, and its HPCC run was still in HPL (N = 23168)
 when it was stopped by hand after 29 min. Grown as HPCC grows on a site
 whose compute grows with its nodes (the square root), it is planned at
-17 min: alone above the 16-min budget, a night of its own. This 2-core
+17 min: alone above the 16-min budget, in no night. This 2-core
 emulation shares its cores between all nodes, so it runs longer still."""
 
 import types
@@ -67,7 +67,7 @@ def test_an_unmeasured_node_count_grows_from_the_nearest_measured(plan):
     assert pts[eight].source == 'like'
     # HPCC grows as the square root of its nodes: 360 s x sqrt(8)
     assert est == pytest.approx(HPCC_1_NODE_S * 8 ** 0.5)
-    assert est > 960  # the night's budget: alone, a night of its own
+    assert est > 960  # the night's budget: alone, in no night
 
 
 def test_the_nearest_count_by_ratio_and_the_larger_of_two_as_near():
@@ -117,3 +117,22 @@ def test_a_run_never_measured_is_planned_at_its_kind_over_another_fabric(
     pts = plan(records, [_test(at.format('fab1_ucx'), 'hpcc', 1)])
     assert pts[at.format('fab1_ucx')].cost[PART] == pytest.approx(278.0)
     assert pts[at.format('fab1_ucx')].source == 'like'
+
+
+def test_the_readers_of_one_run_cost_it_once_between_them(plan):
+    # HpccHpl measured alone paid the whole 1-node run (214 s on the
+    # 12-node emulated site); its never-measured siblings are estimated
+    # at what it paid: summed, the run of the night's HPCC canary was
+    # planned at 5 x 214 s, and the sentinels took 24.5 min of 16
+    run = '%hpcc.num_nodes=1 %hpcc.ppn=1 %hpcc.interconnect=fab1'
+    names = [f'Hpcc{k} {run}' for k in ('Hpl', 'Fft', 'Stream')]
+    tests = [_test(n, 'hpcc', 1) for n in names]
+    pts = plan(_measured(names[0], 214.0), tests)
+    assert sum(pts[n].cost[PART] for n in names) == pytest.approx(214.0)
+    assert {pts[n].group for n in names} == {
+        'hpcc.interconnect=fab1 hpcc.num_nodes=1 hpcc.ppn=1'}
+    # measured together, each paid its share: together they paid the run
+    together = {k: v for n in names for k, v in _measured(n, 80.0).items()}
+    pts = plan(together, tests)
+    assert [pts[n].cost[PART] for n in names] == pytest.approx([80.0] * 3)
+    assert pts[names[1]].per_case == {(PART, ENV): pytest.approx(80.0)}
