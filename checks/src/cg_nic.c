@@ -16,12 +16,12 @@
  * when both streams leave A through one interface, 1.0 through two.
  *
  * Which interface a stream uses is decided outside: MPI's own settings per
- * rank (e.g. OpenMPI's btl_tcp_if_include set per rank by a wrapper, see
- * checks/nic/cg_nic_ifaces.sh). To show what actually happened, the
+ * rank (OpenMPI's btl_tcp_if_include, or UCX_NET_DEVICES under its UCX
+ * PML, set per rank by a wrapper, see checks/nic/cg_nic_ifaces.sh). To show what actually happened, the
  * senders read the transmit counters of node A's interfaces
  * (/proc/net/dev of their network namespace) around each measurement and
  * the lines carry tx_MB_<if>= for every interface that sent > 1% of the
- * payload, and iface1=/iface2= the senders' btl_tcp_if_include.
+ * payload, and iface1=/iface2= the senders' interface setting.
  *
  * usage: cg_nic [--bytes SIZE (default 8M; K, M = 10^3, 10^6)]
  *        [harness options; --trials default 7 here]
@@ -173,7 +173,11 @@ static const char *iface_of_rank(int rank)
     static char (*names)[32];
     if (!names) {
         char mine[32];
-        const char *e = getenv("OMPI_MCA_btl_tcp_if_include");
+        /* under the UCX PML the TCP BTL's setting is not read: UCX's is */
+        const char *pml = getenv("OMPI_MCA_pml");
+        const char *e = pml && strcmp(pml, "ucx") == 0
+            ? getenv("UCX_NET_DEVICES") : NULL;
+        if (!e) e = getenv("OMPI_MCA_btl_tcp_if_include");
         if (!e) e = getenv("FI_TCP_IFACE");
         snprintf(mine, sizeof mine, "%s", e && *e ? e : "-");
         names = calloc(cg.size, 32);
