@@ -71,3 +71,22 @@ def test_iface_map():
         '0:fab0 1:fab1 2:fab0 3:fab1'
     assert rank_iface_map(SweepPoint(3, 1, 'fab0'), ['fab0', 'fab1']) == \
         '0:fab0 1:fab0 2:fab0'
+
+
+@pytest.mark.parametrize('ucx', [True, False])
+def test_the_wrapper_pins_the_setting_the_ranks_transport_reads(ucx):
+    # under OpenMPI's UCX PML the TCP BTL's setting is not read: a healthy
+    # one_iface case over fab0_ucx reported no interface and was red on
+    # the 12-node emulated site (traffic left through fab0, expected [None])
+    import os
+    import subprocess
+    from clustergate.rfm.families.nic import WRAPPER
+    env = {'PATH': os.environ['PATH'], 'SLURM_PROCID': '1',
+           'CG_NIC_IFACE_MAP': '0:fab0 1:fab1'}
+    if ucx:
+        env.update(OMPI_MCA_pml='ucx', UCX_NET_DEVICES='fab0')
+    out = subprocess.run(['sh', WRAPPER, 'env'], env=env, check=True,
+                         capture_output=True, text=True).stdout.splitlines()
+    assert 'OMPI_MCA_btl_tcp_if_include=fab1' in out
+    assert ('UCX_NET_DEVICES=fab1' in out) is ucx
+    assert not any(ln.startswith('UCX_NET_DEVICES=') for ln in out) or ucx
