@@ -100,6 +100,30 @@ def test_the_point_hook_skips_with_the_reason_and_records_it(
         'not started: the night budget of emusite:emu is spent (30 min')
 
 
+def test_a_retry_the_budget_keeps_back_leaves_the_case_failed(
+        night, monkeypatch):
+    # on the 12-node emulated site (2026-12-02) a 24-rank PingPongDistance
+    # over UCX was cut at its time limit; its retry, at minute 16 of 16,
+    # was skipped, and the skip replaced the failure: the night was green
+    from reframe.core.exceptions import SanityError
+    from clustergate.rfm.point.base import PointTest
+    monkeypatch.setattr(rfmrot.time, 'time', lambda: night + 16 * 60)
+    monkeypatch.setattr(rfmrot.adapter, 'current_run', lambda: 1)
+    test = _test(_Part(16))
+    test.night_not_started = ''
+    test.skip = pytest.fail
+    with pytest.raises(SanityError, match='failed its first try, and its '
+                       'retry did not start: not started: the night budget '
+                       'of emusite:emu is spent'):
+        PointTest.point_before_run(test)
+    assert test.night_not_started == ''
+    # a first try is skipped as before
+    monkeypatch.setattr(rfmrot.adapter, 'current_run', lambda: 0)
+    test.skip = lambda why: setattr(test, 'skipped', why)
+    PointTest.point_before_run(test)
+    assert test.skipped.startswith('not started: the night budget')
+
+
 def test_a_point_not_started_keeps_its_last_measured_cost():
     with open(os.path.join(FIXTURES, 'rotation',
                            'night-2026-11-23.json')) as fp:

@@ -41,8 +41,10 @@ def current_system():
 
 def current_run():
     """Which run of the ReFrame session this is (0: the first; retries
-    and reruns count on): ReFrame tells a test nothing else about them."""
-    return runtime().current_run
+    and reruns count on; 0 outside a session): ReFrame tells a test
+    nothing else about them."""
+    rt = runtime()
+    return rt.current_run if rt is not None else 0
 
 
 def option(name):
