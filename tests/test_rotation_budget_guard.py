@@ -222,3 +222,28 @@ def test_the_readers_of_a_run_kept_from_starting_keep_their_cost():
     assert key not in rfmrot.case_costs([report])
     del run[rfmrot.NOT_STARTED]
     assert rfmrot.case_costs([report])[key][2] == 'skipped'
+
+
+def test_the_sentinels_still_to_run_keep_their_time(night, monkeypatch):
+    # ReFrame orders the cases, not the plan: on the emulated site the
+    # link matrices and the HPCC canary ran last, after the rotating points
+    # had taken the budget, and the night ended 13 s past its 16 min
+    monkeypatch.setattr(nightbudget, '_started', {})
+    rotation = _tonight(monkeypatch)
+    case = ('emusite:emu', 'openmpi')
+    matrix = rotation.Point('LinkMatrix %num_nodes=12', {'emusite:emu': 360},
+                            sentinel='check LinkMatrix',
+                            per_case={case: 360})
+    rot = rotation.Point('AllToAll %num_nodes=8', {'emusite:emu': 120},
+                         per_case={case: 120})
+    _tonight(monkeypatch, matrix, rot)
+    why = nightbudget.budget_spent(_case(rot.name), now=night + 8 * 60)
+    assert why.startswith('not started: it would end past the night budget '
+                          'of emusite:emu (est. 2.0 min, 8 of 16 min used, '
+                          '6.0 min kept for the sentinels still to run')
+    sentinel = _case(matrix.name, tags=('acceptance', 'sentinel'))
+    assert nightbudget.budget_spent(sentinel, now=night + 8 * 60) is None
+    # the matrix started: its time is no longer kept
+    assert nightbudget.reserved(NIGHT, 'emusite:emu') == 0
+    assert nightbudget.budget_spent(_case(rot.name), now=night + 8 * 60) \
+        is None

@@ -5,7 +5,7 @@ tonight's estimate of it is; sentinels always start."""
 
 import re
 import time
-from typing import Optional
+from typing import Dict, Optional, Set
 
 from clustergate import adapter
 from clustergate.rfm.point import nightly
@@ -18,6 +18,11 @@ from clustergate.site.partition import partition_model
 #: and on the 12-node emulated site a case planned at 27 s, the last to
 #: start at minute 15.3 of 16, ran 42 s and ended the night 1 s past it
 SAFETY = 1.25
+
+
+#: system -> (point, partition, environment) of the sentinel cases that
+#: started tonight: the others' estimates are kept for them
+_started: Dict[str, Set[tuple]] = {}
 
 
 def _tonight_system(test) -> Optional[str]:
@@ -53,26 +58,58 @@ def estimate(test, system: str) -> Optional[float]:
     and environment; for a run fixture, what tonight's readers of it were
     planned at together. None where the plan has none, or a sentinel
     reads the run (a sentinel always runs)."""
-    key = (test.current_partition.fullname,
-           getattr(getattr(test, 'current_environ', None), 'name', None))
-    night = nightly._points.get(system, {})
+    key = _case_key(test)
     if not _is_fixture(test):
-        pt = night.get(test.display_name)
+        pt = nightly._points.get(system, {}).get(test.display_name)
         return pt.per_case.get(key) if pt else None
 
-    mine = run_params(test.display_name)
-    readers = [pt for pt in night.values()
-               if pt.group and _reader_params(pt.group) == mine]
+    readers = _readers(test, system)
     if not readers or any(pt.sentinel for pt in readers):
         return None
     return sum(pt.per_case.get(key, 0.0) for pt in readers)
 
 
+def _case_key(test) -> tuple:
+    return (test.current_partition.fullname,
+            getattr(getattr(test, 'current_environ', None), 'name', None))
+
+
+def _readers(test, system: str):
+    """Tonight's points that read the run fixture ``test``."""
+    mine = run_params(test.display_name)
+    return [pt for pt in nightly._points.get(system, {}).values()
+            if pt.group and _reader_params(pt.group) == mine]
+
+
+def note_start(test, system: str) -> None:
+    """Records the sentinel cases that ``test`` starts (itself, or the
+    sentinels that read the run fixture ``test``)."""
+    if system not in nightly._points:
+        return
+    key = _case_key(test)
+    pts = (_readers(test, system) if _is_fixture(test) else
+           [nightly._points[system].get(test.display_name)])
+    _started.setdefault(system, set()).update(
+        (pt.name,) + key for pt in pts if pt is not None and pt.sentinel)
+
+
+def reserved(system: str, partition: str) -> float:
+    """Seconds tonight's estimates give the sentinel cases of
+    ``partition`` that have not started: ReFrame orders the cases, not
+    the plan, and on the emulated site the HPCC canary and the link
+    matrices ran last, after the rotating points had taken the budget."""
+    started = _started.get(system, set())
+    return sum(sec for pt in nightly._points.get(system, {}).values()
+               if pt.sentinel for (part, env), sec in pt.per_case.items()
+               if part == partition and (pt.name, part, env) not in started)
+
+
 def budget_spent(test, now: Optional[float] = None) -> Optional[str]:
     """Why ``test``, about to start its job, must not start tonight: its
     partition's night budget is spent, or would be before tonight's
-    estimate of its case is, with a margin (:data:`SAFETY`; one line
-    naming the partition and the key);
+    estimate of its case is, with a margin (:data:`SAFETY`) and the
+    estimates of the sentinels still to run kept (:func:`reserved`; one
+    line naming the partition and the key);
     None for a sentinel, a test outside the rotation, a session that
     planned no night, a test that only reads what its run fixture
     measured, or while budget is left. A run fixture whose readers all
@@ -80,6 +117,8 @@ def budget_spent(test, now: Optional[float] = None) -> Optional[str]:
     checks, ran 12 of a 16-min night's 19 on the emulated site, started
     whatever the clock."""
     system = _tonight_system(test)
+    if system is not None:
+        note_start(test, system)
     if system is None or 'sentinel' in (test.tags or ()):
         return None
 
@@ -107,9 +146,12 @@ def budget_spent(test, now: Optional[float] = None) -> Optional[str]:
         return (f'not started: the night budget of {part.fullname} is '
                 f'spent ({used / 60:.0f} min of {budget / 60:g}, {where}')
 
-    if est is None or used + SAFETY * est <= budget:
+    kept = reserved(system, part.fullname)
+    if est is None or used + SAFETY * est + kept <= budget:
         return None
 
+    sentinels = (f', {kept / 60:.1f} min kept for the sentinels still to '
+                 f'run' if kept else '')
     return (f'not started: it would end past the night budget of '
             f'{part.fullname} (est. {est / 60:.1f} min, {used / 60:.0f} of '
-            f'{budget / 60:g} min used, {where}')
+            f'{budget / 60:g} min used{sentinels}, {where}')
