@@ -227,15 +227,14 @@ def test_the_points_no_night_holds_are_said_after_the_cases_not_run(
         monkeypatch):
     # a nightly rotation's points that each alone exceed the night budget
     # run in acceptance only: the verdict says so, the headline stands
-    from clustergate.rfm.point import nightly
-    monkeypatch.setattr(nightly, '_coverage', {'emusite': (
+    monkeypatch.setattr(verdict, '_coverage', {'emusite': (
         'not in any night: 208 acceptance point(s) of emusite, each alone '
         'above the night budget: --mode acceptance runs them')})
     lines = verdict.block(report(CASES[:2]), not_run=0,
-                          coverage=nightly.coverage_lines())
+                          coverage=verdict.coverage_lines())
     at = lines.index('not run: none')
     assert lines[at + 1].startswith('not in any night: 208 acceptance '
                                     'point(s) of emusite')
     assert lines[1].startswith('PASSED, UNCHECKED')
-    monkeypatch.setattr(nightly, '_coverage', {})
-    assert nightly.coverage_lines() == []
+    monkeypatch.setattr(verdict, '_coverage', {})
+    assert verdict.coverage_lines() == []

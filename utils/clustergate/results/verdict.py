@@ -286,6 +286,19 @@ def _fixture_reasons(report, cases) -> List[str]:
              if needy else '')]
 
 
+#: system -> the line on the nightly points no night holds
+_coverage = {}
+
+
+def note_coverage(system: str, line: str) -> None:
+    _coverage[system] = line
+
+
+def coverage_lines() -> List[str]:
+    """What the planned nights leave out, one line per system."""
+    return [_coverage[s] for s in sorted(_coverage)]
+
+
 def block(report, not_run: int, red_reasons: Sequence[str] = (),
           table: Optional[str] = None,
           coverage: Sequence[str] = ()) -> List[str]:

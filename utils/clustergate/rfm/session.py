@@ -438,9 +438,8 @@ def session_end(start, log_path, perf_table=None):
     red = [f'{fam} expected on {part} ran not at all'
            for fam, part, _ in failures]
     n_missed = sum(sum(r.values()) for r in missed.values())
-    from clustergate.rfm.point import nightly
     for line in verdict.block(report, n_missed, red, table,
-                              nightly.coverage_lines()):
+                              verdict.coverage_lines()):
         print(line)
 
     return bool(failures)

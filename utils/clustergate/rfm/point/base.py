@@ -150,16 +150,7 @@ class PointTest(rfm.RegressionTestPlugin):
 
     @run_before('run')
     def point_before_run(self):
-        why = nightbudget.budget_spent(self)
-        if why and adapter.current_run() > 0:
-            # a retry owes the verdict of a case that failed its first
-            # try: skipped, it left the case green (a 24-rank ping-pong cut
-            # at its time limit on the emulated site, its retry not started)
-            raise SanityError(f'failed its first try, and its retry did '
-                              f'not start: {why}')
-        if why:
-            self.night_not_started = why
-            self.skip(why)
+        nightbudget.guard(self)
 
     @run_before('sanity')
     def point_before_sanity(self):

@@ -5,6 +5,8 @@ tonight's estimate of it is; sentinels always start."""
 
 import re
 import time
+
+from reframe.core.exceptions import SanityError
 from typing import Dict, Optional, Set
 
 from clustergate import adapter
@@ -155,3 +157,16 @@ def budget_spent(test, now: Optional[float] = None) -> Optional[str]:
     return (f'not started: it would end past the night budget of '
             f'{part.fullname} (est. {est / 60:.1f} min, {used / 60:.0f} of '
             f'{budget / 60:g} min used{sentinels}, {where}')
+
+
+def guard(test) -> None:
+    """The run hook of a point: skips it, saying why, when the budget
+    keeps it back; a retry kept back fails instead (skipped, it left a
+    failed case green: a 24-rank ping-pong cut at its time limit)."""
+    why = budget_spent(test)
+    if why and adapter.current_run() > 0:
+        raise SanityError(f'failed its first try, and its retry did '
+                          f'not start: {why}')
+    if why:
+        test.night_not_started = why
+        test.skip(why)

@@ -70,7 +70,7 @@ from clustergate.planning.estimates import (SHARED_RUN, by_node_count, kind,
                                            run_kind, shared_run)
 from clustergate.planning import modesize
 from clustergate.planning import rotation
-from clustergate.results import timing
+from clustergate.results import timing, verdict
 from clustergate.site import extras as keys
 from clustergate.site import environment as cgenv
 from clustergate import adapter
@@ -80,8 +80,6 @@ from clustergate.site.partition import partition_model, point_of
 _registered: Dict[str, Dict[str, object]] = {}
 #: system name -> names of tonight's tests, once planned
 _tonight: Dict[str, set] = {}
-#: system name -> the verdict's line on the points no night holds
-_coverage: Dict[str, str] = {}
 #: system name -> {name: rotation.Point} of tonight's points
 _points: Dict[str, Dict[str, rotation.Point]] = {}
 
@@ -520,10 +518,10 @@ def plan_tonight(system: str) -> set:
 
     _say(lines)
     if night.plan.oversized:
-        _coverage[system] = (
+        verdict.note_coverage(system, (
             f'not in any night: {len(night.plan.oversized)} acceptance '
             f'point(s) of {system}, each alone above the night budget: '
-            f'--mode acceptance runs them (night "acceptance" in {path})')
+            f'--mode acceptance runs them (night "acceptance" in {path})'))
     _tonight[system] = set(night.names)
     by_name = {pt.name: pt for pt in pts}
     _points[system] = {n: by_name[n] for n in night.names if n in by_name}
@@ -533,12 +531,6 @@ def plan_tonight(system: str) -> set:
 #: unix time each system's night began (the session's start): the clock
 #: of the budgets at run time
 _night_began: Dict[str, float] = {}
-
-
-def coverage_lines() -> List[str]:
-    """What the planned nights leave out, one line per system (the
-    verdict says it: a gap of the nightly is said, not silent)."""
-    return [_coverage[s] for s in sorted(_coverage)]
 
 
 class Tonight:
