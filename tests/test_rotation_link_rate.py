@@ -124,3 +124,40 @@ def test_without_a_declared_rate_the_night_says_so(site):
                                        'site:emu estimated from the '
                                        'defaults')
             assert 'extras.topology.node_rate' in lines[0]
+
+
+# ContentionSuite (every pattern, every size, one job) 4 nodes x 2 ranks on
+# fab1 of the 12-node emulated site at 250 Mbit/s, OpenMPI, never measured
+# before (2026-12-02): planned at its family's one-pattern figure, 96 s; ran
+# 244 s, and its night ended 81 s past the budget.
+SUITE_MEASURED_S = 244.0
+
+
+def test_the_suite_is_planned_at_its_own_figure_not_one_pattern(
+        monkeypatch):
+    monkeypatch.setattr(rfmrot, 'family', lambda t: t.cg_family)
+    suite = _test('ContentionSuite %num_nodes=4 %ppn=2 %interconnect=fab1',
+                  'contention', 4, 2)
+    single = _test('PingPongDistance %num_nodes=4 %ppn=2 '
+                   '%interconnect=fab1 %msg_bytes=8', 'contention', 4, 2)
+    part = _Part('250mbit')
+    monkeypatch.setattr(
+        rfmrot.adapter, 'valid_combinations',
+        lambda systems, environs: {part: [types.SimpleNamespace(name='o')]})
+    pts = {p.name.split()[0]: p.cost[part.fullname] for p in
+           rfmrot.points([suite, single], {part.fullname: 16 * 60}, None)}
+    assert pts['ContentionSuite'] >= SUITE_MEASURED_S * 0.95
+    # a one-pattern check keeps its family's figure
+    assert pts['PingPongDistance'] == pytest.approx(
+        costmodel.default_case_seconds('contention', 4, ppn=2, link=31.25))
+    assert pts['PingPongDistance'] < SUITE_MEASURED_S / 2
+    # the listing's size (clustergate cost, -l) agrees with the plan, and
+    # ci keeps the suite's measured ci run
+    listing = ['- ContentionSuite %num_nodes=4 %ppn=2 %interconnect=fab1 '
+               '/0123abcd @site:emu+o']
+    from clustergate.planning import modesize
+    nightly = modesize.listed_sizes(listing, 'nightly')['site:emu']
+    ci = modesize.listed_sizes(listing, 'ci')['site:emu']
+    assert nightly.minutes * 60 > ci.minutes * 60 * 5
+    assert ci.minutes * 60 == pytest.approx(
+        costmodel.default_case_seconds('contention', 4, 'ci'))

@@ -126,6 +126,20 @@ DEFAULT_FAMILIES = {
 }
 
 
+#: Checks whose one job is not one case of their family: their own figures
+#: where nothing was measured. ContentionSuite runs every contention
+#: pattern at every size in one job: 4 nodes x 2 ranks on fab1 of the
+#: 12-node emulated site (250 Mbit/s links, OpenMPI) ran 244 s where its
+#: family's one-pattern figure planned 96 s (2026-12-02, night 38 of
+#: docs/reports/emulated-cluster.md): 120 s of run at one rank per node,
+#: growing with the node count as its per-peer patterns do. Its ci run
+#: (small sizes) is the family's :data:`CI_RUN_S`, measured on it.
+DEFAULT_CHECKS = {
+    'ContentionSuite': Family('contention', 1, 120.0, n0=4, alpha=1.0,
+                              link_mbs=31.25, per_rank=True),
+}
+
+
 def link_mbs(rate) -> Optional[float]:
     """The node-link rate of a partition in MB/s from its declared rate
     (``topology.node_rate``: ``'250mbit'``, ``'100gbit'``, ``'12.5GB'``;
@@ -169,14 +183,18 @@ CI_RUN_S = {'node': 20.2, 'contention': 9.3, 'hpcc': 4.8, 'imb': 1.4}
 
 
 def default_case_seconds(family: str, nodes: int, mode: str = None,
-                         ppn: int = 1, link: Optional[float] = None
-                         ) -> float:
+                         ppn: int = 1, link: Optional[float] = None,
+                         check: Optional[str] = None) -> float:
     """Estimated seconds of one test case of ``family`` on ``nodes``
     nodes from the defaults above (overhead + run; ``mode`` ci: its
     measured run where there is one, :data:`CI_RUN_S`); ``link``: the
     partition's node-link rate in MB/s where it is known, with ``ppn``
-    ranks per node (:func:`link_scale`)."""
+    ranks per node (:func:`link_scale`); ``check``: the check's name,
+    whose own figure (:data:`DEFAULT_CHECKS`) replaces its family's
+    outside ci."""
     fam = DEFAULT_FAMILIES.get(family) or Family(family, 1, DEFAULT_RUN_S)
+    if mode != 'ci' and check in DEFAULT_CHECKS:
+        fam = DEFAULT_CHECKS[check]
     run_s = fam.run_s
     if mode == 'ci' and family in CI_RUN_S:
         run_s = CI_RUN_S[family]

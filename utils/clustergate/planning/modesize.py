@@ -167,7 +167,7 @@ def listed_sizes(lines: Iterable[str], mode: Optional[str] = None
         seconds[part] = seconds.get(part, 0.0) + \
             costmodel.default_case_seconds(
                 family_of(m.group(1)), int(nodes.group(1)) if nodes else 1,
-                mode)
+                mode, check=m.group(1))
 
     return {p: Size(cases[p], seconds[p] / 60) for p in cases}
 

@@ -241,7 +241,8 @@ def default_seconds(test, part) -> float:
     link rate and the test's ranks per node where the rate is known."""
     return costmodel.default_case_seconds(
         family(test), getattr(test, 'num_nodes', 1) or 1,
-        ppn=getattr(test, 'ppn', 1) or 1, link=link_rate(part))
+        ppn=getattr(test, 'ppn', 1) or 1, link=link_rate(part),
+        check=test.display_name.split(' ', 1)[0])
 
 
 def points(tests, budgeted: Dict[str, float], db: Optional[str]
