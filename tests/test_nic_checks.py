@@ -90,3 +90,40 @@ def test_the_wrapper_pins_the_setting_the_ranks_transport_reads(ucx):
     assert 'OMPI_MCA_btl_tcp_if_include=fab1' in out
     assert ('UCX_NET_DEVICES=fab1' in out) is ucx
     assert not any(ln.startswith('UCX_NET_DEVICES=') for ln in out) or ucx
+
+
+def _part():
+    """A partition with two TCP fabrics and the same two over UCX (as
+    clustergate site init writes them for OpenMPI's UCX PML)."""
+    import types
+
+    def ic(dev, ucx):
+        env = ({'OMPI_MCA_pml': 'ucx', 'UCX_TLS': 'tcp,self',
+                'UCX_NET_DEVICES': dev} if ucx else
+               {'OMPI_MCA_btl': 'self,vader,tcp',
+                'OMPI_MCA_btl_tcp_if_include': dev})
+        return {'scope': 'network', 'env': {'openmpi': env}}
+
+    ics = {'fab0': ic('fab0', False), 'fab1': ic('fab1', False),
+           'fab0_ucx': ic('fab0', True), 'fab1_ucx': ic('fab1', True)}
+    return types.SimpleNamespace(
+        fullname='site:emu', name='emu', devices=[], num_nodes=12,
+        extras={'interconnects': ics, 'cores_per_node': 2,
+                'sweep': {'nodes': [4], 'ppn': [2]}})
+
+
+@pytest.mark.parametrize('interconnect,layout,runs', [
+    ('fab0', 'one_iface', True), ('fab0', 'two_ifaces', True),
+    ('fab0_ucx', 'one_iface', True), ('fab1_ucx', 'two_ifaces', False),
+    ('fab0_ucx', 'two_ifaces', False)])
+def test_two_ifaces_over_ucx_is_no_case(checks, interconnect, layout, runs):
+    # under the UCX PML a rank pinned to one fabric cannot reach a rank
+    # pinned to the other (MPI_Init failed: "Destination is unreachable",
+    # 2026-12-02): such a case could only be red
+    c = next(c for c in checks if c.layout == layout)
+    c.interconnect = interconnect
+    why = c.point_reason(_part(), 'openmpi')
+    if runs:
+        assert why is None
+    else:
+        assert 'UCX_NET_DEVICES' in why and interconnect in why

@@ -81,6 +81,18 @@ class NicContentionTest(CgProgramTest):
             reason = (f'partition {partition.fullname} has one network '
                       f'interconnect: no second interface')
 
+        if (reason is None and self.layout == 'two_ifaces' and
+                'UCX_NET_DEVICES' in ics[self.interconnect].env.get(
+                    mpi_family, {})):
+            # measured on the emulated site's two fabrics under OpenMPI's
+            # UCX PML: every rank's endpoint to a rank pinned to the other
+            # fabric failed in MPI_Init ("ucp_ep_create ... Destination is
+            # unreachable"); the TCP BTL connects across them
+            reason = (f'layout two_ifaces over {self.interconnect!r}: UCX '
+                      f'pins a whole rank to its devices (UCX_NET_DEVICES), '
+                      f'so ranks pinned to two fabrics cannot reach each '
+                      f'other; this layout runs over the TCP interconnects')
+
         return reason
 
     @run_after('init')
