@@ -220,3 +220,22 @@ def test_docs_list_every_subcommand_with_an_example():
     for name in names:
         assert f'## `{name}`' in doc, name
         assert f'    {name} ' in doc or f'    {name}\n' in doc, name
+
+
+@pytest.mark.parametrize('cmd', ['report', 'history', 'baseline'])
+def test_no_runs_anywhere_names_both_defaults(files, cmd):
+    """Given no input, where neither the results database nor the perflog
+    directory exists (a new checkout before its first session): one line
+    naming both, not the errno of the last one tried or a silent 0 runs."""
+    env = dict(os.environ, SLURM_CONF='',
+               CG_RESULTS_DB=str(files / 'none.db'),
+               CG_PERFLOG_DIR=str(files / 'no-perflogs'))
+    cp = subprocess.run([sys.executable, *CG, cmd], capture_output=True,
+                        text=True, cwd=files, timeout=300, env=env)
+    assert 'Traceback' not in cp.stderr + cp.stdout, cp.stderr
+    assert cp.returncode == 2, (cp.returncode, cp.stdout, cp.stderr)
+    lines = cp.stderr.strip().splitlines()
+    assert len(lines) == 1, cp.stderr
+    assert f'clustergate {cmd}: error: no runs to read' in lines[0]
+    assert f'{files}/none.db' in lines[0] and \
+        f'{files}/no-perflogs' in lines[0], lines[0]

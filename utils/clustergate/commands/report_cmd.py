@@ -77,10 +77,10 @@ def run(args):
     where = _page_path(args.output)
     if where is None:
         return 2
-    db, reports, perflogs = sources.runs_inputs(args.db, args.json,
-                                                args.perflogs)
-    source = sources.describe_inputs(db, reports, perflogs)
     try:
+        db, reports, perflogs = sources.runs_inputs(args.db, args.json,
+                                                    args.perflogs)
+        source = sources.describe_inputs(db, reports, perflogs)
         samples = report.load_samples(perflogs, db, reports)
         judged = report.judged_session(db, reports, args.session)
         outcomes = None if judged is None else \

@@ -79,12 +79,20 @@ def add_runs(group):
 
 def runs_inputs(db, json_reports, perflogs):
     """(db, json reports, perflogs) to read: those given, else the results
-    database when it exists, else the perflog directory."""
+    database when it exists, else the perflog directory; FileNotFoundError
+    naming both defaults when none is given and neither exists."""
     if db or json_reports or perflogs:
         return db, list(json_reports or ()), list(perflogs or ())
 
     if os.path.exists(default_db()):
         return default_db(), [], []
+
+    if not os.path.exists(default_perflogs()):
+        # the errno of the last default tried would hide that neither exists
+        raise FileNotFoundError(
+            f'no runs to read: neither the results database {default_db()} '
+            f'nor the perflog directory {default_perflogs()} exists (run a '
+            'session first, or give --db, --perflogs or --report)')
 
     return None, [], [default_perflogs()]
 
@@ -102,8 +110,8 @@ def read_runs(db, json_reports, perflogs, command, err=None):
     ...``."""
     from clustergate.results import samples
 
-    inputs = runs_inputs(db, json_reports, perflogs)
     try:
+        inputs = runs_inputs(db, json_reports, perflogs)
         found = samples.load_samples(*inputs)
     except (OSError, ValueError) as e:
         print(f'clustergate {command}: error: {e}', file=err or sys.stderr)
