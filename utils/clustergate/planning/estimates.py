@@ -20,7 +20,8 @@ def kind(display_name: str) -> Tuple[str, str]:
     return display_name.split()[0], m.group(1) if m else ''
 
 
-def like_costs(records) -> Dict[Tuple[str, str, str, str], float]:
+def like_costs(records, totals=None
+               ) -> Dict[Tuple[str, str, str, str], float]:
     """(check, nodes, partition, environ) -> median seconds of the measured
     cases of that kind: the estimate of a point never run itself. A
     rotation runs each point once per cycle, so in the first cycle almost
@@ -29,28 +30,80 @@ def like_costs(records) -> Dict[Tuple[str, str, str, str], float]:
 
     A kind whose every record is a skip costs 0 (NPB without spack:
     skipped at every node count). A node count of a check not measured
-    yet: :func:`nearest_like`.
+    yet: :func:`nearest_like`. The keys ``(SHARED_RUN, run, ...)`` and
+    ``(SHARED_RUN, run_kind(run), ...)`` hold a whole run's cost
+    (:func:`whole_runs` of ``records`` and ``totals``), not a reader's
+    share of it.
     """
     groups: Dict[Tuple[str, str, str, str], Dict[str, List[float]]] = {}
     for (name, part, env), (sec, _, source) in records.items():
         check, nodes = kind(name)
-        keys_ = [(check, nodes, part, env)]
+        groups.setdefault((check, nodes, part, env), {}).setdefault(
+            source, []).append(sec)
+
+    out = {k: statistics.median(v['measured']) if 'measured' in v else 0.0
+           for k, v in groups.items()}
+    for (run, part, env), sec in whole_runs(records, totals).items():
+        out[(SHARED_RUN, run, part, env)] = sec
+        # the most a run of the kind paid: the conservative pick
+        k = (SHARED_RUN, run_kind(run), part, env)
+        out[k] = max(out.get(k, 0.0), sec)
+    return out
+
+
+def whole_runs(records, totals=None) -> Dict[Tuple[str, str, str], float]:
+    """(shared run, partition, environ) -> seconds of the whole run: its
+    job plus its readers' own time, as ``totals`` (measured per run,
+    clustergate.planning.measured.run_costs) has it, else the most one
+    measured reader of it paid (a reader that ran alone carried all of
+    it). A reader's record is its *share*: HPCC's six kernels read one
+    run together, each paying a sixth; taken for the run, a 246-s run over
+    another fabric was planned at 41 s, and a 4-node run, grown from a
+    1-node kernel's share, at 14 s (the 12-node emulated site,
+    2026-12-07)."""
+    out: Dict[Tuple[str, str, str], float] = {}
+    for (name, part, env), (sec, _, source) in records.items():
         run = shared_run(name)
-        if run:
-            keys_ += [(SHARED_RUN, run, part, env),
-                      (SHARED_RUN, run_kind(run), part, env)]
-        for k in keys_:
-            groups.setdefault(k, {}).setdefault(source, []).append(sec)
+        if run and source == 'measured':
+            k = (run, part, env)
+            out[k] = max(out.get(k, 0.0), sec)
+    out.update(totals or {})
+    return out
 
-    def cost(k, v):
-        if 'measured' not in v:
-            return 0.0
-        # readers of one run: the one that paid the most paid for the run
-        # (a reader that ran alone carries all of it, two share it)
-        pick = max if k[0] == SHARED_RUN else statistics.median
-        return pick(v['measured'])
 
-    return {k: cost(k, v) for k, v in groups.items()}
+def run_shape(run: str) -> Tuple[str, int, str]:
+    """(fixture, node count, ranks per node) of a shared run
+    (:func:`shared_run`); (``''``, 0, ``''``) where it names no node
+    count."""
+    params = dict(p.split('=', 1) for p in run.split() if '=' in p)
+    nodes = next((v for k, v in params.items()
+                  if k.endswith('.num_nodes')), '')
+    ppn = next((v for k, v in params.items() if k.endswith('.ppn')), '')
+    fixture = next(iter(params), '').split('.', 1)[0]
+    return fixture, int(nodes) if nodes.isdigit() else 0, ppn
+
+
+def nearest_run(alike, run: str, part: str, env: str,
+                fam: str) -> Optional[float]:
+    """The estimate of a whole run at a node count none of its fixture's
+    runs was measured at: the measured runs of the same fixture at the same
+    ranks per node (else at any) by node count (:func:`nearest_like`,
+    grown by the family's law). None where no run of the fixture was
+    measured."""
+    fixture, nodes, ppn = run_shape(run)
+    if not nodes:
+        return None
+    same: Dict[int, float] = {}
+    other: Dict[int, float] = {}
+    for k, sec in alike.items():
+        if k[0] != SHARED_RUN or k[2:] != (part, env) or \
+                k[1].endswith('(any interconnect)'):
+            continue
+        f, n, p = run_shape(k[1])
+        if f == fixture and n:
+            for counts in ([same] if p == ppn else []) + [other]:
+                counts[n] = max(counts.get(n, 0.0), sec)
+    return nearest_like(same or other, nodes, fam)
 
 
 def by_node_count(alike) -> Dict[Tuple[str, str, str], Dict[int, float]]:

@@ -28,10 +28,13 @@ measured duration in the results database (build, run including queue
 wait, and ReFrame's own phases, plus its share of the run fixtures it
 reads) by a session that ran the night's sizes (a nightly one, or one
 without a mode: not ci, which caps HPCC's N, nor acceptance), 0 if its
-last record is a skip, else what a measured reader of the same run
-fixture paid, else the most a run of that fixture at the same nodes and
-ranks per node over another interconnect paid (:func:`run_kind`), else
-the median of the measured cases of its kind (check
+last record is a skip, else for a reader of a run fixture its share of
+the whole run (its job and its readers,
+clustergate.planning.measured.run_costs), of the run
+at the same nodes and ranks per node over another interconnect
+(:func:`run_kind`: the most such a run paid), or of the nearest node
+count its fixture ran at, grown by the family's law (:func:`nearest_run`),
+else the median of the measured cases of its kind (check
 and node count: :func:`like_costs`), else its kind at the nearest node
 count measured, scaled by the family's growth with the node count
 (:func:`nearest_like`), else the cost model's default for
@@ -41,7 +44,7 @@ partition's declared node-link rate (``topology.node_rate``) and the
 test's ranks per node for the network-bound families: a fresh site's
 first night on slow links is planned at what those links take.
 Builds run once per environment per session and are not counted
-(:func:`case_costs`).
+(clustergate.planning.measured.case_costs).
 
 The budget holds at run time too (clustergate.rfm.point.nightbudget):
 the plan is made from estimates, and a fresh site's first night, planned
@@ -59,7 +62,6 @@ sentinels always run.
 
 import inspect
 import os
-import shlex
 import sys
 import time
 from typing import Dict, List, Optional, Tuple
@@ -67,9 +69,13 @@ from typing import Dict, List, Optional, Tuple
 from clustergate.planning import costmodel
 from clustergate.planning.estimates import (SHARED_RUN, by_node_count, kind,
                                            like_costs, nearest_like,
-                                           run_kind, shared_run)
-from clustergate.planning import modesize
+                                           nearest_run, run_kind,
+                                           shared_run)
 from clustergate.planning import rotation
+# case_costs and NOT_STARTED are read here by the rotation's callers
+from clustergate.planning.measured import (NOT_STARTED,  # noqa: F401
+                                          case_costs, measured,
+                                          measured_runs)
 from clustergate.results import timing, verdict
 from clustergate.site import extras as keys
 from clustergate.site import environment as cgenv
@@ -99,125 +105,6 @@ def family(test) -> str:
     return timing.family_of({'filename': inspect.getfile(type(test))})
 
 
-def case_costs(reports) -> Dict[Tuple[str, str, str],
-                                 Tuple[float, Optional[float], str]]:
-    """(name, partition, environ) -> (seconds, last ran unix time or None,
-    source) of each test case, from its newest record in ``reports`` (run
-    reports as the results database stores them, oldest first).
-
-    What a night pays for a case: its own time plus its share of the *run*
-    fixtures it reads (HPCC's run: one job whose figures several checks
-    read, 32-88 s a run, while each reader's own time is under a second;
-    counting the readers alone planned 3 HPCC points at 0 s). A run
-    fixture is a fixture that ran a job (it has a completion time); build
-    fixtures are left out: they run once per environment per session,
-    whatever tonight's share is. A case whose newest record is a skip
-    (its binary is not installed, spack is not on PATH) costs a night
-    nothing until its cause is mended (source ``skipped``): counted at the
-    cost model's default, NPB and OSU took 6 of the 25 minutes of a night
-    on the emulated cluster and ran not a case.
-    """
-    out = {}
-    for report in reports:
-        if not sizes_as_nightly(report):
-            continue
-
-        when = float(report.get('session_info', {}).get('time_end_unix')
-                     or 0.0)
-        for run in report.get('runs', []):
-            for key, rec in _run_costs(run.get('testcases', [])):
-                # the newest session decides the cost; when it last ran is
-                # the newest run of any session (a skip does not run)
-                old = out.get(key)
-                last = max(filter(None, (rec[1], old and old[1])),
-                           default=None)
-                if old is None or old[3] <= when:
-                    out[key] = (rec[0], last, rec[2], when)
-                else:
-                    out[key] = old[:1] + (last,) + old[2:]
-
-    return {k: v[:3] for k, v in out.items()}
-
-
-#: the modes whose sessions run a point at the size a night runs it: the
-#: nightly and a session without a mode (config/common.py: the nightly
-#: mode sets no variable); ci caps HPCC's N (a 2-node run of 28 s, 510 s
-#: at night) and acceptance runs the link matrix over all pairs
-NIGHTLY_SIZED_MODES = (None, 'nightly')
-
-
-def sizes_as_nightly(report) -> bool:
-    """Whether the session of ``report`` ran its points at the sizes a
-    night runs them, so that its times plan a night (a report without a
-    command line counts)."""
-    cmdline = (report.get('session_info') or {}).get('cmdline') or ''
-    try:
-        argv = shlex.split(cmdline)
-    except ValueError:
-        argv = cmdline.split()
-    return modesize.session_mode(argv) in NIGHTLY_SIZED_MODES
-
-
-def _run_costs(cases):
-    """(key, (seconds, completion or None, source)) per test case of one
-    run of a report (see :func:`case_costs`)."""
-    fixtures = {tc.get('unique_name'): tc for tc in cases
-                if tc.get('fixture')}
-    readers: Dict[str, int] = {}
-    for tc in cases:
-        for dep in tc.get('dependencies_actual') or []:
-            readers[dep[0]] = readers.get(dep[0], 0) + 1
-
-    for tc in cases:
-        if tc.get('fixture'):
-            continue
-
-        key = (tc.get('display_name') or tc.get('name'),
-               f'{tc.get("system")}:{tc.get("partition")}', tc.get('environ'))
-        done = tc.get('job_completion_time_unix')
-        if tc.get(NOT_STARTED):
-            # its night's budget was spent: no measurement, and not a
-            # skip that costs nothing until mended
-            continue
-
-        if tc.get('result') == 'skip' and any(
-                (fixtures.get(dep[0]) or {}).get(NOT_STARTED)
-                for dep in tc.get('dependencies_actual') or []):
-            # its run fixture was kept from starting tonight: neither a
-            # measurement nor a skip
-            continue
-
-        if tc.get('result') == 'skip':
-            yield key, (0.0, None, 'skipped')
-            continue
-
-        if done is None:
-            continue
-
-        sec = float(tc.get('time_total') or 0.0)
-        for dep in tc.get('dependencies_actual') or []:
-            fix = fixtures.get(dep[0])
-            # its job's time: a fixture's total spans its readers (ReFrame
-            # cleans it up after them)
-            if fix and fix.get('job_completion_time_unix'):
-                sec += float(fix.get('time_run') or 0.0) / readers[dep[0]]
-        yield key, (sec, float(done), 'measured')
-
-
-def measured(db: Optional[str]) -> Dict[Tuple[str, str, str],
-                                        Tuple[float, Optional[float], str]]:
-    """:func:`case_costs` of the results database (empty without one)."""
-    from clustergate.results import resultsdb
-
-    if not db or not os.path.exists(db):
-        return {}
-
-    return case_costs(resultsdb.stored_reports(db))
-
-
-#: the loggable variable of a point that its night's budget kept from
-#: starting (clustergate.rfm.point.base): the reason, '' when it started
-NOT_STARTED = 'night_not_started'
 
 #: estimate sources, least known first
 _SOURCES = ('default', 'like', 'skipped', 'measured')
@@ -250,7 +137,7 @@ def points(tests, budgeted: Dict[str, float], db: Optional[str]
     """A rotation point per registered test that has test cases on a
     budgeted partition."""
     records = measured(db)
-    alike = like_costs(records)
+    alike = like_costs(records, measured_runs(db))
     counts = by_node_count(alike)
     out = []
     for test in tests:
@@ -269,9 +156,13 @@ def points(tests, budgeted: Dict[str, float], db: Optional[str]
                 like = alike.get((SHARED_RUN, run) + key[1:])
                 if like is None and run:
                     like = alike.get((SHARED_RUN, run_kind(run)) + key[1:])
+                if like is None and run:
+                    # a reader's own kind holds shares of runs: the whole
+                    # run grows from its fixture's runs at other counts
+                    like = nearest_run(alike, run, *key[1:], fam)
                 if like is None:
                     like = alike.get((check, nodes) + key[1:])
-                if like is None and int(nodes or 0) > 0:
+                if like is None and int(nodes or 0) > 0 and not run:
                     like = nearest_like(counts.get((check,) + key[1:]),
                                         int(nodes), fam)
                 if key in records:
