@@ -38,8 +38,9 @@ def _test(name, fam, nodes):
 
 @pytest.fixture
 def plan(monkeypatch):
-    """``plan(records, tests)``: the rotation's points of ``tests`` on one
-    budgeted partition, with ``records`` as the results database."""
+    """``plan(records, tests, totals)``: the rotation's points of ``tests``
+    on one budgeted partition, with ``records`` (and the whole runs
+    ``totals``) as the results database."""
     part = _Part()
     monkeypatch.setattr(rfmrot, 'family', lambda t: t.cg_family)
     monkeypatch.setattr(
@@ -47,8 +48,11 @@ def plan(monkeypatch):
         lambda systems, environs: {part: [
             types.SimpleNamespace(name=e) for e in environs]})
 
-    def run(records, tests):
+    def run(records, tests, totals=None):
+        # totals: the whole runs the database measured (run_costs)
         monkeypatch.setattr(rfmrot, 'measured', lambda db: records)
+        monkeypatch.setattr(rfmrot, 'measured_runs',
+                            lambda db: totals or {})
         return {p.name: p for p in rfmrot.points(tests, {PART: 960}, None)}
 
     return run

@@ -15,50 +15,21 @@ took 453 s, started at minute 16 of a 16-minute night, and the night ran
 
 import json
 import os
-import types
 
 import pytest
 
 from clustergate.planning import estimates, measured
-from clustergate.rfm.point import nightly as rfmrot
 from conftest import FIXTURES
+# the rotation as test_rotation_node_count plans it (its fixture plan)
+from test_rotation_node_count import ENV, PART, _test, plan  # noqa: F401
 
-PART, ENV = 'emusite:emu', 'openmpi-4_1_4'
 KERNELS = ('Hpl', 'Stream', 'RandomAccess', 'Ptrans', 'Fft', 'Beff')
 RUN_1X2_UCX_S = 245.7       # the whole run: its job and six readers
 READER_S = 41.0             # what each of its readers' records says
 
 
-class _Part:
-    name, fullname, extras = 'emu', PART, {}
-
-
 def _readers(run):
     return [f'Hpcc{k} {run}' for k in KERNELS]
-
-
-def _test(name, nodes, ppn):
-    return types.SimpleNamespace(display_name=name, cg_family='hpcc',
-                                 num_nodes=nodes, ppn=ppn,
-                                 valid_systems=['*'],
-                                 valid_prog_environs=[ENV])
-
-
-@pytest.fixture
-def plan(monkeypatch):
-    part = _Part()
-    monkeypatch.setattr(rfmrot, 'family', lambda t: t.cg_family)
-    monkeypatch.setattr(
-        rfmrot.adapter, 'valid_combinations',
-        lambda systems, environs: {part: [
-            types.SimpleNamespace(name=e) for e in environs]})
-
-    def run(records, totals, tests):
-        monkeypatch.setattr(rfmrot, 'measured', lambda db: records)
-        monkeypatch.setattr(rfmrot, 'measured_runs', lambda db: totals)
-        return {p.name: p for p in rfmrot.points(tests, {PART: 960}, None)}
-
-    return run
 
 
 def _night_of_2026_12_25():
@@ -72,25 +43,26 @@ def _night_of_2026_12_25():
     return records, totals
 
 
-def test_a_run_over_another_fabric_costs_the_whole_run_not_one_share(plan):
+@pytest.mark.parametrize('run,nodes,ppn,whole', [
+    # over another fabric: the whole run of its kind, not one share of it
+    ('%hpcc.num_nodes=1 %hpcc.ppn=2 %hpcc.interconnect=fab1', 1, 2,
+     RUN_1X2_UCX_S),
+    # at a node count never run: the 1-node run (no run at 1 rank per
+    # node was measured) grown as HPCC grows, the square root of 4
+    # (measured that night: 453 s)
+    ('%hpcc.num_nodes=4 %hpcc.ppn=1 %hpcc.interconnect=fab0_ucx', 4, 1,
+     RUN_1X2_UCX_S * 2),
+])
+def test_the_readers_of_a_run_never_measured_cost_a_whole_run(
+        plan, run, nodes, ppn, whole):  # noqa: F811 (the fixture)
     records, totals = _night_of_2026_12_25()
-    fab1 = '%hpcc.num_nodes=1 %hpcc.ppn=2 %hpcc.interconnect=fab1'
-    names = _readers(fab1)
-    pts = plan(records, totals, [_test(n, 1, 2) for n in names])
-    assert sum(pts[n].cost[PART] for n in names) == pytest.approx(
-        RUN_1X2_UCX_S)
+    names = _readers(run)
+    tests = [_test(n, 'hpcc', nodes) for n in names]
+    for t in tests:
+        t.ppn = ppn
+    pts = plan(records, tests, totals)
+    assert sum(pts[n].cost[PART] for n in names) == pytest.approx(whole)
     assert {pts[n].source for n in names} == {'like'}
-
-
-def test_a_run_at_a_node_count_never_run_grows_from_the_whole_run(plan):
-    records, totals = _night_of_2026_12_25()
-    four = '%hpcc.num_nodes=4 %hpcc.ppn=1 %hpcc.interconnect=fab0_ucx'
-    names = _readers(four)
-    pts = plan(records, totals, [_test(n, 4, 1) for n in names])
-    # the 1-node run (no run at 1 rank per node was measured), grown as
-    # HPCC grows: the square root of 4; measured that night: 453 s
-    assert sum(pts[n].cost[PART] for n in names) == pytest.approx(
-        RUN_1X2_UCX_S * 2)
 
 
 def test_the_same_ranks_per_node_is_nearer_than_another():
